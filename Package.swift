@@ -1,0 +1,119 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One policy for every target: Swift 6 language mode, explicit existentials, and imports that
+/// say what a file uses.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "PushFleet",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushfleet", targets: ["PushFleet"]),
+        .executable(name: "kafka-probe", targets: ["KafkaProbe"]),
+        .executable(name: "pushfleet-bench", targets: ["PushFleetBenchmarks"]),
+        .library(name: "Kafka", targets: ["Kafka"]),
+        .library(name: "Redis", targets: ["Redis"]),
+        .library(name: "APNsCore", targets: ["APNsCore"]),
+        .library(name: "PushCore", targets: ["PushCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // C boundary: Debian's librdkafka-dev and libhiredis-dev.
+        .systemLibrary(
+            name: "CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+
+        .target(
+            name: "Kafka",
+            dependencies: [
+                "CRdKafka",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Redis",
+            dependencies: [
+                "CHiredis",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Pure APNs vocabulary (push types, priorities, environments, tokens, reasons): no I/O.
+        .target(
+            name: "APNsCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PushCore",
+            dependencies: ["APNsCore"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "PushFleet",
+            dependencies: [
+                "Kafka",
+                "Redis",
+                "PushCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A group-consumer process for the multi-process Kafka tests and the Kafka benchmark.
+        .executableTarget(
+            name: "KafkaProbe",
+            dependencies: [
+                "Kafka",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "PushFleetBenchmarks",
+            dependencies: [
+                "Kafka",
+                "Redis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "benchmarks/Sources/PushFleetBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "KafkaTests",
+            dependencies: ["Kafka"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RedisTests",
+            dependencies: ["Redis"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushCoreTests",
+            dependencies: ["PushCore"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,14 @@
+/// Which APNs service a notification goes to. A token registered in one environment is unknown
+/// to the other.
+public enum APNsEnvironment: String, Hashable, Sendable, Codable, CaseIterable {
+    case sandbox
+    case production
+
+    /// Apple's host for this environment.
+    public var host: String {
+        switch self {
+        case .sandbox: "api.sandbox.push.apple.com"
+        case .production: "api.push.apple.com"
+        }
+    }
+}

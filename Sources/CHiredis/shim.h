@@ -1,0 +1,4 @@
+#ifndef PUSHFLEET_CHIREDIS_SHIM_H
+#define PUSHFLEET_CHIREDIS_SHIM_H
+#include <hiredis/hiredis.h>
+#endif

@@ -1,0 +1,5 @@
+#ifndef PUSHFLEET_CRDKAFKA_SHIM_H
+#define PUSHFLEET_CRDKAFKA_SHIM_H
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#endif

@@ -1,0 +1,368 @@
+import CRdKafka
+import DequeModule
+import Dispatch
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A group consumer: fetches on its own poll thread, hands messages to the application through
+/// ``messages`` (an `AsyncSequence` with a bounded buffer), and commits only what the
+/// application marked processed.
+///
+/// Commit rule: per partition, the committed offset never passes a message that was fetched and
+/// not yet processed, however out of order messages finish. On a revoke, what is processed is
+/// committed synchronously and buffered messages of the revoked partitions are dropped for the
+/// next owner. Use a single task to iterate ``messages``.
+public final class KafkaConsumer: Service, Sendable {
+    struct State {
+        var tracker = PartitionOffsetTracker()
+        var buffer: Deque<KafkaConsumerMessage> = []
+        var waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
+        var handedOut = 0
+        var paused = false
+        var finished = false
+        var lastCommit: ContinuousClock.Instant = .now
+        var commitScheduled = false
+    }
+
+    private let client: RDKafkaClient
+    private let state: Mutex<State>
+    private let configuration: KafkaConsumerConfiguration
+    private let logger: Logger
+    private let commitQueue = DispatchQueue(label: "pushfleet.kafka.commit")
+    private let closing = Atomic<Bool>(false)
+    private let pollThread = Mutex<PollThread?>(nil)
+
+    /// The messages of the subscribed topics, until the consumer closes.
+    public var messages: KafkaConsumerMessages { KafkaConsumerMessages(consumer: self) }
+
+    /// Creates the consumer, subscribes and starts fetching.
+    public init(
+        configuration: KafkaConsumerConfiguration,
+        logger: Logger,
+        onRebalance: (@Sendable (KafkaRebalanceEvent) -> Void)? = nil
+    ) throws(KafkaError) {
+        precondition(configuration.bufferCapacity > 0, "bufferCapacity must be positive")
+        let router = RebalanceRouter()
+        let callbacks = RDKafkaCallbacks(logger: logger, onRebalance: { handle, err, partitions in
+            router.consumer?.rebalance(handle: handle, err: err, partitions: partitions)
+        })
+        self.client = try RDKafkaClient(
+            kind: .consumer, properties: configuration.rdKafkaProperties, callbacks: callbacks)
+        self.state = Mutex(State())
+        self.configuration = configuration
+        self.logger = logger
+        self.onRebalance = onRebalance
+        router.consumer = self
+
+        rd_kafka_poll_set_consumer(client.pointer)
+        let list = rd_kafka_topic_partition_list_new(Int32(configuration.topics.count))
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for topic in configuration.topics {
+            rd_kafka_topic_partition_list_add(list, topic, RD_KAFKA_PARTITION_UA)
+        }
+        let err = rd_kafka_subscribe(client.pointer, list)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(code: .consume, message: "subscribe to \(configuration.topics) failed", underlying: KafkaErrorCode(err))
+        }
+        let thread = PollThread(
+            name: "kafka-consumer-poll",
+            iteration: { [weak self] in self?.pollOnce() },
+            finish: {})
+        pollThread.withLock { $0 = thread }
+    }
+
+    private let onRebalance: (@Sendable (KafkaRebalanceEvent) -> Void)?
+
+    deinit {
+        pollThread.withLock { $0 }?.requestStop()
+    }
+
+    /// Messages fetched and waiting for the application.
+    public var bufferedCount: Int {
+        state.withLock { $0.buffer.count }
+    }
+
+    /// The partitions currently assigned to this consumer.
+    public var assignment: [KafkaTopicPartition] {
+        state.withLock { $0.tracker.assignment }
+    }
+
+    /// Records that the application finished with `message`. Its offset becomes committable once
+    /// every earlier fetched message of its partition is processed too.
+    public func markProcessed(_ message: KafkaConsumerMessage) {
+        state.withLock { state in
+            if state.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) {
+                state.handedOut -= 1
+            }
+        }
+    }
+
+    /// Commits processed offsets now and waits for the broker's answer.
+    public func commit() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            commitQueue.async {
+                do throws(KafkaError) {
+                    try self.commitProcessed(of: nil)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Runs until graceful shutdown, then closes: see ``close()``.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Stops handing out messages, waits up to the grace period for those already handed out,
+    /// commits what is processed and leaves the group. Idempotent.
+    public func close() async {
+        guard !closing.exchange(true, ordering: .acquiringAndReleasing) else {
+            await pollThread.withLock { $0 }?.join()
+            return
+        }
+        let waiter = state.withLock { state in
+            state.finished = true
+            state.buffer.removeAll()
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+
+        let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
+        while state.withLock({ $0.handedOut }) > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        let thread = pollThread.withLock { $0 }
+        thread?.requestStop()
+        await thread?.join()
+
+        let client = self.client
+        let logger = self.logger
+        do {
+            try await commit()
+        } catch {
+            logger.info("commit on close failed", metadata: ["error": "\(error)"])
+        }
+        // Leaving the group runs the revoke callback (and its commit) on this blocking thread.
+        let err = await BlockingCalls.run { rd_kafka_consumer_close(client.pointer) }
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            logger.info("consumer close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(err).name)"])
+        }
+    }
+
+    // MARK: - Delivery to the application
+
+    func next() async -> KafkaConsumerMessage? {
+        await withCheckedContinuation { continuation in
+            let ready: KafkaConsumerMessage?? = state.withLock { state in
+                if let message = state.buffer.popFirst() {
+                    state.handedOut += 1
+                    return .some(message)
+                }
+                if state.finished { return .some(nil) }
+                precondition(state.waiter == nil, "KafkaConsumer.messages supports one iterating task")
+                state.waiter = continuation
+                return .none
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    // MARK: - Poll thread
+
+    private func pollOnce() {
+        let paused = state.withLock { $0.paused }
+        if let message = rd_kafka_consumer_poll(client.pointer, paused ? 20 : 100) {
+            accept(message)
+            rd_kafka_message_destroy(message)
+        }
+        applyBackpressure()
+        scheduleCommitIfDue()
+    }
+
+    private func accept(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let message = raw.pointee
+        guard message.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            logger.info("consume error", metadata: ["kafka.error": "\(KafkaErrorCode(message.err))"])
+            return
+        }
+        let topic = String(cString: rd_kafka_topic_name(message.rkt))
+        let partition = KafkaTopicPartition(topic: topic, partition: message.partition)
+        let value = message.payload.map {
+            Array(UnsafeRawBufferPointer(start: $0, count: message.len))
+        } ?? []
+        let key = message.key.map { Array(UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let timestamp = rd_kafka_message_timestamp(raw, &timestampType)
+
+        let waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
+        let delivered: KafkaConsumerMessage?
+        (waiter, delivered) = state.withLock { state in
+            guard !state.finished, let epoch = state.tracker.fetched(partition, offset: message.offset) else {
+                return (nil, nil)
+            }
+            let consumerMessage = KafkaConsumerMessage(
+                topic: topic, partition: message.partition, offset: message.offset, key: key, value: value,
+                headers: Self.headers(of: raw),
+                timestampMilliseconds: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp,
+                epoch: epoch)
+            if let waiter = state.waiter {
+                state.waiter = nil
+                state.handedOut += 1
+                return (waiter, consumerMessage)
+            }
+            state.buffer.append(consumerMessage)
+            return (nil, nil)
+        }
+        if let waiter { waiter.resume(returning: delivered) }
+    }
+
+    private static func headers(of raw: UnsafeMutablePointer<rd_kafka_message_t>) -> [KafkaHeader] {
+        var headers: OpaquePointer?
+        guard rd_kafka_message_headers(raw, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR, let headers else { return [] }
+        var result: [KafkaHeader] = []
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        var index = 0
+        while rd_kafka_header_get_all(headers, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+            result.append(KafkaHeader(name: name.map { String(cString: $0) } ?? "", value: bytes))
+            index += 1
+        }
+        return result
+    }
+
+    /// Pauses fetching while the buffer is full; resumes below half of it.
+    private func applyBackpressure() {
+        let capacity = configuration.bufferCapacity
+        let change: Bool? = state.withLock { state in
+            if !state.paused, state.buffer.count >= capacity {
+                state.paused = true
+                return true
+            }
+            if state.paused, state.buffer.count <= capacity / 2 {
+                state.paused = false
+                return false
+            }
+            return nil
+        }
+        guard let pause = change else { return }
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(client.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        _ = pause ? rd_kafka_pause_partitions(client.pointer, list) : rd_kafka_resume_partitions(client.pointer, list)
+    }
+
+    private func scheduleCommitIfDue() {
+        let interval = configuration.commitInterval
+        let due = state.withLock { state in
+            guard !state.commitScheduled, ContinuousClock.now - state.lastCommit >= interval else { return false }
+            state.commitScheduled = true
+            state.lastCommit = .now
+            return true
+        }
+        guard due else { return }
+        commitQueue.async {
+            do throws(KafkaError) {
+                try self.commitProcessed(of: nil)
+            } catch {
+                self.logger.info("periodic commit failed; will retry", metadata: ["error": "\(error)"])
+            }
+            self.state.withLock { $0.commitScheduled = false }
+        }
+    }
+
+    /// Synchronously commits processed offsets. Runs on `commitQueue`, or on the poll thread
+    /// during a revoke, so commits never reorder.
+    private func commitProcessed(of selection: Set<KafkaTopicPartition>?) throws(KafkaError) {
+        let offsets = state.withLock { $0.tracker.takeCommittable(of: selection) }
+        guard !offsets.isEmpty else { return }
+        let list = rd_kafka_topic_partition_list_new(Int32(offsets.count))
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for (partition, offset) in offsets {
+            rd_kafka_topic_partition_list_add(list, partition.topic, partition.partition)?.pointee.offset = offset
+        }
+        let err = rd_kafka_commit(client.pointer, list, 0)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            // Let the next commit try these offsets again.
+            state.withLock { state in
+                for partition in offsets.keys {
+                    state.tracker.forgetCommitted(partition)
+                }
+            }
+            throw KafkaError(code: .commit, message: "commit of \(offsets.count) partitions failed", underlying: KafkaErrorCode(err), isRetryable: true)
+        }
+        logger.trace("committed", metadata: ["kafka.offsets": "\(offsets)"])
+    }
+
+    // MARK: - Rebalance (on the poll thread)
+
+    fileprivate func rebalance(
+        handle: OpaquePointer, err: rd_kafka_resp_err_t,
+        partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>
+    ) {
+        let changed = (0..<Int(partitions.pointee.cnt)).map { index in
+            let element = partitions.pointee.elems[index]
+            return KafkaTopicPartition(topic: String(cString: element.topic), partition: element.partition)
+        }
+        switch err {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            state.withLock { state in
+                for partition in changed { state.tracker.assign(partition) }
+            }
+            rd_kafka_assign(handle, partitions)
+            logger.debug("partitions assigned", metadata: ["kafka.partitions": "\(changed)"])
+            onRebalance?(.assigned(changed))
+        default:
+            let revoked = Set(changed)
+            do {
+                try commitQueue.sync { try commitProcessed(of: revoked) }
+            } catch {
+                logger.info("commit on revoke failed; the next owner re-processes", metadata: ["error": "\(error)"])
+            }
+            state.withLock { state in
+                for partition in revoked {
+                    // Messages of this partition still with the application will be acknowledged
+                    // into a stale epoch; stop counting them as outstanding.
+                    let buffered = state.buffer.lazy.filter { $0.topicPartition == partition }.count
+                    state.handedOut -= state.tracker.unprocessedCount(of: partition) - buffered
+                    state.tracker.revoke(partition)
+                }
+                state.buffer.removeAll { revoked.contains($0.topicPartition) }
+            }
+            rd_kafka_assign(handle, nil)
+            logger.debug("partitions revoked", metadata: ["kafka.partitions": "\(changed)"])
+            onRebalance?(.revoked(changed))
+        }
+    }
+}
+
+/// Lets the rebalance callback, created before the consumer exists, reach it.
+private final class RebalanceRouter: @unchecked Sendable {
+    /// Written once in `KafkaConsumer.init` before any poll can run the callback.
+    weak var consumer: KafkaConsumer?
+}
+
+/// The messages of a ``KafkaConsumer``, in fetch order per partition.
+public struct KafkaConsumerMessages: AsyncSequence, Sendable {
+    public typealias Element = KafkaConsumerMessage
+    let consumer: KafkaConsumer
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let consumer: KafkaConsumer
+
+        public mutating func next() async -> KafkaConsumerMessage? {
+            await consumer.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(consumer: consumer)
+    }
+}

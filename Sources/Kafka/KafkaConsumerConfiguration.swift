@@ -1,0 +1,65 @@
+/// How a ``KafkaConsumer`` joins its group and hands messages to the application.
+public struct KafkaConsumerConfiguration: Sendable {
+    /// `bootstrap.servers`: comma-separated `host:port` list.
+    public var bootstrapServers: String
+    /// `group.id`: consumers with the same id share the topics' partitions.
+    public var groupID: String
+    public var topics: [String]
+    /// `client.id`, shown in broker logs.
+    public var clientID: String
+    /// `session.timeout.ms`: how long the group waits for a silent member before reassigning
+    /// its partitions.
+    public var sessionTimeoutMilliseconds: Int
+    /// `auto.offset.reset`: where a group with no committed offset starts (`earliest`|`latest`).
+    public var autoOffsetReset: String
+    /// The most fetched messages waiting for the application; partitions are paused above it
+    /// and resumed below half of it.
+    public var bufferCapacity: Int
+    /// How often processed offsets are committed while running.
+    public var commitInterval: Duration
+    /// On close, how long to wait for messages already handed to the application.
+    public var shutdownGracePeriod: Duration
+    /// Any librdkafka property; these win over the fields above.
+    public var properties: KafkaConfigurationProperties
+
+    public init(
+        bootstrapServers: String,
+        groupID: String,
+        topics: [String],
+        clientID: String = "pushfleet",
+        sessionTimeoutMilliseconds: Int = 10_000,
+        autoOffsetReset: String = "earliest",
+        bufferCapacity: Int = 1_000,
+        commitInterval: Duration = .milliseconds(500),
+        shutdownGracePeriod: Duration = .seconds(10),
+        properties: KafkaConfigurationProperties = [:]
+    ) {
+        self.bootstrapServers = bootstrapServers
+        self.groupID = groupID
+        self.topics = topics
+        self.clientID = clientID
+        self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
+        self.autoOffsetReset = autoOffsetReset
+        self.bufferCapacity = bufferCapacity
+        self.commitInterval = commitInterval
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.properties = properties
+    }
+
+    var rdKafkaProperties: KafkaConfigurationProperties {
+        let base: KafkaConfigurationProperties = [
+            "bootstrap.servers": bootstrapServers,
+            "group.id": groupID,
+            "client.id": clientID,
+            "session.timeout.ms": String(sessionTimeoutMilliseconds),
+            "auto.offset.reset": autoOffsetReset,
+            // Offsets are committed by this wrapper only, for processed messages only.
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "enable.partition.eof": "false",
+            // Eager rebalancing: a revoke takes every partition, commits, then reassigns.
+            "partition.assignment.strategy": "range,roundrobin",
+        ]
+        return base.merging(properties)
+    }
+}

@@ -1,0 +1,202 @@
+import CRdKafka
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Publishes messages and resumes each `send` when the broker has confirmed delivery.
+///
+/// Idempotent by default (no duplicates from librdkafka's own retries), batching by linger and
+/// batch size, with a bounded in-flight window: `send` suspends when
+/// ``KafkaProducerConfiguration/maxInFlightMessages`` messages await confirmation. Delivery
+/// reports are served by a dedicated poll thread. As a `Service`, it flushes and closes on
+/// graceful shutdown.
+public final class KafkaProducer: Service, Sendable {
+    private let client: RDKafkaClient
+    private let window: AsyncPermits
+    private let pollThread: PollThread
+    private let closed = Atomic<Bool>(false)
+    private let logger: Logger
+    private let flushTimeoutMilliseconds: Int32
+
+    public init(
+        configuration: KafkaProducerConfiguration,
+        logger: Logger,
+        flushTimeout: Duration = .seconds(30)
+    ) throws(KafkaError) {
+        let window = AsyncPermits(max(1, configuration.maxInFlightMessages))
+        let callbacks = RDKafkaCallbacks(logger: logger) { message in
+            KafkaProducer.deliveryReportReceived(message.pointee)
+            window.release()
+        }
+        let client = try RDKafkaClient(
+            kind: .producer, properties: configuration.rdKafkaProperties, callbacks: callbacks)
+        self.client = client
+        self.window = window
+        self.logger = logger
+        self.flushTimeoutMilliseconds = flushTimeout.milliseconds
+        let flushTimeoutMilliseconds = self.flushTimeoutMilliseconds
+        self.pollThread = PollThread(
+            name: "kafka-producer-poll",
+            iteration: { rd_kafka_poll(client.pointer, 100) },
+            finish: {
+                let flushed = rd_kafka_flush(client.pointer, flushTimeoutMilliseconds)
+                if flushed != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    logger.info(
+                        "producer closing with unconfirmed messages; failing them",
+                        metadata: ["kafka.outq": "\(rd_kafka_outq_len(client.pointer))"])
+                    rd_kafka_purge(client.pointer, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+                    rd_kafka_poll(client.pointer, 0)
+                }
+            })
+    }
+
+    deinit {
+        pollThread.requestStop()
+    }
+
+    /// Publishes one message and returns where the broker stored it.
+    public func send(_ message: KafkaProducerMessage) async throws -> KafkaDeliveryReport {
+        try await send([message])[0]
+    }
+
+    /// Publishes messages and returns, in the same order, where the broker stored each. Throws
+    /// the first failure once every message has a final outcome; messages are never left
+    /// pending when this returns.
+    public func send(_ messages: [KafkaProducerMessage]) async throws -> [KafkaDeliveryReport] {
+        guard !messages.isEmpty else { return [] }
+        let batch = DeliveryBatch(count: messages.count)
+        for (index, message) in messages.enumerated() {
+            await window.acquire()
+            if let error = enqueue(message, opaque: batch.opaque(for: index)) {
+                window.release()
+                batch.complete(index: index, with: .failure(error))
+            }
+        }
+        return try await batch.wait()
+    }
+
+    /// Waits until every enqueued message has a delivery report, or the timeout passes.
+    public func flush(timeout: Duration = .seconds(30)) async throws {
+        let milliseconds = timeout.milliseconds
+        let client = self.client
+        let result = await BlockingCalls.run { rd_kafka_flush(client.pointer, milliseconds) }
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+            throw KafkaError(code: .timeout, message: "flush did not finish within \(timeout)", underlying: KafkaErrorCode(result), isRetryable: true)
+        }
+    }
+
+    /// Runs until graceful shutdown, then flushes and closes.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Stops accepting messages, flushes what is queued (failing what cannot be delivered in the
+    /// flush timeout) and stops the poll thread.
+    public func close() async {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else {
+            await pollThread.join()
+            return
+        }
+        pollThread.requestStop()
+        await pollThread.join()
+        logger.debug("producer closed", metadata: ["kafka.client": "\(client.name)"])
+    }
+
+    /// Enqueues with `rd_kafka_produceva` (the array form of the variadic `rd_kafka_producev`).
+    private func enqueue(_ message: KafkaProducerMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
+        if closed.load(ordering: .acquiring) {
+            return KafkaError(code: .closed, message: "producer is closed")
+        }
+        return message.topic.withCString { topic in
+            message.value.withUnsafeBytes { value in
+                withOptionalBytes(message.key) { key in
+                    var fields: [rd_kafka_vu_t] = []
+                    fields.reserveCapacity(6 + message.headers.count)
+                    var field = rd_kafka_vu_t()
+                    field.vtype = RD_KAFKA_VTYPE_TOPIC
+                    field.u.cstr = topic
+                    fields.append(field)
+                    field = rd_kafka_vu_t()
+                    field.vtype = RD_KAFKA_VTYPE_VALUE
+                    field.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                    field.u.mem.size = value.count
+                    fields.append(field)
+                    if let key {
+                        field = rd_kafka_vu_t()
+                        field.vtype = RD_KAFKA_VTYPE_KEY
+                        field.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                        field.u.mem.size = key.count
+                        fields.append(field)
+                    }
+                    if let partition = message.partition {
+                        field = rd_kafka_vu_t()
+                        field.vtype = RD_KAFKA_VTYPE_PARTITION
+                        field.u.i32 = partition
+                        fields.append(field)
+                    }
+                    field = rd_kafka_vu_t()
+                    field.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                    field.u.i = RD_KAFKA_MSG_F_COPY
+                    fields.append(field)
+                    field = rd_kafka_vu_t()
+                    field.vtype = RD_KAFKA_VTYPE_OPAQUE
+                    field.u.ptr = opaque
+                    fields.append(field)
+                    return withHeaderFields(message.headers) { headerFields in
+                        fields.append(contentsOf: headerFields)
+                        guard let error = rd_kafka_produceva(client.pointer, fields, fields.count) else {
+                            return nil
+                        }
+                        defer { rd_kafka_error_destroy(error) }
+                        return KafkaError(
+                            code: .produce,
+                            message: "enqueue to '\(message.topic)' failed: \(String(cString: rd_kafka_error_string(error)))",
+                            underlying: KafkaErrorCode(rd_kafka_error_code(error)),
+                            isRetryable: rd_kafka_error_is_retriable(error) != 0)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Called on the poll thread for each confirmed or failed message.
+    private static func deliveryReportReceived(_ message: rd_kafka_message_t) {
+        guard let opaque = message._private else { return }
+        let slot = opaque.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
+        let batch = slot.batch.takeUnretainedValue()
+        let topic = message.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+        if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let offset = message.offset >= 0 ? message.offset : nil
+            batch.complete(index: slot.index, with: .success(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: offset)))
+        } else {
+            let code = KafkaErrorCode(message.err)
+            batch.complete(
+                index: slot.index,
+                with: .failure(
+                    KafkaError(
+                        code: .delivery, message: "delivery to '\(topic)' failed", underlying: code,
+                        isRetryable: code == .messageTimedOut)))
+        }
+    }
+}
+
+private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+    guard let bytes else { return body(nil) }
+    return bytes.withUnsafeBytes { body($0) }
+}
+
+/// Header names and values must stay alive until `rd_kafka_produceva` returns (it copies them).
+private func withHeaderFields<R>(_ headers: [KafkaHeader], _ body: ([rd_kafka_vu_t]) -> R) -> R {
+    guard let first = headers.first else { return body([]) }
+    return first.name.withCString { name in
+        first.value.withUnsafeBytes { value in
+            var field = rd_kafka_vu_t()
+            field.vtype = RD_KAFKA_VTYPE_HEADER
+            field.u.header.name = name
+            field.u.header.val = value.baseAddress
+            field.u.header.size = value.count
+            return withHeaderFields(Array(headers.dropFirst())) { rest in body([field] + rest) }
+        }
+    }
+}

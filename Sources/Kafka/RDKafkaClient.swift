@@ -1,0 +1,114 @@
+import CRdKafka
+import Logging
+
+/// The one place a librdkafka handle (`rd_kafka_t *`) lives.
+///
+/// `@unchecked Sendable`: librdkafka documents its handle as thread-safe for every call this
+/// module makes (produce, poll, commit, assign, metadata), and the callbacks object is immutable
+/// once the handle exists. The handle is destroyed exactly once, in `deinit`, after which
+/// librdkafka makes no further callbacks.
+final class RDKafkaClient: @unchecked Sendable {
+    enum Kind {
+        case producer
+        case consumer
+
+        var cValue: rd_kafka_type_t {
+            switch self {
+            case .producer: RD_KAFKA_PRODUCER
+            case .consumer: RD_KAFKA_CONSUMER
+            }
+        }
+    }
+
+    let pointer: OpaquePointer
+    let callbacks: RDKafkaCallbacks
+
+    /// Creates a handle. librdkafka takes ownership of the configuration on success.
+    init(kind: Kind, properties: KafkaConfigurationProperties, callbacks: RDKafkaCallbacks) throws(KafkaError) {
+        let conf = try properties.makeRDKafkaConf()
+        rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
+        rd_kafka_conf_set_log_cb(conf) { handle, level, facility, text in
+            guard let handle, let opaque = rd_kafka_opaque(handle) else { return }
+            let callbacks = Unmanaged<RDKafkaCallbacks>.fromOpaque(opaque).takeUnretainedValue()
+            callbacks.log(level: level, facility: facility.map { String(cString: $0) } ?? "", text: text.map { String(cString: $0) } ?? "")
+        }
+        rd_kafka_conf_set_error_cb(conf) { handle, err, reason, opaque in
+            guard let opaque else { return }
+            let callbacks = Unmanaged<RDKafkaCallbacks>.fromOpaque(opaque).takeUnretainedValue()
+            callbacks.logger.info(
+                "librdkafka error",
+                metadata: [
+                    "kafka.error": "\(KafkaErrorCode(rawValue: err).name)",
+                    "kafka.reason": "\(reason.map { String(cString: $0) } ?? "")",
+                ])
+        }
+        if callbacks.onDelivery != nil {
+            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, opaque in
+                guard let message, let opaque else { return }
+                Unmanaged<RDKafkaCallbacks>.fromOpaque(opaque).takeUnretainedValue().onDelivery?(message)
+            }
+        }
+        if callbacks.onRebalance != nil {
+            rd_kafka_conf_set_rebalance_cb(conf) { handle, err, partitions, opaque in
+                guard let handle, let partitions, let opaque else { return }
+                Unmanaged<RDKafkaCallbacks>.fromOpaque(opaque).takeUnretainedValue()
+                    .onRebalance?(handle, err, partitions)
+            }
+        }
+
+        var errorText = [CChar](repeating: 0, count: 512)
+        guard let handle = rd_kafka_new(kind.cValue, conf, &errorText, errorText.count) else {
+            rd_kafka_conf_destroy(conf)
+            let reason = String(cBuffer: errorText)
+            throw KafkaError(code: .clientCreation, message: reason)
+        }
+        self.pointer = handle
+        self.callbacks = callbacks
+    }
+
+    deinit {
+        rd_kafka_destroy(pointer)
+    }
+
+    /// The name librdkafka gave this client, such as `rdkafka#producer-1`.
+    var name: String { String(cString: rd_kafka_name(pointer)) }
+}
+
+/// Hooks librdkafka calls on its own threads. Set before the handle is created, never changed
+/// after, hence `@unchecked Sendable`.
+final class RDKafkaCallbacks: @unchecked Sendable {
+    let logger: Logger
+    let onDelivery: ((UnsafePointer<rd_kafka_message_t>) -> Void)?
+    let onRebalance:
+        ((OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
+
+    init(
+        logger: Logger,
+        onDelivery: ((UnsafePointer<rd_kafka_message_t>) -> Void)? = nil,
+        onRebalance: (
+            (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void
+        )? = nil
+    ) {
+        self.logger = logger
+        self.onDelivery = onDelivery
+        self.onRebalance = onRebalance
+    }
+
+    /// librdkafka speaks syslog levels. This is library code: nothing above info.
+    func log(level: Int32, facility: String, text: String) {
+        let swiftLevel: Logger.Level =
+            switch level {
+            case ...4: .info
+            case 5...6: .debug
+            default: .trace
+            }
+        logger.log(level: swiftLevel, "\(text)", metadata: ["kafka.facility": "\(facility)", "kafka.syslog": "\(level)"])
+    }
+}
+
+extension String {
+    /// Decodes a NUL-terminated C buffer that may be partially filled.
+    init(cBuffer: [CChar]) {
+        self = String(decoding: cBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

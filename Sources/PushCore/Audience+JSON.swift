@@ -1,0 +1,84 @@
+import APNsCore
+
+extension Audience: Codable {
+    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast"]
+
+    /// Decodes the `audience` object: exactly one of its selectors, unknown keys rejected.
+    /// Token format is checked here (a ``DeviceToken`` cannot hold a bad one); list sizes are
+    /// checked by ``validate(at:)``.
+    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+        let object = try json.decodeObject(at: path)
+        try object.rejectUnknownKeys(Self.fieldNames, at: path)
+        guard let kind = object.keys.first else {
+            throw PushJobValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast")
+        }
+        guard object.count == 1 else {
+            throw PushJobValidationError(
+                path, .ambiguousAudience, "must name exactly one selector, got \(object.keys.joined(separator: ", "))")
+        }
+        let value = object[kind]!
+        let valuePath = path.key(kind)
+        switch kind {
+        case "tokens":
+            var tokens: [DeviceToken] = []
+            for (index, element) in try value.decodeArray(at: valuePath).enumerated() {
+                let tokenPath = valuePath.index(index)
+                let hex = try element.decodeString(at: tokenPath)
+                do {
+                    tokens.append(try DeviceToken(hex: hex))
+                } catch {
+                    throw PushJobValidationError(tokenPath, .invalidToken, error.description)
+                }
+            }
+            self = .tokens(tokens)
+        case "openids":
+            self = .openIDs(try value.decodeStringArray(at: valuePath))
+        case "tags":
+            self = .tags(try TagExpression(json: value, at: valuePath))
+        default:
+            guard let flag = value.boolValue else { throw .type(valuePath, expected: "true", got: value) }
+            guard flag else { throw PushJobValidationError(valuePath, .invalidValue, "must be true") }
+            self = .broadcast
+        }
+    }
+
+    /// The `audience` object.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .tokens(let tokens): ["tokens": .array(tokens.map { .string($0.hex) })]
+        case .openIDs(let openIDs): ["openids": .array(openIDs.map(JSONValue.string))]
+        case .tags(let expression): ["tags": expression.jsonValue]
+        case .broadcast: ["broadcast": true]
+        }
+    }
+
+    /// Checks list sizes and emptiness.
+    func validate(at path: FieldPath) throws(PushJobValidationError) {
+        let valuePath = path.key(kind)
+        switch self {
+        case .tokens(let tokens):
+            guard !tokens.isEmpty else { throw PushJobValidationError(valuePath, .emptyAudience, "must not be empty") }
+            guard tokens.count <= Self.maxTokens else {
+                throw PushJobValidationError(
+                    valuePath, .tooManyTokens, "has \(tokens.count) tokens, more than \(Self.maxTokens)")
+            }
+        case .openIDs(let openIDs):
+            guard !openIDs.isEmpty else { throw PushJobValidationError(valuePath, .emptyAudience, "must not be empty") }
+            if let index = openIDs.firstIndex(where: \.isEmpty) {
+                throw PushJobValidationError(valuePath.index(index), .invalidValue, "openid must not be empty")
+            }
+        case .tags(let expression):
+            try expression.validate(at: valuePath)
+        case .broadcast:
+            break
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(json: JSONValue(from: decoder), at: FieldPath(codingPath: decoder.codingPath))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try jsonValue.encode(to: encoder)
+    }
+}

@@ -1,0 +1,26 @@
+public import APNsCore
+
+/// Who a job is for (the job's `audience` field): exactly one selector.
+public enum Audience: Hashable, Sendable {
+    /// Explicit device tokens, 1 to ``maxTokens``.
+    case tokens([DeviceToken])
+    /// Users by openid, resolved through the registry to the device each last logged in on.
+    case openIDs([String])
+    /// Devices selected by tags.
+    case tags(TagExpression)
+    /// Every registered device of the app in the job's environment.
+    case broadcast
+
+    /// The most tokens one job may list; larger sends are several jobs or a tag or broadcast.
+    public static let maxTokens = 10_000
+
+    /// The selector's name in JSON: `tokens`, `openids`, `tags` or `broadcast`.
+    public var kind: String {
+        switch self {
+        case .tokens: "tokens"
+        case .openIDs: "openids"
+        case .tags: "tags"
+        case .broadcast: "broadcast"
+        }
+    }
+}

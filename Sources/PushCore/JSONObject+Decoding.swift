@@ -1,0 +1,17 @@
+extension JSONObject {
+    /// Throws for the first key, in document order, that is not in `allowed`.
+    func rejectUnknownKeys(_ allowed: Set<String>, at path: FieldPath) throws(PushJobValidationError) {
+        if let unknown = keys.first(where: { !allowed.contains($0) }) {
+            let known = allowed.sorted().joined(separator: ", ")
+            throw PushJobValidationError(path.key(unknown), .unknownField, "is not allowed here (allowed: \(known))")
+        }
+    }
+
+    /// The value for `key`, or a `missing-field` error naming it.
+    func require(_ key: String, at path: FieldPath) throws(PushJobValidationError) -> JSONValue {
+        guard let value = self[key] else {
+            throw PushJobValidationError(path.key(key), .missingField, "is required")
+        }
+        return value
+    }
+}

@@ -1,0 +1,47 @@
+public import Foundation
+
+extension PushJob {
+    /// Parses, decodes and validates a job from its JSON bytes.
+    ///
+    /// Every failure names the field at fault: `$` with ``PushJobValidationError/Code/malformedJSON``
+    /// when the bytes are not JSON, otherwise the path of the offending value.
+    public static func decodeAndValidate(from data: Data) throws(PushJobValidationError) -> PushJob {
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: data)
+        } catch {
+            throw PushJobValidationError(FieldPath.root, .malformedJSON, error.description)
+        }
+        let job = try PushJob(json: json)
+        try job.validate()
+        return job
+    }
+
+    /// Checks the rules a decoded (or hand-built) job must meet before it is published:
+    /// identifier lengths, a non-empty audience of at most 10,000 tokens, a tag expression that
+    /// selects something, header values and their combination with the push type, throttle
+    /// ranges, and the payload (`aps` present and well-typed, size within the push type's
+    /// limit).
+    public func validate() throws(PushJobValidationError) {
+        let root = FieldPath.root
+        try Self.validateIdentifier(app, at: root.key("app"))
+        if let id {
+            try Self.validateIdentifier(id, at: root.key("id"))
+        }
+        try audience.validate(at: root.key("audience"))
+        try headers.validate(at: root.key("headers"))
+        try throttle?.validate(at: root.key("throttle"))
+        if let idempotencyKey {
+            try Self.validateIdentifier(idempotencyKey, at: root.key("idempotency-key"))
+        }
+        try notification.validate(at: root.key("notification"), pushType: headers.pushType)
+    }
+
+    private static func validateIdentifier(_ value: String, at path: FieldPath) throws(PushJobValidationError) {
+        let length = value.unicodeScalars.count
+        guard (1...maxIdentifierLength).contains(length) else {
+            throw PushJobValidationError(
+                path, .invalidValue, "must be 1 to \(maxIdentifierLength) characters, has \(length)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+public import APNsCore
+public import Foundation
+
+/// One push job as producers publish it to `push.jobs`: what to send, to whom, and how.
+///
+/// The JSON form is defined by `schemas/push-job.schema.json`. Decode and check a job with
+/// ``decodeAndValidate(from:)``; write one with ``jsonData()``.
+public struct PushJob: Hashable, Sendable {
+    /// The longest `id`, `app` and `idempotency-key`, in Unicode code points (as JSON Schema
+    /// counts `maxLength`).
+    public static let maxIdentifierLength = 128
+
+    /// The job id, which keys the job's Kafka messages. Producers may leave it out; the API and
+    /// the CLI assign a UUID before publishing, so every job on `push.jobs` has one.
+    public var id: String?
+    /// The app the job belongs to: selects credentials, bundle id and registry.
+    public var app: String
+    /// The APNs environment to send to; tokens are only valid in the one they came from.
+    public var environment: APNsEnvironment
+    /// Who receives the notification.
+    public var audience: Audience
+    /// The payload every recipient receives.
+    public var notification: APNsPayload
+    /// The APNs headers sent with every notification.
+    public var headers: PushHeaders
+    /// Overrides of the app's throttling for this job.
+    public var throttle: ThrottleOverride?
+    /// A producer-chosen key: a second job with the same key for the same app is a duplicate
+    /// and is not sent again.
+    public var idempotencyKey: String?
+    /// When to send; absent means now.
+    public var sendAt: Date?
+
+    public init(
+        id: String? = nil,
+        app: String,
+        environment: APNsEnvironment,
+        audience: Audience,
+        notification: APNsPayload,
+        headers: PushHeaders,
+        throttle: ThrottleOverride? = nil,
+        idempotencyKey: String? = nil,
+        sendAt: Date? = nil
+    ) {
+        self.id = id
+        self.app = app
+        self.environment = environment
+        self.audience = audience
+        self.notification = notification
+        self.headers = headers
+        self.throttle = throttle
+        self.idempotencyKey = idempotencyKey
+        self.sendAt = sendAt
+    }
+}

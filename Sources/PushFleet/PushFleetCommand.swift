@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `pushfleet`: the command-line entry point of every PushFleet process and tool.
+@main
+struct PushFleetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushfleet",
+        abstract: "A push pipeline for iOS apps: Kafka jobs in, APNs notifications out.",
+        subcommands: [DemoCommand.self, JobCommand.self])
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Kafka
+import Testing
+
+/// Producer, consumer and admin against the embedded cluster (librdkafka's mock brokers over
+/// loopback TCP).
+@Suite struct KafkaClientTests {
+    let cluster: EmbeddedKafkaCluster
+
+    init() throws {
+        cluster = try EmbeddedKafkaCluster(brokers: 3, logger: KafkaTestSupport.logger)
+    }
+
+    @Test func producedMessagesAreConsumedWithKeysValuesAndHeaders() async throws {
+        let topic = KafkaTestSupport.uniqueName("roundtrip")
+        try cluster.createTopic(topic, partitions: 4)
+        let producer = try KafkaTestSupport.producer(cluster)
+        let messages = (0..<1_000).map { index in
+            KafkaProducerMessage(
+                topic: topic, key: "key-\(index)", value: Array("value-\(index)".utf8),
+                headers: [KafkaHeader(name: "index", value: String(index))])
+        }
+        let reports = try await producer.send(messages)
+        #expect(reports.count == 1_000)
+        #expect(Set(reports.map(\.partition)).isSubset(of: [0, 1, 2, 3]))
+        for partition in Set(reports.map(\.partition)) {
+            let offsets = reports.filter { $0.partition == partition }.compactMap(\.offset)
+            #expect(offsets == offsets.sorted(), "offsets rise in send order within a partition")
+        }
+        await producer.close()
+
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: KafkaTestSupport.uniqueName("group"),
+                topics: [topic]),
+            logger: KafkaTestSupport.logger)
+        var seen: [String: KafkaConsumerMessage] = [:]
+        for await message in consumer.messages {
+            let key = String(decoding: message.key ?? [], as: UTF8.self)
+            seen[key] = message
+            consumer.markProcessed(message)
+            if seen.count == 1_000 { break }
+        }
+        await consumer.close()
+        for index in 0..<1_000 {
+            let message = try #require(seen["key-\(index)"])
+            #expect(message.value == Array("value-\(index)".utf8))
+            #expect(message.headers == [KafkaHeader(name: "index", value: String(index))])
+            #expect(message.timestampMilliseconds != nil)
+        }
+        // A message with a key lands where the producer said it did.
+        let report = reports[123]
+        #expect(seen["key-123"]?.partition == report.partition)
+        #expect(seen["key-123"]?.offset == report.offset)
+    }
+
+    @Test func outOfOrderProcessingNeverCommitsPastAnUnprocessedMessage() async throws {
+        let topic = KafkaTestSupport.uniqueName("ordering")
+        let group = KafkaTestSupport.uniqueName("group")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send((0..<100).map { KafkaTestSupport.message(topic: topic, index: $0) })
+        await producer.close()
+
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
+                commitInterval: .seconds(3_600)),
+            logger: KafkaTestSupport.logger)
+        var fetched: [KafkaConsumerMessage] = []
+        for await message in consumer.messages {
+            fetched.append(message)
+            if fetched.count == 100 { break }
+        }
+        #expect(fetched.map(\.offset) == Array(0..<100))
+        var generator = SystemRandomNumberGenerator()
+        for message in fetched.filter({ $0.offset != 10 }).shuffled(using: &generator) {
+            consumer.markProcessed(message)
+        }
+        try await consumer.commit()
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 10])
+
+        consumer.markProcessed(fetched[10])
+        try await consumer.commit()
+        #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 100])
+        await consumer.close()
+    }
+
+    @Test func aNewConsumerResumesAfterTheCommittedOffset() async throws {
+        let topic = KafkaTestSupport.uniqueName("resume")
+        let group = KafkaTestSupport.uniqueName("group")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send((0..<20).map { KafkaTestSupport.message(topic: topic, index: $0) })
+
+        let configuration = KafkaConsumerConfiguration(
+            bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
+            sessionTimeoutMilliseconds: 3_000)
+        var firstConfiguration = configuration
+        firstConfiguration.shutdownGracePeriod = .zero
+        let first = try KafkaConsumer(configuration: firstConfiguration, logger: KafkaTestSupport.logger)
+        var count = 0
+        for await message in first.messages {
+            count += 1
+            // Process only the first 12; the rest are fetched but never finished.
+            if message.offset < 12 { first.markProcessed(message) }
+            if count == 20 { break }
+        }
+        await first.close()
+
+        let second = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
+        var resumed: KafkaConsumerMessage?
+        for await message in second.messages {
+            resumed = message
+            break
+        }
+        await second.close()
+        #expect(resumed?.offset == 12)
+        await producer.close()
+    }
+
+    @Test func smallBufferPausesFetchingAndLosesNothing() async throws {
+        let topic = KafkaTestSupport.uniqueName("backpressure")
+        try cluster.createTopic(topic, partitions: 2)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send((0..<1_000).map { KafkaTestSupport.message(topic: topic, index: $0) })
+        await producer.close()
+
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: KafkaTestSupport.uniqueName("group"),
+                topics: [topic], bufferCapacity: 50),
+            logger: KafkaTestSupport.logger)
+        var keys = Set<String>()
+        var maximumBuffered = 0
+        for await message in consumer.messages {
+            maximumBuffered = max(maximumBuffered, consumer.bufferedCount)
+            keys.insert(String(decoding: message.key ?? [], as: UTF8.self))
+            consumer.markProcessed(message)
+            if keys.count == 1_000 { break }
+        }
+        await consumer.close()
+        #expect(keys.count == 1_000)
+        #expect(maximumBuffered <= 50, "the buffer never holds more than its capacity")
+    }
+
+    @Test func idempotentProducerSurvivesRetriableBrokerErrorsWithoutDuplicates() async throws {
+        let topic = KafkaTestSupport.uniqueName("retries")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: -1))
+        cluster.injectRequestErrors(.produce, errors: [.notLeaderOrFollower, .requestTimedOut, .notEnoughReplicas])
+        let reports = try await producer.send((0..<50).map { KafkaTestSupport.message(topic: topic, index: $0) })
+        #expect(reports.count == 50)
+        await producer.close()
+
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.highWatermarks(topic: topic) == [0: 51], "each message stored once")
+    }
+
+    @Test func nonRetriableDeliveryErrorIsThrownWithTheBrokerCode() async throws {
+        let topic = KafkaTestSupport.uniqueName("denied")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: 0))
+        cluster.injectRequestErrors(.produce, errors: [.topicAuthorizationFailed])
+        let error = await #expect(throws: KafkaError.self) {
+            try await producer.send(KafkaTestSupport.message(topic: topic, index: 1))
+        }
+        #expect(error?.code == .delivery)
+        #expect(error?.underlying == .topicAuthorizationFailed)
+        await producer.close()
+    }
+
+    @Test func producerDeliversOnceABrokerComesBack() async throws {
+        let topic = KafkaTestSupport.uniqueName("outage")
+        try cluster.createTopic(topic, partitions: 3)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: 0))
+        for broker in Int32(1)...3 { try cluster.setBrokerDown(broker) }
+        let pending = Task { try await producer.send((1...30).map { KafkaTestSupport.message(topic: topic, index: $0) }) }
+        for broker in Int32(1)...3 { try cluster.setBrokerUp(broker) }
+        let reports = try await pending.value
+        #expect(reports.count == 30)
+        await producer.close()
+    }
+
+    @Test func adminDescribesTopicsAndWatermarks() async throws {
+        let topic = KafkaTestSupport.uniqueName("described")
+        try cluster.createTopic(topic, partitions: 6, replicationFactor: 3)
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        let description = try await admin.describeTopic(topic)
+        #expect(description.partitions.map(\.id) == Array(0..<6))
+        #expect(description.partitions.allSatisfy { $0.replicas.count == 3 })
+        #expect(Set(description.partitions.map(\.leader)).isSubset(of: [1, 2, 3]))
+
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send(KafkaProducerMessage(topic: topic, value: [1], partition: 4))
+        await producer.close()
+        let watermarks = try await admin.highWatermarks(topic: topic)
+        #expect(watermarks == [0: 0, 1: 0, 2: 0, 3: 0, 4: 1, 5: 0])
+    }
+
+    @Test func createTopicsFailsWithARetryableErrorWhenNoControllerAnswers() async throws {
+        // The mock brokers have no controller for CreateTopics, as a cluster mid-election would not:
+        // the call must give up within its timeout with an error worth retrying, not hang.
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: KafkaError.self) {
+            try await admin.createTopics(
+                [KafkaTopicSpecification(name: KafkaTestSupport.uniqueName("created"), partitions: 5)],
+                timeout: .seconds(2))
+        }
+        #expect(error?.isRetryable == true)
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func unknownPropertyIsRejectedNamingTheKey() throws {
+        let error = #expect(throws: KafkaError.self) {
+            _ = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(
+                    bootstrapServers: cluster.bootstrapServers, properties: ["no.such.property": "1"]),
+                logger: KafkaTestSupport.logger)
+        }
+        #expect(error?.code == .configuration)
+        #expect(error?.message.contains("no.such.property") == true)
+    }
+}

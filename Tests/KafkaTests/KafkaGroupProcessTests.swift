@@ -1,0 +1,194 @@
+import Foundation
+import Kafka
+import Testing
+
+/// A consumer group spread over separate `kafka-probe` processes, joined to an embedded cluster
+/// in this process over loopback TCP.
+@Suite(.serialized) struct KafkaGroupProcessTests {
+    static let messageCount = 10_000
+    static let partitions: Int32 = 6
+
+    @Test func twoProcessesConsumeEveryMessageExactlyOnce() async throws {
+        let fixture = try GroupFixture()
+        let first = try fixture.startProbe("a")
+        let second = try fixture.startProbe("b")
+        defer { first.terminate(); second.terminate() }
+        try await fixture.waitUntilBalanced([first, second])
+
+        try await fixture.produceAll()
+        try await fixture.waitUntilCommittedToTheEnd()
+        for probe in [first, second] { try await probe.stop() }
+
+        let records = try fixture.processedRecords([first, second])
+        #expect(records.count == Self.messageCount, "every message processed once, none twice")
+        #expect(Set(records.map(\.key)).count == Self.messageCount)
+        #expect(Set(records.map(\.position)).count == Self.messageCount)
+        #expect(try first.records().count > 0 && second.records().count > 0, "both processes took part")
+    }
+
+    @Test func survivorTakesOverFromAKilledProcessAndEverythingIsCommitted() async throws {
+        let fixture = try GroupFixture()
+        // The victim works slowly enough to be killed mid-stream after some of its commits landed.
+        let victim = try fixture.startProbe("victim", workMicroseconds: 1_000)
+        let survivor = try fixture.startProbe("survivor")
+        defer { victim.terminate(); survivor.terminate() }
+        try await fixture.waitUntilBalanced([victim, survivor])
+
+        try await fixture.produceAll()
+        let victimPartitions = try victim.currentAssignment()
+        try await fixture.waitUntil("the victim processed and committed some messages", timeout: .seconds(120)) {
+            let committed = try await fixture.admin.committedOffsets(group: fixture.group, topic: fixture.topic)
+            return try victim.records().count >= 500 && victimPartitions.contains { committed[$0] != nil }
+        }
+        victim.kill()
+        let killedAfter = try victim.records().count
+        #expect(killedAfter < Self.messageCount, "killed mid-stream")
+
+        try await fixture.waitUntilCommittedToTheEnd()
+        try await survivor.stop()
+
+        let records = try fixture.processedRecords([victim, survivor])
+        let keys = Set(records.map(\.key))
+        #expect(keys.count == Self.messageCount, "no message lost")
+        let duplicates = records.count - Set(records.map(\.position)).count
+        // At least once: only what the victim processed after its last commit is seen twice.
+        print("kafka group takeover: victim processed \(killedAfter) before SIGKILL; \(duplicates) messages processed twice")
+        #expect(duplicates < killedAfter, "what the victim committed is not processed again")
+    }
+}
+
+/// One topic, one group, and the probes consuming it.
+private struct GroupFixture {
+    let cluster: EmbeddedKafkaCluster
+    let admin: KafkaAdmin
+    let topic = KafkaTestSupport.uniqueName("group-topic")
+    let group = KafkaTestSupport.uniqueName("group")
+    let directory: URL
+
+    init() throws {
+        cluster = try EmbeddedKafkaCluster(brokers: 2, logger: KafkaTestSupport.logger)
+        try cluster.createTopic(topic, partitions: KafkaGroupProcessTests.partitions)
+        admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(KafkaTestSupport.uniqueName("probes"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func startProbe(_ name: String, workMicroseconds: Int = 0) throws -> Probe {
+        let probe = Probe(
+            output: directory.appendingPathComponent("\(name).out"),
+            events: directory.appendingPathComponent("\(name).events"))
+        let process = probe.process
+        process.executableURL = KafkaTestSupport.productsDirectory.appendingPathComponent("kafka-probe")
+        process.arguments = [
+            "--bootstrap", cluster.bootstrapServers, "--topic", topic, "--group", group,
+            "--output", probe.output.path, "--events", probe.events.path, "--session-timeout-ms", "3000",
+            "--work-microseconds", String(workMicroseconds),
+        ]
+        try process.run()
+        return probe
+    }
+
+    func produceAll() async throws {
+        let producer = try KafkaTestSupport.producer(cluster, lingerMilliseconds: 5)
+        let messages = (0..<KafkaGroupProcessTests.messageCount).map { KafkaTestSupport.message(topic: topic, index: $0) }
+        _ = try await producer.send(messages)
+        await producer.close()
+    }
+
+    /// Waits until each probe's latest rebalance event is an assignment, and together they own
+    /// every partition exactly once.
+    func waitUntilBalanced(_ probes: [Probe]) async throws {
+        try await waitUntil("the group is balanced", timeout: .seconds(60)) {
+            let owned = try probes.map { try $0.currentAssignment() }
+            guard owned.allSatisfy({ !$0.isEmpty }) else { return false }
+            let all = owned.flatMap { $0 }
+            return all.count == Int(KafkaGroupProcessTests.partitions)
+                && Set(all) == Set(0..<KafkaGroupProcessTests.partitions)
+        }
+    }
+
+    func waitUntilCommittedToTheEnd() async throws {
+        let end = try await admin.highWatermarks(topic: topic)
+        #expect(end.values.reduce(0, +) == Int64(KafkaGroupProcessTests.messageCount))
+        try await waitUntil("the group committed every offset", timeout: .seconds(180)) {
+            try await admin.committedOffsets(group: group, topic: topic) == end
+        }
+    }
+
+    func processedRecords(_ probes: [Probe]) throws -> [Probe.Record] {
+        try probes.flatMap { try $0.records() }
+    }
+
+    /// Polls a condition until it holds or the deadline passes. The condition is the thing the
+    /// test needs (a file's content, a committed offset), never a guess at elapsed time.
+    func waitUntil(
+        _ what: String, timeout: Duration, _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting until \(what)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
+/// A `kafka-probe` process and the files it writes.
+private final class Probe: Sendable {
+    struct Record: Hashable {
+        let partition: Int32
+        let offset: Int64
+        let key: String
+        var position: String { "\(partition):\(offset)" }
+    }
+
+    nonisolated(unsafe) let process = Process()
+    let output: URL
+    let events: URL
+
+    init(output: URL, events: URL) {
+        self.output = output
+        self.events = events
+    }
+
+    func records() throws -> [Record] {
+        guard FileManager.default.fileExists(atPath: output.path) else { return [] }
+        return try String(contentsOf: output, encoding: .utf8).split(separator: "\n").map { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let partition = Int32(fields[0]), let offset = Int64(fields[1]) else {
+                throw ProbeError.malformedLine(String(line))
+            }
+            return Record(partition: partition, offset: offset, key: String(fields[2]))
+        }
+    }
+
+    /// The partitions of the latest event, if it is an assignment.
+    func currentAssignment() throws -> [Int32] {
+        guard FileManager.default.fileExists(atPath: events.path) else { return [] }
+        let lines = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
+        guard let last = lines.last, last.hasPrefix("assigned ") else { return [] }
+        return last.dropFirst("assigned ".count).split(separator: ",").compactMap { Int32($0) }
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then expects a clean exit.
+    func stop() async throws {
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "probe exits 0 on SIGTERM")
+    }
+
+    func terminate() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    enum ProbeError: Error {
+        case malformedLine(String)
+    }
+}

@@ -1,0 +1,159 @@
+import Redis
+import Testing
+
+@Suite("RedisConnection against a real redis-server")
+struct RedisConnectionTests {
+    @Test func stringsBytesIntegersArraysAndNull() async throws {
+        try await LocalRedisServer.with { server in
+            let connection = try await RedisConnection.connect(configuration: server.configuration)
+            let key: [UInt8] = [0x6B, 0x00, 0x0D, 0x0A, 0xFF]
+            let value: [UInt8] = [0x00, 0x0D, 0x0A, 0x24, 0x2A, 0xFE, 0x00]
+            #expect(try await connection.send("SET", .bytes(key), .bytes(value)) == .status("OK"))
+            #expect(try await connection.send("GET", .bytes(key)) == .bulk(value))
+            #expect(try await connection.send("STRLEN", .bytes(key)) == .integer(Int64(value.count)))
+
+            #expect(try await connection.send("SET", "counter", 41) == .status("OK"))
+            #expect(try await connection.send("INCR", "counter") == .integer(42))
+            #expect(try await connection.send("GET", "counter").int == 42)
+
+            #expect(try await connection.send("RPUSH", "list", "a", "", "ü") == .integer(3))
+            let list = try await connection.send("LRANGE", "list", 0, -1)
+            #expect(list == .array([.bulk(Array("a".utf8)), .bulk([]), .bulk(Array("ü".utf8))]))
+            #expect(list.array?.compactMap(\.string) == ["a", "", "ü"])
+
+            #expect(try await connection.send("GET", "missing") == .null)
+            #expect(try await connection.send("LPOP", "missing", 2) == .null)
+            await connection.close()
+        }
+    }
+
+    @Test func serverErrorsThrowWithTheServersMessage() async throws {
+        try await LocalRedisServer.with { server in
+            let connection = try await RedisConnection.connect(configuration: server.configuration)
+            _ = try await connection.send("SET", "text", "x")
+            let error = await redisError { try await connection.send("LPUSH", "text", "y") }
+            #expect(error?.code == .serverError)
+            #expect(error?.message.hasPrefix("WRONGTYPE") == true)
+            #expect(error?.isRetryable == false)
+            let unknown = await redisError { try await connection.send("NOSUCHCOMMAND") }
+            #expect(unknown?.code == .serverError)
+            #expect(unknown?.message.contains("unknown command") == true)
+            // The connection stays usable after an error reply.
+            #expect(try await connection.send("GET", "text").string == "x")
+        }
+    }
+
+    @Test func pipelineOfTenThousandCommands() async throws {
+        try await LocalRedisServer.with { server in
+            let connection = try await RedisConnection.connect(configuration: server.configuration)
+            let count = 10_000
+            let sets: [[RedisArgument]] = (0..<count).map { ["SET", "key:\($0)", "value:\($0)"] }
+            let setReplies = try await connection.pipeline(sets)
+            #expect(setReplies.count == count)
+            #expect(setReplies.allSatisfy { $0 == .status("OK") })
+
+            let gets: [[RedisArgument]] = (0..<count).map { ["GET", "key:\($0)"] }
+            let values = try await connection.pipeline(gets)
+            #expect(values.count == count)
+            let mismatches = values.indices.filter { values[$0] != .bulk(Array("value:\($0)".utf8)) }
+            #expect(mismatches.isEmpty)
+            #expect(try await connection.send("DBSIZE") == .integer(Int64(count)))
+        }
+    }
+
+    @Test func pipelineReturnsErrorRepliesInPlace() async throws {
+        try await LocalRedisServer.with { server in
+            let connection = try await RedisConnection.connect(configuration: server.configuration)
+            let replies = try await connection.pipeline([
+                ["SET", "s", "1"],
+                ["HSET", "s", "field", "v"],
+                ["INCR", "s"],
+            ])
+            #expect(replies.count == 3)
+            #expect(replies[0] == .status("OK"))
+            #expect(replies[1].errorMessage?.hasPrefix("WRONGTYPE") == true)
+            #expect(replies[2] == .integer(2))
+        }
+    }
+
+    @Test func selectedDatabasesAreIsolated() async throws {
+        try await LocalRedisServer.with { server in
+            var first = server.configuration
+            first.database = 1
+            var second = server.configuration
+            second.database = 2
+            let one = try await RedisConnection.connect(configuration: first)
+            let two = try await RedisConnection.connect(configuration: second)
+            _ = try await one.send("SET", "shared-name", "db1")
+            #expect(try await two.send("GET", "shared-name") == .null)
+            _ = try await two.send("SET", "shared-name", "db2")
+            #expect(try await one.send("GET", "shared-name").string == "db1")
+
+            var outOfRange = server.configuration
+            outOfRange.database = 4096
+            let error = await redisError { try await RedisConnection.connect(configuration: outOfRange) }
+            #expect(error?.code == .serverError)
+            #expect(error?.message.contains("SELECT") == true)
+        }
+    }
+
+    @Test func commandTimeoutFires() async throws {
+        try await LocalRedisServer.with { server in
+            var configuration = server.configuration
+            configuration.commandTimeout = .milliseconds(200)
+            let connection = try await RedisConnection.connect(configuration: configuration)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let error = await redisError { try await connection.send("BLPOP", "empty-list", 2) }
+            let elapsed = clock.now - start
+            #expect(error?.code == .timeout)
+            #expect(error?.isRetryable == true)
+            #expect(error?.message.contains("127.0.0.1:\(server.port)") == true)
+            #expect(elapsed >= .milliseconds(150))
+            #expect(elapsed < .milliseconds(1500))
+            // The timed-out context is discarded; the next command gets a fresh connection.
+            #expect(try await connection.send("PING") == .status("PONG"))
+        }
+    }
+
+    @Test func aCommandInFlightWhenTheConnectionBreaksThrowsRetryable() async throws {
+        try await LocalRedisServer.with { server in
+            let blocked = try await RedisConnection.connect(configuration: server.configuration.fastFailing())
+            let admin = try await RedisConnection.connect(configuration: server.configuration)
+            let id = try #require(try await blocked.send("CLIENT", "ID").int)
+
+            async let outcome = redisError { try await blocked.send("BLPOP", "never-filled", 0) }
+            try await waitUntilBlocked(clientID: id, admin: admin)
+            #expect(try await admin.send("CLIENT", "KILL", "ID", .integer(Int(id))) == .integer(1))
+
+            let error = await outcome
+            #expect(error?.code == .connectionClosed)
+            #expect(error?.isRetryable == true)
+            #expect(try await blocked.send("PING") == .status("PONG"))
+        }
+    }
+
+    @Test func aClosedConnectionRefusesCommands() async throws {
+        try await LocalRedisServer.with { server in
+            let connection = try await RedisConnection.connect(configuration: server.configuration)
+            await connection.close()
+            let error = await redisError { try await connection.send("PING") }
+            #expect(error?.code == .connectionClosed)
+            #expect(error?.isRetryable == false)
+        }
+    }
+
+    /// Polls `CLIENT LIST` until the client is blocked in a command (flag `b`), at most 5 s.
+    private func waitUntilBlocked(clientID: Int64, admin: RedisConnection) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while clock.now < deadline {
+            let line = try await admin.send("CLIENT", "LIST", "ID", .integer(Int(clientID))).string ?? ""
+            if line.split(separator: " ").contains("flags=b") {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("client \(clientID) never blocked")
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `pushfleet-bench`: capacity benchmarks measured against reference tools in the same run.
+@main
+struct PushFleetBenchmarks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushfleet-bench",
+        abstract: "PushFleet benchmarks, each against a reference tool on the same machine in the same run.",
+        subcommands: [KafkaCommand.self, RedisCommand.self])
+}
+
+struct ResultOptions: ParsableArguments {
+    @Option(help: "Directory for the JSON and Markdown results.")
+    var results = "benchmarks/results"
+
+    func write<T: Encodable>(name: String, result: T, markdown: String) throws {
+        let machine = MachineDescription.current()
+        try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(BenchmarkEnvelope(machine: machine, result: result))
+            .write(to: URL(fileURLWithPath: results).appendingPathComponent("\(name).json"))
+        let document = "# \(name)\n\nMachine: \(machine.markdown)\n\n\(markdown)\n"
+        try document.write(toFile: "\(results)/\(name).md", atomically: true, encoding: .utf8)
+        print(document)
+    }
+}
+
+struct KafkaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kafka", abstract: "Produce and consume throughput: the wrapper against kcat.")
+
+    @Option(help: "Messages per side.") var messages = 500_000
+    @Option(help: "Partitions of each topic.") var partitions: Int32 = 4
+    @OptionGroup var output: ResultOptions
+
+    func run() async throws {
+        var logger = Logger(label: "pushfleet-bench")
+        logger.logLevel = .warning
+        let result = try await KafkaBenchmark(messages: messages, partitions: partitions, logger: logger).run()
+        let table = """
+            \(result.messages) messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker), idempotent producer, acks=all, linger.ms=5.
+
+            | | wrapper (msg/s) | kcat (msg/s) | wrapper / kcat |
+            |---|---:|---:|---:|
+            | produce | \(Int(result.wrapperProducePerSecond)) | \(Int(result.kcatProducePerSecond)) | \(String(format: "%.0f%%", result.produceRatio * 100)) |
+            | consume | \(Int(result.wrapperConsumePerSecond)) | \(Int(result.kcatConsumePerSecond)) | \(String(format: "%.0f%%", result.consumeRatio * 100)) |
+
+            Target: the wrapper at 80% of kcat or more.
+            """
+        try output.write(name: "kafka", result: result, markdown: table)
+    }
+}
+
+/// A result file: the figures and the machine they were measured on.
+struct BenchmarkEnvelope<Result: Encodable>: Encodable {
+    let machine: MachineDescription
+    let result: Result
+}
+
+struct RedisCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "redis", abstract: "Pipelined SET/SADD throughput: the wrapper against redis-benchmark -P.")
+
+    @Option(help: "Commands per measurement.") var operations = 1_000_000
+    @Option(help: "Commands per pipelined batch.") var pipeline = 100
+    @Option(help: "Connections on both sides.") var connections = 4
+    @Option(help: "Rounds; medians are reported.") var rounds = 3
+    @OptionGroup var output: ResultOptions
+
+    struct Figures: Encodable {
+        let command: String
+        let wrapperPerSecond: Double
+        let redisBenchmarkPerSecond: Double
+        let ratio: Double
+        let wrapperRounds: [Double]
+        let redisBenchmarkRounds: [Double]
+    }
+
+    func run() async throws {
+        var settings = RedisBenchmark.Settings()
+        settings.operations = operations
+        settings.pipelineDepth = pipeline
+        settings.connections = connections
+        settings.rounds = rounds
+        let result = try await RedisBenchmark.run(settings)
+        let figures = result.measurements.map {
+            Figures(
+                command: $0.command, wrapperPerSecond: $0.wrapper, redisBenchmarkPerSecond: $0.redisBenchmark,
+                ratio: $0.ratio, wrapperRounds: $0.wrapperRounds, redisBenchmarkRounds: $0.redisBenchmarkRounds)
+        }
+        var table = """
+            \(operations) commands per measurement, pipeline \(pipeline), \(connections) connections on both sides, median of \(rounds) rounds; ratio is the median of per-round ratios.
+
+            | command | wrapper (ops/s) | redis-benchmark -P \(pipeline) (ops/s) | wrapper / redis-benchmark |
+            |---|---:|---:|---:|
+
+            """
+        for figure in figures {
+            table += "| \(figure.command) | \(Int(figure.wrapperPerSecond)) | \(Int(figure.redisBenchmarkPerSecond)) | \(String(format: "%.0f%%", figure.ratio * 100)) |\n"
+        }
+        table += "\nTarget: the wrapper at 70% of redis-benchmark or more.\n\n```\n\(result.table)\n```"
+        try output.write(name: "redis", result: figures, markdown: table)
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Redis
+
+/// Pipelined `SET` and `SADD` throughput through the Redis module, measured against
+/// `redis-benchmark` on the same freshly started `redis-server` with the same settings.
+///
+/// Both sides send the same commands as `redis-benchmark -t set,sadd` does by default
+/// (`SET key:__rand_int__ xxx`, `SADD myset element:__rand_int__`), `pipelineDepth` commands per
+/// batch over `connections` connections (`-c`, `-P`). The wrapper side runs one task per
+/// connection through a ``RedisClient`` pool of that size, each sending prebuilt batches with
+/// `pipeline(_:)` and checking that no reply is an error. Each round measures both sides back to
+/// back; medians over rounds damp noise from other load on the machine.
+struct RedisBenchmark {
+    /// What to run.
+    struct Settings: Sendable {
+        /// Commands per measurement (per command type and side).
+        var operations = 1_000_000
+        /// Commands per pipelined batch (`redis-benchmark -P`).
+        var pipelineDepth = 100
+        /// Connections (`redis-benchmark -c`) and pool size.
+        var connections = 4
+        /// Rounds; the median is reported.
+        var rounds = 3
+        /// The `redis-benchmark` executable; a bare name is looked up in `PATH`.
+        var redisBenchmarkPath = "redis-benchmark"
+    }
+
+    /// Throughput of one command type on both sides.
+    struct Measurement: Sendable {
+        /// `SET` or `SADD`.
+        var command: String
+        /// Operations per second through the Redis module, per round.
+        var wrapperRounds: [Double]
+        /// Operations per second reported by `redis-benchmark`, per round.
+        var redisBenchmarkRounds: [Double]
+
+        var wrapper: Double { Self.median(wrapperRounds) }
+        var redisBenchmark: Double { Self.median(redisBenchmarkRounds) }
+        /// Wrapper throughput as a fraction of `redis-benchmark`'s: the median of the per-round
+        /// ratios, since the two sides of a round run back to back under the same machine load.
+        var ratio: Double { Self.median(zip(wrapperRounds, redisBenchmarkRounds).map { $0 / $1 }) }
+
+        private static func median(_ values: [Double]) -> Double {
+            values.sorted()[values.count / 2]
+        }
+    }
+
+    /// The outcome of a run.
+    struct Result: Sendable {
+        var settings: Settings
+        var measurements: [Measurement]
+
+        /// A plain-text table of the medians and every round.
+        var table: String {
+            var lines = [
+                "Redis: \(settings.operations) ops per measurement, pipeline \(settings.pipelineDepth), "
+                    + "\(settings.connections) connection(s), median of \(settings.rounds) round(s)",
+                pad("command", 8) + pad("wrapper ops/s", 16) + pad("redis-benchmark ops/s", 24) + "ratio",
+            ]
+            for measurement in measurements {
+                lines.append(
+                    pad(measurement.command, 8) + pad(format(measurement.wrapper), 16)
+                        + pad(format(measurement.redisBenchmark), 24)
+                        + String(format: "%.0f%% (median of per-round ratios)", measurement.ratio * 100)
+                )
+            }
+            for measurement in measurements {
+                lines.append(
+                    "\(measurement.command) rounds: wrapper "
+                        + measurement.wrapperRounds.map(format).joined(separator: ", ")
+                        + "; redis-benchmark " + measurement.redisBenchmarkRounds.map(format).joined(separator: ", ")
+                )
+            }
+            return lines.joined(separator: "\n")
+        }
+
+        private func pad(_ text: String, _ width: Int) -> String {
+            text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0)
+        }
+
+        private func format(_ value: Double) -> String {
+            String(format: "%.0f", value)
+        }
+    }
+
+    private static let workloads: [(command: String, arguments: [RedisArgument])] = [
+        ("SET", ["SET", "key:__rand_int__", "xxx"]),
+        ("SADD", ["SADD", "myset", "element:__rand_int__"]),
+    ]
+
+    /// Starts a `redis-server`, runs the rounds, stops the server.
+    static func run(_ settings: Settings) async throws -> Result {
+        precondition(settings.operations % (settings.pipelineDepth * settings.connections) == 0,
+            "operations must be a multiple of pipelineDepth × connections")
+        let server = try await LocalRedisServer.start()
+        do {
+            let result = try await measure(settings, server: server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private static func measure(_ settings: Settings, server: LocalRedisServer) async throws -> Result {
+        var configuration = server.configuration
+        configuration.poolSize = settings.connections
+        let client = RedisClient(configuration: configuration)
+        for workload in workloads {
+            var warmup = settings
+            warmup.operations = settings.pipelineDepth * settings.connections * 10
+            _ = try await throughput(of: workload.arguments, settings: warmup, client: client)
+        }
+
+        var measurements = workloads.map { Measurement(command: $0.command, wrapperRounds: [], redisBenchmarkRounds: []) }
+        for _ in 0..<settings.rounds {
+            for (index, workload) in workloads.enumerated() {
+                measurements[index].wrapperRounds.append(
+                    try await throughput(of: workload.arguments, settings: settings, client: client)
+                )
+            }
+            let reference = try await redisBenchmark(settings, server: server)
+            for index in measurements.indices {
+                guard let opsPerSecond = reference[measurements[index].command] else {
+                    throw BenchmarkError("redis-benchmark reported no \(measurements[index].command) figure")
+                }
+                measurements[index].redisBenchmarkRounds.append(opsPerSecond)
+            }
+        }
+        await client.shutdown()
+        return Result(settings: settings, measurements: measurements)
+    }
+
+    /// Operations per second of `command`, `pipelineDepth` per batch, one task per connection.
+    private static func throughput(of command: [RedisArgument], settings: Settings, client: RedisClient) async throws -> Double {
+        let batch = Array(repeating: command, count: settings.pipelineDepth)
+        let batchesPerConnection = settings.operations / settings.pipelineDepth / settings.connections
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<settings.connections {
+                group.addTask {
+                    try await client.withConnection { connection in
+                        for _ in 0..<batchesPerConnection {
+                            let replies = try await connection.pipeline(batch)
+                            if let failure = replies.first(where: { $0.errorMessage != nil }) {
+                                throw BenchmarkError("\(command.first!) failed: \(failure)")
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(settings.operations) / seconds
+    }
+
+    /// Runs `redis-benchmark --csv` against `server` and returns requests per second by test name.
+    private static func redisBenchmark(_ settings: Settings, server: LocalRedisServer) async throws -> [String: Double] {
+        let output = server.directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv")
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw BenchmarkError("cannot create \(output.path)")
+        }
+        let outputHandle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            settings.redisBenchmarkPath,
+            "-h", server.host, "-p", "\(server.port)",
+            "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
+            "-t", workloads.map { $0.command.lowercased() }.joined(separator: ","),
+            "--csv",
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = outputHandle
+        process.standardError = FileHandle.nullDevice
+        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        try outputHandle.close()
+        let csv = try String(contentsOf: output, encoding: .utf8)
+        guard status == 0 else {
+            throw BenchmarkError("redis-benchmark exited with status \(status): \(csv)")
+        }
+        // "SET","123456.79",… (redis 7 adds latency columns after the rate).
+        var rates: [String: Double] = [:]
+        for line in csv.split(whereSeparator: \.isNewline) {
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            if fields.count >= 2, let rate = Double(fields[1]) {
+                rates[fields[0]] = rate
+            }
+        }
+        return rates
+    }
+
+    /// A benchmark that could not run as intended.
+    struct BenchmarkError: Error, CustomStringConvertible {
+        var description: String
+
+        init(_ description: String) {
+            self.description = description
+        }
+    }
+}

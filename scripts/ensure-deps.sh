@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what PushFleet needs on a Debian 12 machine with Swift, when it is missing:
+# the C libraries it wraps, the servers and reference tools its tests and benchmarks run,
+# and the Python packages of the schema and interoperability tests. Idempotent and quiet
+# when everything is already there.
+set -euo pipefail
+
+APT_PACKAGES=(
+  pkg-config
+  librdkafka-dev      # Kafka client library (wrapped by Sources/CRdKafka)
+  libhiredis-dev      # Redis client library (wrapped by Sources/CHiredis)
+  libssl-dev
+  redis-server        # the real Redis the demo, tests and benchmarks start
+  redis-tools         # redis-benchmark, the Redis reference
+  kcat                # the Kafka reference
+  nghttp2-client      # h2load, the HTTP/2 reference
+)
+PIP_PACKAGES=(jsonschema pytest)
+
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]} > 0)); then
+  echo "pushfleet: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+missing_pip=()
+for package in "${PIP_PACKAGES[@]}"; do
+  if ! "$PYTHON" -c "import ${package//-/_}" 2>/dev/null; then
+    missing_pip+=("$package")
+  fi
+done
+if ((${#missing_pip[@]} > 0)); then
+  echo "pushfleet: installing Python packages: ${missing_pip[*]}"
+  "$PYTHON" -m pip install --quiet --disable-pip-version-check "${missing_pip[@]}"
+fi
+
+if ! command -v swift >/dev/null; then
+  echo "pushfleet: Swift 6 is required (swift not found in PATH)" >&2
+  exit 1
+fi
