@@ -1,53 +1,73 @@
 import DequeModule
 import Synchronization
 
-/// A counting semaphore for async callers: `acquire` suspends while no permit is free.
+/// A counting semaphore for async callers: `acquire` suspends while too few permits are free.
 ///
 /// Used as the producer's in-flight window, so a fast producer waits for confirmations instead
-/// of growing a queue without bound.
+/// of growing a queue without bound. Waiters are served in arrival order; a waiter asking for
+/// several permits takes them as they free up.
 final class AsyncPermits: Sendable {
+    private struct Waiter {
+        var missing: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     private struct State {
         var available: Int
-        var waiters: Deque<CheckedContinuation<Void, Never>> = []
+        var waiters: Deque<Waiter> = []
     }
 
     private let state: Mutex<State>
+    let capacity: Int
 
     init(_ count: Int) {
         precondition(count > 0, "AsyncPermits needs at least one permit")
+        self.capacity = count
         self.state = Mutex(State(available: count))
     }
 
-    func acquire() async {
-        let acquired = state.withLock { state in
-            guard state.available > 0 else { return false }
-            state.available -= 1
+    /// Takes `count` permits (at most ``capacity``), suspending until all are granted.
+    func acquire(_ count: Int = 1) async {
+        precondition(count > 0 && count <= capacity, "acquire between 1 and \(capacity) permits")
+        let granted = state.withLock { state in
+            guard state.waiters.isEmpty, state.available >= count else { return false }
+            state.available -= count
             return true
         }
-        if acquired { return }
+        if granted { return }
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state in
-                if state.available > 0 {
-                    state.available -= 1
+                if state.waiters.isEmpty, state.available >= count {
+                    state.available -= count
                     return true
                 }
-                state.waiters.append(continuation)
+                let taken = state.waiters.isEmpty ? state.available : 0
+                state.available -= taken
+                state.waiters.append(Waiter(missing: count - taken, continuation: continuation))
                 return false
             }
             if resumeNow { continuation.resume() }
         }
     }
 
+    /// Returns permits, completing waiters in arrival order.
     func release(_ count: Int = 1) {
-        var woken: [CheckedContinuation<Void, Never>] = []
+        var completed: [CheckedContinuation<Void, Never>] = []
         state.withLock { state in
-            var remaining = count
-            while remaining > 0, let waiter = state.waiters.popFirst() {
-                woken.append(waiter)
-                remaining -= 1
+            var free = count
+            while free > 0, var first = state.waiters.first {
+                let given = min(free, first.missing)
+                first.missing -= given
+                free -= given
+                if first.missing == 0 {
+                    completed.append(first.continuation)
+                    state.waiters.removeFirst()
+                } else {
+                    state.waiters[state.waiters.startIndex] = first
+                }
             }
-            state.available += remaining
+            state.available += free
         }
-        for waiter in woken { waiter.resume() }
+        for continuation in completed { continuation.resume() }
     }
 }

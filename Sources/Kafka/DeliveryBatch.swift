@@ -23,10 +23,14 @@ final class DeliveryBatch: Sendable {
 
     nonisolated(unsafe) let slots: UnsafeMutablePointer<Slot>
     let count: Int
+    /// Each message's topic, for its delivery report.
+    let topics: [String]
     private let state: Mutex<State>
 
-    init(count: Int) {
+    init(topics: [String]) {
+        let count = topics.count
         self.count = count
+        self.topics = topics
         self.state = Mutex(State(remaining: count, reports: Array(repeating: nil, count: count)))
         self.slots = UnsafeMutablePointer<Slot>.allocate(capacity: count)
         let unmanaged = Unmanaged.passUnretained(self)

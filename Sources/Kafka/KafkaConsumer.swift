@@ -19,19 +19,24 @@ public final class KafkaConsumer: Service, Sendable {
         var buffer: Deque<KafkaConsumerMessage> = []
         var waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
         var handedOut = 0
-        var paused = false
+        /// The poll thread is waiting for the application to take from a full buffer.
+        var pollerWaitingForSpace = false
         var finished = false
         var lastCommit: ContinuousClock.Instant = .now
         var commitScheduled = false
     }
 
     private let client: RDKafkaClient
+    /// The consumer queue (`rd_kafka_queue_get_consumer`), read in batches.
+    private let queue: ConsumerQueue
     private let state: Mutex<State>
     private let configuration: KafkaConsumerConfiguration
     private let logger: Logger
     private let commitQueue = DispatchQueue(label: "pushfleet.kafka.commit")
     private let closing = Atomic<Bool>(false)
     private let pollThread = Mutex<PollThread?>(nil)
+    /// Wakes the poll thread when the application takes from a full buffer.
+    private let spaceAvailable = DispatchSemaphore(value: 0)
 
     /// The messages of the subscribed topics, until the consumer closes.
     public var messages: KafkaConsumerMessages { KafkaConsumerMessages(consumer: self) }
@@ -53,9 +58,10 @@ public final class KafkaConsumer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.onRebalance = onRebalance
+        rd_kafka_poll_set_consumer(client.pointer)
+        self.queue = ConsumerQueue(pointer: rd_kafka_queue_get_consumer(client.pointer))
         router.consumer = self
 
-        rd_kafka_poll_set_consumer(client.pointer)
         let list = rd_kafka_topic_partition_list_new(Int32(configuration.topics.count))
         defer { rd_kafka_topic_partition_list_destroy(list) }
         for topic in configuration.topics {
@@ -132,6 +138,7 @@ public final class KafkaConsumer: Service, Sendable {
             return state.waiter
         }
         waiter?.resume(returning: nil)
+        spaceAvailable.signal()
 
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
         while state.withLock({ $0.handedOut }) > 0, ContinuousClock.now < deadline {
@@ -159,16 +166,18 @@ public final class KafkaConsumer: Service, Sendable {
 
     func next() async -> KafkaConsumerMessage? {
         await withCheckedContinuation { continuation in
-            let ready: KafkaConsumerMessage?? = state.withLock { state in
+            let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
                 if let message = state.buffer.popFirst() {
                     state.handedOut += 1
-                    return .some(message)
+                    defer { state.pollerWaitingForSpace = false }
+                    return (.some(message), state.pollerWaitingForSpace)
                 }
-                if state.finished { return .some(nil) }
+                if state.finished { return (.some(nil), false) }
                 precondition(state.waiter == nil, "KafkaConsumer.messages supports one iterating task")
                 state.waiter = continuation
-                return .none
+                return (.none, false)
             }
+            if wakePoller { spaceAvailable.signal() }
             if let ready { continuation.resume(returning: ready) }
         }
     }
@@ -176,49 +185,88 @@ public final class KafkaConsumer: Service, Sendable {
     // MARK: - Poll thread
 
     private func pollOnce() {
-        let paused = state.withLock { $0.paused }
-        if let message = rd_kafka_consumer_poll(client.pointer, paused ? 20 : 100) {
-            accept(message)
-            rd_kafka_message_destroy(message)
+        // Backpressure: with the buffer full, stop polling. librdkafka then stops fetching once
+        // its own bounded queue (`queued.max.messages.kbytes`) is full. Rebalance callbacks,
+        // which also arrive through polling, wait until the application takes a message.
+        let capacity = configuration.bufferCapacity
+        let full = state.withLock { state in
+            guard state.buffer.count >= capacity, !state.finished else { return false }
+            state.pollerWaitingForSpace = true
+            return true
         }
-        applyBackpressure()
+        if full {
+            _ = spaceAvailable.wait(timeout: .now() + .milliseconds(100))
+            scheduleCommitIfDue()
+            return
+        }
+        let room = state.withLock { capacity - $0.buffer.count }
+        let batchLimit = max(1, min(room, Self.fetchBatchLimit))
+        withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<rd_kafka_message_t>?.self, capacity: batchLimit) { batch in
+            // Serves rebalance callbacks too, on this thread.
+            let count = rd_kafka_consume_batch_queue(queue.pointer, 100, batch.baseAddress, batchLimit)
+            guard count > 0 else { return }
+            var messages: [KafkaConsumerMessage] = []
+            messages.reserveCapacity(count)
+            for index in 0..<count {
+                guard let raw = batch[index] else { continue }
+                if let message = convert(raw) { messages.append(message) }
+                rd_kafka_message_destroy(raw)
+            }
+            accept(messages)
+        }
         scheduleCommitIfDue()
     }
 
-    private func accept(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) {
+    /// The most messages taken from librdkafka in one call.
+    private static let fetchBatchLimit = 500
+
+    /// The topic name of the last message: most consecutive messages share it.
+    private let lastTopic = Mutex<(handle: TopicPointer?, name: String)>((nil, ""))
+
+    private struct TopicPointer: Equatable, @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    /// Copies a fetched message out of librdkafka's memory. Its epoch is set by ``accept(_:)``.
+    private func convert(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> KafkaConsumerMessage? {
         let message = raw.pointee
-        guard message.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+        guard message.err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = message.rkt else {
             logger.info("consume error", metadata: ["kafka.error": "\(KafkaErrorCode(message.err))"])
-            return
+            return nil
         }
-        let topic = String(cString: rd_kafka_topic_name(message.rkt))
-        let partition = KafkaTopicPartition(topic: topic, partition: message.partition)
-        let value = message.payload.map {
-            Array(UnsafeRawBufferPointer(start: $0, count: message.len))
-        } ?? []
+        let topic = lastTopic.withLock { last in
+            if last.handle != TopicPointer(pointer: rkt) {
+                last = (TopicPointer(pointer: rkt), String(cString: rd_kafka_topic_name(rkt)))
+            }
+            return last.name
+        }
+        let value = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: message.len)) } ?? []
         let key = message.key.map { Array(UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let timestamp = rd_kafka_message_timestamp(raw, &timestampType)
+        return KafkaConsumerMessage(
+            topic: topic, partition: message.partition, offset: message.offset, key: key, value: value,
+            headers: Self.headers(of: raw),
+            timestampMilliseconds: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp,
+            epoch: 0)
+    }
 
-        let waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
-        let delivered: KafkaConsumerMessage?
-        (waiter, delivered) = state.withLock { state in
-            guard !state.finished, let epoch = state.tracker.fetched(partition, offset: message.offset) else {
-                return (nil, nil)
-            }
-            let consumerMessage = KafkaConsumerMessage(
-                topic: topic, partition: message.partition, offset: message.offset, key: key, value: value,
-                headers: Self.headers(of: raw),
-                timestampMilliseconds: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp,
-                epoch: epoch)
-            if let waiter = state.waiter {
+    /// Records fetched messages and hands them to the application: the first straight to a
+    /// waiting iterator, the rest into the buffer. Messages of partitions no longer assigned
+    /// are dropped.
+    private func accept(_ messages: [KafkaConsumerMessage]) {
+        let (waiter, delivered): (CheckedContinuation<KafkaConsumerMessage?, Never>?, KafkaConsumerMessage?) =
+            state.withLock { state in
+                guard !state.finished else { return (nil, nil) }
+                for message in messages {
+                    guard let epoch = state.tracker.fetched(message.topicPartition, offset: message.offset) else { continue }
+                    state.buffer.append(message.stamped(epoch: epoch))
+                }
+                guard let waiter = state.waiter, let first = state.buffer.popFirst() else { return (nil, nil) }
                 state.waiter = nil
                 state.handedOut += 1
-                return (waiter, consumerMessage)
+                return (waiter, first)
             }
-            state.buffer.append(consumerMessage)
-            return (nil, nil)
-        }
         if let waiter { waiter.resume(returning: delivered) }
     }
 
@@ -236,27 +284,6 @@ public final class KafkaConsumer: Service, Sendable {
             index += 1
         }
         return result
-    }
-
-    /// Pauses fetching while the buffer is full; resumes below half of it.
-    private func applyBackpressure() {
-        let capacity = configuration.bufferCapacity
-        let change: Bool? = state.withLock { state in
-            if !state.paused, state.buffer.count >= capacity {
-                state.paused = true
-                return true
-            }
-            if state.paused, state.buffer.count <= capacity / 2 {
-                state.paused = false
-                return false
-            }
-            return nil
-        }
-        guard let pause = change else { return }
-        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-        guard rd_kafka_assignment(client.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return }
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        _ = pause ? rd_kafka_pause_partitions(client.pointer, list) : rd_kafka_resume_partitions(client.pointer, list)
     }
 
     private func scheduleCommitIfDue() {
@@ -340,6 +367,20 @@ public final class KafkaConsumer: Service, Sendable {
             logger.debug("partitions revoked", metadata: ["kafka.partitions": "\(changed)"])
             onRebalance?(.revoked(changed))
         }
+    }
+}
+
+/// The consumer's queue handle, released before the client it belongs to.
+private final class ConsumerQueue: @unchecked Sendable {
+    /// Used by the poll thread only, and destroyed when the consumer is.
+    let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        rd_kafka_queue_destroy(pointer)
     }
 }
 

@@ -12,8 +12,8 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var sessionTimeoutMilliseconds: Int
     /// `auto.offset.reset`: where a group with no committed offset starts (`earliest`|`latest`).
     public var autoOffsetReset: String
-    /// The most fetched messages waiting for the application; partitions are paused above it
-    /// and resumed below half of it.
+    /// The most fetched messages waiting for the application; the poll thread stops polling
+    /// while it is full.
     public var bufferCapacity: Int
     /// How often processed offsets are committed while running.
     public var commitInterval: Duration

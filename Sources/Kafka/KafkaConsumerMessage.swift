@@ -13,6 +13,12 @@ public struct KafkaConsumerMessage: Sendable, Hashable {
     let epoch: UInt64
 
     public var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: topic, partition: partition) }
+
+    func stamped(epoch: UInt64) -> KafkaConsumerMessage {
+        KafkaConsumerMessage(
+            topic: topic, partition: partition, offset: offset, key: key, value: value, headers: headers,
+            timestampMilliseconds: timestampMilliseconds, epoch: epoch)
+    }
 }
 
 /// A change of a consumer's partitions, reported to the rebalance handler.

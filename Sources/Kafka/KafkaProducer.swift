@@ -64,13 +64,19 @@ public final class KafkaProducer: Service, Sendable {
     /// pending when this returns.
     public func send(_ messages: [KafkaProducerMessage]) async throws -> [KafkaDeliveryReport] {
         guard !messages.isEmpty else { return [] }
-        let batch = DeliveryBatch(count: messages.count)
-        for (index, message) in messages.enumerated() {
-            await window.acquire()
-            if let error = enqueue(message, opaque: batch.opaque(for: index)) {
-                window.release()
-                batch.complete(index: index, with: .failure(error))
+        let batch = DeliveryBatch(topics: messages.map(\.topic))
+        var start = 0
+        while start < messages.count {
+            // Take window permits a slice at a time: one lock round for many messages.
+            let end = min(start + 1_000, messages.count, start + window.capacity)
+            await window.acquire(end - start)
+            for index in start..<end {
+                if let error = enqueue(messages[index], opaque: batch.opaque(for: index)) {
+                    window.release()
+                    batch.complete(index: index, with: .failure(error))
+                }
             }
+            start = end
         }
         return try await batch.wait()
     }
@@ -108,44 +114,43 @@ public final class KafkaProducer: Service, Sendable {
         if closed.load(ordering: .acquiring) {
             return KafkaError(code: .closed, message: "producer is closed")
         }
-        return message.topic.withCString { topic in
+        guard let topic = client.topicHandle(named: message.topic) else {
+            return KafkaError(code: .produce, message: "invalid topic name '\(message.topic)'")
+        }
+        let fieldCount = 4 + (message.key == nil ? 0 : 1) + (message.partition == nil ? 0 : 1) + message.headers.count
+        return withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: fieldCount) { fields in
             message.value.withUnsafeBytes { value in
                 withOptionalBytes(message.key) { key in
-                    var fields: [rd_kafka_vu_t] = []
-                    fields.reserveCapacity(6 + message.headers.count)
-                    var field = rd_kafka_vu_t()
-                    field.vtype = RD_KAFKA_VTYPE_TOPIC
-                    field.u.cstr = topic
-                    fields.append(field)
-                    field = rd_kafka_vu_t()
-                    field.vtype = RD_KAFKA_VTYPE_VALUE
-                    field.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                    field.u.mem.size = value.count
-                    fields.append(field)
+                    var count = 0
+                    func append(_ type: rd_kafka_vtype_t, _ set: (inout rd_kafka_vu_t) -> Void) {
+                        var field = rd_kafka_vu_t()
+                        field.vtype = type
+                        set(&field)
+                        fields.initializeElement(at: count, to: field)
+                        count += 1
+                    }
+                    append(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
+                    append(RD_KAFKA_VTYPE_VALUE) {
+                        $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                        $0.u.mem.size = value.count
+                    }
                     if let key {
-                        field = rd_kafka_vu_t()
-                        field.vtype = RD_KAFKA_VTYPE_KEY
-                        field.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
-                        field.u.mem.size = key.count
-                        fields.append(field)
+                        append(RD_KAFKA_VTYPE_KEY) {
+                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                            $0.u.mem.size = key.count
+                        }
                     }
                     if let partition = message.partition {
-                        field = rd_kafka_vu_t()
-                        field.vtype = RD_KAFKA_VTYPE_PARTITION
-                        field.u.i32 = partition
-                        fields.append(field)
+                        append(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition }
                     }
-                    field = rd_kafka_vu_t()
-                    field.vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                    field.u.i = RD_KAFKA_MSG_F_COPY
-                    fields.append(field)
-                    field = rd_kafka_vu_t()
-                    field.vtype = RD_KAFKA_VTYPE_OPAQUE
-                    field.u.ptr = opaque
-                    fields.append(field)
+                    append(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+                    append(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
                     return withHeaderFields(message.headers) { headerFields in
-                        fields.append(contentsOf: headerFields)
-                        guard let error = rd_kafka_produceva(client.pointer, fields, fields.count) else {
+                        for header in headerFields {
+                            fields.initializeElement(at: count, to: header)
+                            count += 1
+                        }
+                        guard let error = rd_kafka_produceva(client.pointer, fields.baseAddress, count) else {
                             return nil
                         }
                         defer { rd_kafka_error_destroy(error) }
@@ -165,7 +170,7 @@ public final class KafkaProducer: Service, Sendable {
         guard let opaque = message._private else { return }
         let slot = opaque.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
         let batch = slot.batch.takeUnretainedValue()
-        let topic = message.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+        let topic = batch.topics[slot.index]
         if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
             let offset = message.offset >= 0 ? message.offset : nil
             batch.complete(index: slot.index, with: .success(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: offset)))

@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import Synchronization
 
 /// The one place a librdkafka handle (`rd_kafka_t *`) lives.
 ///
@@ -22,6 +23,13 @@ final class RDKafkaClient: @unchecked Sendable {
 
     let pointer: OpaquePointer
     let callbacks: RDKafkaCallbacks
+    /// Topic handles by name, created on first use: producing by handle spares librdkafka a
+    /// topic lookup under its lock for every message.
+    private let topics = Mutex<[String: TopicHandle]>([:])
+
+    private struct TopicHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
 
     /// Creates a handle. librdkafka takes ownership of the configuration on success.
     init(kind: Kind, properties: KafkaConfigurationProperties, callbacks: RDKafkaCallbacks) throws(KafkaError) {
@@ -67,7 +75,20 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     deinit {
+        topics.withLock { topics in
+            for handle in topics.values { rd_kafka_topic_destroy(handle.pointer) }
+        }
         rd_kafka_destroy(pointer)
+    }
+
+    /// The handle of a topic, for producing; `nil` if librdkafka refuses the name.
+    func topicHandle(named name: String) -> OpaquePointer? {
+        topics.withLock { topics in
+            if let handle = topics[name] { return handle.pointer }
+            guard let handle = rd_kafka_topic_new(pointer, name, nil) else { return nil }
+            topics[name] = TopicHandle(pointer: handle)
+            return handle
+        }
     }
 
     /// The name librdkafka gave this client, such as `rdkafka#producer-1`.

@@ -5,45 +5,74 @@ import Logging
 /// Produce and consume throughput through the Kafka wrapper against `kcat`, both on the same
 /// embedded cluster in the same run, with 200-byte messages.
 struct KafkaBenchmark {
-    struct Result: Codable {
-        let messages: Int
-        let messageBytes: Int
-        let partitions: Int32
+    /// One round: each side's rate, measured back to back under the same machine load.
+    struct Round: Codable {
         let wrapperProducePerSecond: Double
         let kcatProducePerSecond: Double
         let wrapperConsumePerSecond: Double
         let kcatConsumePerSecond: Double
-        var produceRatio: Double { wrapperProducePerSecond / kcatProducePerSecond }
-        var consumeRatio: Double { wrapperConsumePerSecond / kcatConsumePerSecond }
+    }
+
+    struct Result: Codable {
+        let messages: Int
+        let messageBytes: Int
+        let partitions: Int32
+        let rounds: [Round]
+        var wrapperProducePerSecond: Double { median(rounds.map(\.wrapperProducePerSecond)) }
+        var kcatProducePerSecond: Double { median(rounds.map(\.kcatProducePerSecond)) }
+        var wrapperConsumePerSecond: Double { median(rounds.map(\.wrapperConsumePerSecond)) }
+        var kcatConsumePerSecond: Double { median(rounds.map(\.kcatConsumePerSecond)) }
+        /// Medians of the per-round ratios: each round's two sides saw the same load.
+        var produceRatio: Double { median(rounds.map { $0.wrapperProducePerSecond / $0.kcatProducePerSecond }) }
+        var consumeRatio: Double { median(rounds.map { $0.wrapperConsumePerSecond / $0.kcatConsumePerSecond }) }
+
+        private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     }
 
     let messages: Int
     let partitions: Int32
+    let rounds: Int
     let messageBytes = 200
     let logger: Logger
 
     func run() async throws -> Result {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
-        let wrapperTopic = "bench.wrapper"
-        let kcatTopic = "bench.kcat"
+        var results: [Round] = []
+        for round in 1...rounds {
+            progress("round \(round) of \(rounds)")
+            results.append(try await runRound(round, cluster: cluster))
+        }
+        return Result(messages: messages, messageBytes: messageBytes, partitions: partitions, rounds: results)
+    }
+
+    private func runRound(_ round: Int, cluster: EmbeddedKafkaCluster) async throws -> Round {
+        let wrapperTopic = "bench.wrapper.\(round)"
+        let kcatTopic = "bench.kcat.\(round)"
         try cluster.createTopic(wrapperTopic, partitions: partitions)
         try cluster.createTopic(kcatTopic, partitions: partitions)
-        let payload = Array(repeating: UInt8(ascii: "x"), count: messageBytes - 1)
+        let payload = Array(repeating: UInt8(ascii: "x"), count: messageBytes)
 
         // Producing: both idempotent with acks=all and the same linger, each message confirmed.
+        progress("wrapper produce")
         let wrapperProduce = try await produceWithWrapper(cluster: cluster, topic: wrapperTopic, payload: payload)
+        progress("kcat produce")
         let kcatProduce = try produceWithKcat(cluster: cluster, topic: kcatTopic, payload: payload)
 
         // Consuming: each reads the topic it produced, from the beginning, in a consumer group.
-        let wrapperConsume = try await consumeWithWrapper(cluster: cluster, topic: wrapperTopic)
-        let kcatConsume = try consumeWithKcat(cluster: cluster, topic: kcatTopic)
+        progress("wrapper consume")
+        let wrapperConsume = try await consumeWithWrapper(cluster: cluster, topic: wrapperTopic, group: "bench-wrapper-\(round)")
+        progress("kcat consume")
+        let kcatConsume = try consumeWithKcat(cluster: cluster, topic: kcatTopic, group: "bench-kcat-\(round)")
 
-        return Result(
-            messages: messages, messageBytes: messageBytes, partitions: partitions,
+        return Round(
             wrapperProducePerSecond: Double(messages) / wrapperProduce.seconds,
             kcatProducePerSecond: Double(messages) / kcatProduce.seconds,
             wrapperConsumePerSecond: Double(messages) / wrapperConsume.seconds,
             kcatConsumePerSecond: Double(messages) / kcatConsume.seconds)
+    }
+
+    private var consumerProperties: KafkaConfigurationProperties {
+        ["fetch.wait.max.ms": "10"]
     }
 
     private var producerProperties: KafkaConfigurationProperties {
@@ -55,21 +84,24 @@ struct KafkaBenchmark {
             configuration: KafkaProducerConfiguration(
                 bootstrapServers: cluster.bootstrapServers, properties: producerProperties),
             logger: logger)
+        // Messages are built before the clock starts, as kcat's input file is written before.
         let batchSize = 10_000
+        let batches = stride(from: 0, to: messages, by: batchSize).map { first in
+            (first..<min(first + batchSize, messages)).map {
+                KafkaProducerMessage(topic: topic, key: Array("k\($0)".utf8), value: payload)
+            }
+        }
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
             var next = 0
             var running = 0
-            while next < messages || running > 0 {
+            while next < batches.count || running > 0 {
                 // Keep a few batches in flight, as a producer feeding a topic would.
-                while running < 8, next < messages {
-                    let range = next..<min(next + batchSize, messages)
-                    next = range.upperBound
+                while running < 8, next < batches.count {
+                    let batch = batches[next]
+                    next += 1
                     running += 1
-                    group.addTask {
-                        let batch = range.map { KafkaProducerMessage(topic: topic, key: nil, value: payload + [UInt8(truncatingIfNeeded: $0)]) }
-                        return try await producer.send(batch).count
-                    }
+                    group.addTask { try await producer.send(batch).count }
                 }
                 _ = try await group.next()
                 running -= 1
@@ -83,12 +115,14 @@ struct KafkaBenchmark {
     private func produceWithKcat(cluster: EmbeddedKafkaCluster, topic: String, payload: [UInt8]) throws -> Duration {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("kcat-\(UUID().uuidString).txt")
         defer { try? FileManager.default.removeItem(at: input) }
-        var line = payload
-        line.append(UInt8(ascii: "\n"))
-        var data = Data(capacity: messages * line.count)
-        for _ in 0..<messages { data.append(contentsOf: line) }
+        var data = Data(capacity: messages * (payload.count + 10))
+        for index in 0..<messages {
+            data.append(contentsOf: Array("k\(index)\t".utf8))
+            data.append(contentsOf: payload)
+            data.append(UInt8(ascii: "\n"))
+        }
         try data.write(to: input)
-        var arguments = ["-P", "-b", cluster.bootstrapServers, "-t", topic, "-l", input.path]
+        var arguments = ["-P", "-b", cluster.bootstrapServers, "-t", topic, "-K", "\t", "-l", input.path]
         for (key, value) in producerProperties.values.sorted(by: { $0.key < $1.key }) {
             arguments += ["-X", "\(key)=\(value)"]
         }
@@ -97,11 +131,11 @@ struct KafkaBenchmark {
         return output.elapsed
     }
 
-    private func consumeWithWrapper(cluster: EmbeddedKafkaCluster, topic: String) async throws -> Duration {
+    private func consumeWithWrapper(cluster: EmbeddedKafkaCluster, topic: String, group: String) async throws -> Duration {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                bootstrapServers: cluster.bootstrapServers, groupID: "bench-wrapper", topics: [topic],
-                bufferCapacity: 10_000),
+                bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
+                bufferCapacity: 10_000, properties: consumerProperties),
             logger: logger)
         let started = ContinuousClock.now
         var count = 0
@@ -115,12 +149,20 @@ struct KafkaBenchmark {
         return elapsed
     }
 
-    private func consumeWithKcat(cluster: EmbeddedKafkaCluster, topic: String) throws -> Duration {
-        let output = try BenchmarkProcess.run(
-            "kcat", ["-b", cluster.bootstrapServers, "-G", "bench-kcat", "-o", "beginning", "-c", String(messages), "-q", topic])
+    private func consumeWithKcat(cluster: EmbeddedKafkaCluster, topic: String, group: String) throws -> Duration {
+        var arguments = ["-b", cluster.bootstrapServers, "-G", group, "-o", "beginning", "-c", String(messages), "-q"]
+        for (key, value) in consumerProperties.values.sorted(by: { $0.key < $1.key }) {
+            arguments += ["-X", "\(key)=\(value)"]
+        }
+        let output = try BenchmarkProcess.run("kcat", arguments + [topic])
         guard output.status == 0 else { throw BenchmarkError.referenceFailed("kcat -G", output.standardError) }
         return output.elapsed
     }
+}
+
+/// Reports a benchmark's phase on standard error, keeping standard output for results.
+func progress(_ phase: String) {
+    FileHandle.standardError.write(Data("[\(Date())] \(phase)\n".utf8))
 }
 
 enum BenchmarkError: Error, CustomStringConvertible {
