@@ -7,7 +7,11 @@ import Synchronization
 /// ``bootstrapServers`` as to any cluster.
 ///
 /// It is the default Kafka of `pushfleet demo`, the tests and the benchmarks. Fault hooks take
-/// brokers down and inject error codes into requests. It keeps data in memory only.
+/// brokers down and inject error codes into requests. It keeps data in memory only, and only
+/// the newest 5 MB or so of each partition: older data is dropped as if by retention, so
+/// consumers must keep up (or topics need enough partitions) for nothing to be lost. Two more
+/// differences from a real broker: it holds every fetch for the consumer's full
+/// `fetch.wait.max.ms`, and it does not serve CreateTopics (use ``createTopic(_:partitions:replicationFactor:)``).
 public final class EmbeddedKafkaCluster: Sendable {
     /// The client handle whose threads run the mock brokers.
     private let host: RDKafkaClient

@@ -109,11 +109,16 @@ public final class KafkaAdmin: Sendable {
 
     /// The high watermark (the offset the next message will get) of each partition.
     public func highWatermarks(topic: String, timeout: Duration = .seconds(10)) async throws -> [Int32: Int64] {
+        try await watermarks(topic: topic, timeout: timeout).mapValues(\.high)
+    }
+
+    /// The first offset still stored and the offset the next message will get, per partition.
+    public func watermarks(topic: String, timeout: Duration = .seconds(10)) async throws -> [Int32: KafkaWatermarks] {
         let description = try await describeTopic(topic, timeout: timeout)
         let client = self.client
         let timeoutMilliseconds = timeout.milliseconds
         return try await blocking { () throws(KafkaError) in
-            var result: [Int32: Int64] = [:]
+            var result: [Int32: KafkaWatermarks] = [:]
             for partition in description.partitions {
                 var low: Int64 = 0
                 var high: Int64 = 0
@@ -121,7 +126,7 @@ public final class KafkaAdmin: Sendable {
                 guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
                     throw KafkaError(code: .admin, message: "watermarks of \(topic)[\(partition.id)]", underlying: KafkaErrorCode(err), isRetryable: true)
                 }
-                result[partition.id] = high
+                result[partition.id] = KafkaWatermarks(low: low, high: high)
             }
             return result
         }
@@ -169,6 +174,13 @@ public final class KafkaAdmin: Sendable {
             }
         }
     }
+}
+
+/// The range of offsets a partition holds: `low` is the first still stored, `high` the next
+/// to be written.
+public struct KafkaWatermarks: Sendable, Hashable {
+    public let low: Int64
+    public let high: Int64
 }
 
 /// A topic to create.

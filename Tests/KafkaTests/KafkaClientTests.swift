@@ -216,6 +216,25 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
+    @Test func embeddedClusterKeepsOnlyTheNewestFewMegabytesOfAPartition() async throws {
+        // librdkafka's mock brokers cap each partition's log (about 5 MB) and drop the oldest
+        // data. Pipelines on the embedded cluster must consume as they go; this pins it down.
+        let topic = KafkaTestSupport.uniqueName("retention")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster, lingerMilliseconds: 5)
+        let value = Array(repeating: UInt8(ascii: "r"), count: 1_000)
+        for _ in 0..<4 {
+            _ = try await producer.send((0..<5_000).map { _ in KafkaProducerMessage(topic: topic, value: value) })
+        }
+        await producer.close()
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        let partition = try #require(try await admin.watermarks(topic: topic)[0])
+        #expect(partition.high == 20_000)
+        #expect(partition.low > 0, "the oldest of 20 MB were dropped")
+        let keptBytes = (partition.high - partition.low) * 1_000
+        #expect(keptBytes >= 1_000_000 && keptBytes <= 10_000_000, "kept \(keptBytes) bytes")
+    }
+
     @Test func unknownPropertyIsRejectedNamingTheKey() throws {
         let error = #expect(throws: KafkaError.self) {
             _ = try KafkaProducer(
