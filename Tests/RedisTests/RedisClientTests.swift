@@ -69,44 +69,25 @@ struct RedisClientTests {
 
     @Test func aCancelledWaiterLeavesTheQueue() async throws {
         try await LocalRedisServer.with { server in
-            var configuration = server.configuration
-            configuration.poolSize = 1
-            let client = RedisClient(configuration: configuration)
-            let (released, release) = AsyncStream<Void>.makeStream()
-            let holder = Task {
-                try await client.withConnection { _ in
-                    for await _ in released {}
-                }
-            }
-            try await waitUntil { client.connectionCount == 1 }
-            let waiter = Task { try await client.send("PING") }
-            try await waitUntil { client.waiterCount == 1 }
+            let held = try await holdTheOnlyConnection(of: server)
+            held.waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await held.waiter.value }
+            #expect(held.client.waiterCount == 0)
 
-            waiter.cancel()
-            await #expect(throws: CancellationError.self) { try await waiter.value }
-            #expect(client.waiterCount == 0)
-
-            release.finish()
-            try await holder.value
-            #expect(try await client.send("PING") == .status("PONG"))
-            await client.shutdown()
+            held.release.finish()
+            try await held.holder.value
+            #expect(try await held.client.send("PING") == .status("PONG"))
+            await held.client.shutdown()
         }
     }
 
     @Test func shutdownFailsWaitersAndLaterCalls() async throws {
         try await LocalRedisServer.with { server in
-            var configuration = server.configuration
-            configuration.poolSize = 1
-            let client = RedisClient(configuration: configuration)
-            let (released, release) = AsyncStream<Void>.makeStream()
-            let holder = Task {
-                try await client.withConnection { _ in
-                    for await _ in released {}
-                }
-            }
-            try await waitUntil { client.connectionCount == 1 }
-            let waiter = Task { try await client.send("PING") }
-            try await waitUntil { client.waiterCount == 1 }
+            let held = try await holdTheOnlyConnection(of: server)
+            let client = held.client
+            let waiter = held.waiter
+            let release = held.release
+            let holder = held.holder
 
             await client.shutdown()
             let waiterError = await redisError { try await waiter.value }
@@ -146,6 +127,31 @@ struct RedisClientTests {
             #expect(replies == [.integer(3), .integer(1)])
             await client.shutdown()
         }
+    }
+
+    /// A pool of one whose connection a task holds until `release` finishes, and a second
+    /// caller (`waiter`, sending PING) queued behind it.
+    private struct HeldPool {
+        let client: RedisClient
+        let release: AsyncStream<Void>.Continuation
+        let holder: Task<Void, any Error>
+        let waiter: Task<RedisReply, any Error>
+    }
+
+    private func holdTheOnlyConnection(of server: LocalRedisServer) async throws -> HeldPool {
+        var configuration = server.configuration
+        configuration.poolSize = 1
+        let client = RedisClient(configuration: configuration)
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await client.withConnection { _ in
+                for await _ in released {}
+            }
+        }
+        try await waitUntil { client.connectionCount == 1 }
+        let waiter = Task { try await client.send("PING") }
+        try await waitUntil { client.waiterCount == 1 }
+        return HeldPool(client: client, release: release, holder: holder, waiter: waiter)
     }
 
     /// Polls `condition` every millisecond, for at most 5 s.
