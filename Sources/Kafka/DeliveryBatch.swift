@@ -49,14 +49,21 @@ final class DeliveryBatch: Sendable {
     }
 
     func complete(index: Int, with result: Result<KafkaDeliveryReport, KafkaError>) {
+        complete(CollectionOfOne((index: index, result: result)))
+    }
+
+    /// Records several messages' outcomes under one lock.
+    func complete(_ results: some Collection<(index: Int, result: Result<KafkaDeliveryReport, KafkaError>)>) {
         let continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
         let outcome: Result<[KafkaDeliveryReport], KafkaError>?
         (continuation, outcome) = state.withLock { state in
-            switch result {
-            case .success(let report): state.reports[index] = report
-            case .failure(let error): state.firstError = state.firstError ?? error
+            for (index, result) in results {
+                switch result {
+                case .success(let report): state.reports[index] = report
+                case .failure(let error): state.firstError = state.firstError ?? error
+                }
             }
-            state.remaining -= 1
+            state.remaining -= results.count
             guard state.done else { return (nil, nil) }
             let outcome = Self.outcome(of: state)
             defer { state.continuation = nil }

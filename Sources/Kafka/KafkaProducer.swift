@@ -16,7 +16,6 @@ public final class KafkaProducer: Service, Sendable {
     private let pollThread: PollThread
     private let closed = Atomic<Bool>(false)
     private let logger: Logger
-    private let flushTimeoutMilliseconds: Int32
 
     public init(
         configuration: KafkaProducerConfiguration,
@@ -24,28 +23,29 @@ public final class KafkaProducer: Service, Sendable {
         flushTimeout: Duration = .seconds(30)
     ) throws(KafkaError) {
         let window = AsyncPermits(max(1, configuration.maxInFlightMessages))
-        let callbacks = RDKafkaCallbacks(logger: logger) { message in
-            KafkaProducer.deliveryReportReceived(message.pointee)
-            window.release()
-        }
         let client = try RDKafkaClient(
-            kind: .producer, properties: configuration.rdKafkaProperties, callbacks: callbacks)
+            kind: .producer, properties: configuration.rdKafkaProperties,
+            callbacks: RDKafkaCallbacks(logger: logger, deliveryReportsAsEvents: true))
+        let reports = DeliveryReportQueue(client: client, window: window)
         self.client = client
         self.window = window
         self.logger = logger
-        self.flushTimeoutMilliseconds = flushTimeout.milliseconds
-        let flushTimeoutMilliseconds = self.flushTimeoutMilliseconds
+        let flushTimeout = flushTimeout
         self.pollThread = PollThread(
             name: "kafka-producer-poll",
-            iteration: { rd_kafka_poll(client.pointer, 100) },
+            iteration: { reports.serve(waitingUpTo: 100) },
             finish: {
-                let flushed = rd_kafka_flush(client.pointer, flushTimeoutMilliseconds)
-                if flushed != RD_KAFKA_RESP_ERR_NO_ERROR {
+                // Serve reports until librdkafka holds nothing more, or fail what is left.
+                let deadline = ContinuousClock.now + flushTimeout
+                while rd_kafka_outq_len(client.pointer) > 0, ContinuousClock.now < deadline {
+                    reports.serve(waitingUpTo: 100)
+                }
+                if rd_kafka_outq_len(client.pointer) > 0 {
                     logger.info(
                         "producer closing with unconfirmed messages; failing them",
                         metadata: ["kafka.outq": "\(rd_kafka_outq_len(client.pointer))"])
                     rd_kafka_purge(client.pointer, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
-                    rd_kafka_poll(client.pointer, 0)
+                    while rd_kafka_outq_len(client.pointer) > 0 { reports.serve(waitingUpTo: 100) }
                 }
             })
     }
@@ -162,26 +162,6 @@ public final class KafkaProducer: Service, Sendable {
                     }
                 }
             }
-        }
-    }
-
-    /// Called on the poll thread for each confirmed or failed message.
-    private static func deliveryReportReceived(_ message: rd_kafka_message_t) {
-        guard let opaque = message._private else { return }
-        let slot = opaque.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
-        let batch = slot.batch.takeUnretainedValue()
-        let topic = batch.topics[slot.index]
-        if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-            let offset = message.offset >= 0 ? message.offset : nil
-            batch.complete(index: slot.index, with: .success(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: offset)))
-        } else {
-            let code = KafkaErrorCode(message.err)
-            batch.complete(
-                index: slot.index,
-                with: .failure(
-                    KafkaError(
-                        code: .delivery, message: "delivery to '\(topic)' failed", underlying: code,
-                        isRetryable: code == .messageTimedOut)))
         }
     }
 }

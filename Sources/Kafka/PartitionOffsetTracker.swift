@@ -47,29 +47,38 @@ struct PartitionOffsetTracker {
     /// Records a fetched message; returns the epoch to stamp on it, or `nil` when the partition
     /// is not assigned (a stale fetch after a revoke, which must not reach the application).
     mutating func fetched(_ partition: KafkaTopicPartition, offset: Int64) -> UInt64? {
-        guard var state = partitions[partition] else { return nil }
-        if let last = state.pending.last?.offset, offset <= last { return nil }
-        if state.pending.isEmpty, let committable = state.committable, offset < committable { return nil }
-        state.pending.append((offset, .fetched))
-        partitions[partition] = state
-        return state.epoch
+        update(partition) { state in
+            if let last = state.pending.last?.offset, offset <= last { return nil }
+            if state.pending.isEmpty, let committable = state.committable, offset < committable { return nil }
+            state.pending.append((offset, .fetched))
+            return state.epoch
+        } ?? nil
     }
 
     /// Marks a message processed. Returns `false` when the acknowledgement is stale (another
     /// epoch) or unknown.
     @discardableResult
     mutating func processed(_ partition: KafkaTopicPartition, offset: Int64, epoch: UInt64) -> Bool {
-        guard var state = partitions[partition], state.epoch == epoch else { return false }
-        guard let index = Self.index(of: offset, in: state.pending), state.pending[index].entry == .fetched else {
-            return false
-        }
-        state.pending[index].entry = .processed
-        while let first = state.pending.first, first.entry == .processed {
-            state.committable = first.offset + 1
-            state.pending.removeFirst()
-        }
-        partitions[partition] = state
-        return true
+        update(partition) { state in
+            guard state.epoch == epoch, let index = Self.index(of: offset, in: state.pending),
+                state.pending[index].entry == .fetched
+            else { return false }
+            state.pending[index].entry = .processed
+            while let first = state.pending.first, first.entry == .processed {
+                state.committable = first.offset + 1
+                state.pending.removeFirst()
+            }
+            return true
+        } ?? false
+    }
+
+    /// Mutates a partition's state in place (copying it out would copy its deque on every
+    /// message); `nil` when the partition is not assigned.
+    private mutating func update<Result>(
+        _ partition: KafkaTopicPartition, _ body: (inout PartitionState) -> Result
+    ) -> Result? {
+        guard let index = partitions.index(forKey: partition) else { return nil }
+        return body(&partitions.values[index])
     }
 
     /// Offsets that have advanced past the last commit, to hand to a commit now.

@@ -50,11 +50,9 @@ final class RDKafkaClient: @unchecked Sendable {
                     "kafka.reason": "\(reason.map { String(cString: $0) } ?? "")",
                 ])
         }
-        if callbacks.onDelivery != nil {
-            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, opaque in
-                guard let message, let opaque else { return }
-                Unmanaged<RDKafkaCallbacks>.fromOpaque(opaque).takeUnretainedValue().onDelivery?(message)
-            }
+        if callbacks.deliveryReportsAsEvents {
+            // Delivery reports arrive in batches on the main queue (`rd_kafka_queue_get_main`).
+            rd_kafka_conf_set_events(conf, Int32(RD_KAFKA_EVENT_DR))
         }
         if callbacks.onRebalance != nil {
             rd_kafka_conf_set_rebalance_cb(conf) { handle, err, partitions, opaque in
@@ -99,19 +97,20 @@ final class RDKafkaClient: @unchecked Sendable {
 /// after, hence `@unchecked Sendable`.
 final class RDKafkaCallbacks: @unchecked Sendable {
     let logger: Logger
-    let onDelivery: ((UnsafePointer<rd_kafka_message_t>) -> Void)?
+    /// Producers: deliver reports as batched events instead of one callback per message.
+    let deliveryReportsAsEvents: Bool
     let onRebalance:
         ((OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
 
     init(
         logger: Logger,
-        onDelivery: ((UnsafePointer<rd_kafka_message_t>) -> Void)? = nil,
+        deliveryReportsAsEvents: Bool = false,
         onRebalance: (
             (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void
         )? = nil
     ) {
         self.logger = logger
-        self.onDelivery = onDelivery
+        self.deliveryReportsAsEvents = deliveryReportsAsEvents
         self.onRebalance = onRebalance
     }
 
