@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "Redis", targets: ["Redis"]),
         .library(name: "APNsCore", targets: ["APNsCore"]),
         .library(name: "PushCore", targets: ["PushCore"]),
+        .library(name: "PushStore", targets: ["PushStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -67,6 +68,13 @@ let package = Package(
             dependencies: ["APNsCore"],
             swiftSettings: swiftSettings
         ),
+        // Redis-backed state of the pipeline: the device registry (more to come: resend buffer,
+        // rate limits, dedup markers, statistics). PushCore stays free of I/O.
+        .target(
+            name: "PushStore",
+            dependencies: ["Redis", "APNsCore", "PushCore"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "PushFleet",
             dependencies: [
@@ -108,6 +116,11 @@ let package = Package(
         .testTarget(
             name: "RedisTests",
             dependencies: ["Redis"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushStoreTests",
+            dependencies: ["PushStore", "Redis", "APNsCore", "PushCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,249 @@
+import APNsCore
+import Foundation
+import Redis
+
+/// The device registry of PushFleet: which devices each app has, in which APNs environment, who
+/// is logged in on them and which tags they carry, kept in Redis.
+///
+/// It is the server side of a client SDK's calls: ``bind(app:token:environment:openID:tags:registeredAt:)``
+/// when the app registers for notifications or a user logs in, ``unbind(app:token:)`` on logout
+/// or uninstall, ``addTags(_:app:token:)`` / ``removeTags(_:app:token:)`` / ``tags(app:token:)``.
+/// The expand stage reads it with ``scanShard(app:shard:environment:cursor:count:)``,
+/// ``resolveOpenIDs(app:environment:openIDs:)`` and ``tagAudience(app:shard:environment:expression:)``;
+/// the feedback worker removes invalid tokens with
+/// ``removeIfNotRegisteredSince(app:token:environment:invalidSince:)``.
+///
+/// An app's tokens are split into shards (``DeviceRegistryConfiguration/shard(of:app:)``); all
+/// the state of one token lives in its shard's hash slot and changes atomically there. An
+/// openid's mapping lives in its own slot; the openid steps of a bind or unbind are separate
+/// single-slot steps, ordered so that concurrent binds converge (see `schemas/redis.md`).
+public final class DeviceRegistry: Sendable {
+    /// How apps are sharded, and the bulk and audience settings.
+    public let configuration: DeviceRegistryConfiguration
+    let client: RedisClient
+    let clock: @Sendable () -> Int64
+
+    /// Creates a registry over `client`.
+    ///
+    /// - Parameter clock: the time of a bind that does not name one, in milliseconds since 1970;
+    ///   tests pass a fixed clock.
+    public init(
+        client: RedisClient,
+        configuration: DeviceRegistryConfiguration = DeviceRegistryConfiguration(),
+        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
+    ) {
+        self.client = client
+        self.configuration = configuration
+        self.clock = clock
+    }
+
+    /// The wall clock in milliseconds since 1970.
+    public static let systemClock: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// The number of shards of `app`.
+    public func shardCount(for app: String) -> Int {
+        configuration.shardCount(for: app)
+    }
+
+    /// The shard of `app` that holds `token`; see ``DeviceRegistryConfiguration/shard(of:app:)``.
+    public func shard(of token: DeviceToken, app: String) -> Int {
+        configuration.shard(of: token, app: app)
+    }
+
+    // MARK: - Bind and unbind
+
+    /// Binds one device: records the token in `environment` with its registration time, adds
+    /// `tags`, and when `openID` is given makes the device that user's only device and the user
+    /// the device's only user.
+    ///
+    /// Binding again updates the environment and the registration time. An openid maps only to
+    /// the device it last logged in on (binding U to B removes U → A), and a device belongs to
+    /// one openid at a time (binding A to V removes U → A). `openID: nil` keeps the device's
+    /// current user.
+    ///
+    /// - Parameter registeredAt: milliseconds since 1970; `nil` means the registry's clock.
+    /// - Throws: ``DeviceRegistryError`` naming `app`, `openID`, `tags[i]` or `registeredAt`;
+    ///   `RedisClientError`.
+    public func bind(
+        app: String,
+        token: DeviceToken,
+        environment: APNsEnvironment,
+        openID: String? = nil,
+        tags: [String] = [],
+        registeredAt: Int64? = nil
+    ) async throws {
+        let device = DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt)
+        try RegistryValidation.app(app)
+        try Self.validate(device, fieldPrefix: "")
+        try await bindBatch([device], app: app)
+    }
+
+    /// Binds many devices, as ``bind(app:token:environment:openID:tags:registeredAt:)`` does one
+    /// by one: in pipelined batches of ``DeviceRegistryConfiguration/bulkBatchSize`` (one
+    /// `EVALSHA` per device), ``DeviceRegistryConfiguration/bulkConcurrency`` batches at a time.
+    ///
+    /// Within a batch devices are bound in order; batches run concurrently, so a token listed
+    /// twice in `devices` ends in either state. Every device is validated before anything is
+    /// written. If a batch fails, the batches before it may have been written; binding is
+    /// idempotent, so the whole call can be retried.
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `devices[i].…`; `RedisClientError`.
+    public func bind(_ devices: [DeviceRegistration], app: String) async throws {
+        try RegistryValidation.app(app)
+        for (index, device) in devices.enumerated() {
+            try Self.validate(device, fieldPrefix: "devices[\(index)].")
+        }
+        let batchSize = configuration.bulkBatchSize
+        let batches = stride(from: 0, to: devices.count, by: batchSize).map {
+            Array(devices[$0..<min($0 + batchSize, devices.count)])
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var pending = batches.makeIterator()
+            for _ in 0..<configuration.bulkConcurrency {
+                guard let batch = pending.next() else { break }
+                group.addTask { try await self.bindBatch(batch, app: app) }
+            }
+            while try await group.next() != nil {
+                if let batch = pending.next() {
+                    group.addTask { try await self.bindBatch(batch, app: app) }
+                }
+            }
+        }
+    }
+
+    /// Unbinds a device (logout, uninstall): removes the token from its environment set, every
+    /// tag set and its user's openid mapping, and deletes its record.
+    ///
+    /// - Returns: whether the device was registered.
+    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    @discardableResult
+    public func unbind(app: String, token: DeviceToken) async throws -> Bool {
+        try RegistryValidation.app(app)
+        return try await remove(app: app, token: token, environment: nil, invalidSince: nil)
+    }
+
+    /// Removes a token APNs reported invalid, unless it was registered again since.
+    ///
+    /// For a 410 `Unregistered` with its timestamp: the token is removed only if its
+    /// registration time is not after `invalidSince` (a device that registered again later
+    /// keeps its token). Without a timestamp (400 `BadDeviceToken`) it is removed
+    /// unconditionally. Either way only a token currently registered in `environment` is
+    /// removed: a token since bound in the other environment is valid there. Idempotent.
+    ///
+    /// - Parameter invalidSince: APNs's timestamp in milliseconds since 1970, or `nil`.
+    /// - Returns: whether the token was removed.
+    /// - Throws: ``DeviceRegistryError`` naming `app` or `invalidSince`; `RedisClientError`.
+    @discardableResult
+    public func removeIfNotRegisteredSince(
+        app: String,
+        token: DeviceToken,
+        environment: APNsEnvironment,
+        invalidSince: Int64?
+    ) async throws -> Bool {
+        try RegistryValidation.app(app)
+        if let invalidSince, invalidSince < 0 {
+            throw DeviceRegistryError(.invalidArgument, field: "invalidSince", message: "must not be negative, is \(invalidSince)")
+        }
+        return try await remove(app: app, token: token, environment: environment, invalidSince: invalidSince)
+    }
+
+    // MARK: - Reading devices
+
+    /// The record of a device, or `nil` if it is not registered for `app`.
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    public func device(app: String, token: DeviceToken) async throws -> DeviceRecord? {
+        try RegistryValidation.app(app)
+        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
+        let reply = try await run([
+            RedisScriptCall(RegistryScripts.readDevice, keys: [.string(keys.device(token)), .string(keys.deviceTags(token))], arguments: [])
+        ])[0]
+        if reply.isNull {
+            return nil
+        }
+        guard let fields = reply.array, fields.count == 4,
+            let environment = fields[0].string.flatMap(APNsEnvironment.init(rawValue:)),
+            let registeredAt = fields[1].int,
+            let openID = fields[2].string,
+            let tags = fields[3].array?.compactMap(\.string)
+        else {
+            throw Self.unexpected(reply, from: "reading device \(token)")
+        }
+        return DeviceRecord(
+            token: token,
+            environment: environment,
+            openID: openID.isEmpty ? nil : openID,
+            registeredAt: registeredAt,
+            tags: tags.sorted()
+        )
+    }
+
+    /// How many devices `app` has in each environment (`SCARD` of every shard set, pipelined).
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    public func deviceCount(app: String) async throws -> DeviceCount {
+        try RegistryValidation.app(app)
+        let shards = 0..<shardCount(for: app)
+        let commands: [[RedisArgument]] = shards.flatMap { shard in
+            let keys = ShardKeyspace(app: app, shard: shard)
+            return APNsEnvironment.allCases.map { environment -> [RedisArgument] in
+                ["SCARD", .string(keys.tokens(environment))]
+            }
+        }
+        let replies = try await pipeline(commands)
+        var count = DeviceCount(sandbox: 0, production: 0)
+        for (index, reply) in replies.enumerated() {
+            guard let value = reply.int else { throw Self.unexpected(reply, from: "SCARD") }
+            switch APNsEnvironment.allCases[index % APNsEnvironment.allCases.count] {
+            case .sandbox: count.sandbox += Int(value)
+            case .production: count.production += Int(value)
+            }
+        }
+        return count
+    }
+
+    // MARK: - Internals shared by the extensions
+
+    /// Runs script calls in one pipeline on one pooled connection; any script error throws
+    /// (`RedisClientError.serverError`), though the other calls may have run.
+    func run(_ calls: [RedisScriptCall]) async throws -> [RedisReply] {
+        guard !calls.isEmpty else { return [] }
+        let replies = try await client.withConnection { connection in
+            try await connection.evalScripts(calls)
+        }
+        if let message = replies.lazy.compactMap(\.errorMessage).first {
+            throw RedisClientError(.serverError, message: message)
+        }
+        return replies
+    }
+
+    /// Sends plain commands in one pipeline; an error reply throws.
+    func pipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
+        guard !commands.isEmpty else { return [] }
+        let replies = try await client.pipeline(commands)
+        if let message = replies.lazy.compactMap(\.errorMessage).first {
+            throw RedisClientError(.serverError, message: message)
+        }
+        return replies
+    }
+
+    static func unexpected(_ reply: RedisReply, from what: String, file: String = #fileID, line: Int = #line) -> DeviceRegistryError {
+        DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what) answered \(reply)", file: file, line: line)
+    }
+
+    static func validate(_ device: DeviceRegistration, fieldPrefix: String) throws(DeviceRegistryError) {
+        if let openID = device.openID {
+            try RegistryValidation.openID(openID, field: fieldPrefix + "openID")
+        }
+        try RegistryValidation.tags(device.tags, field: fieldPrefix + "tags")
+        if let registeredAt = device.registeredAt, registeredAt < 0 {
+            throw DeviceRegistryError(
+                .invalidArgument,
+                field: fieldPrefix + "registeredAt",
+                message: "must not be negative, is \(registeredAt)"
+            )
+        }
+    }
+}

@@ -1,0 +1,53 @@
+/// Why a registry call was refused or failed: the argument at fault (``field``), a stable
+/// ``code``, a message for people, the error it wraps and whether trying again can help.
+///
+/// Failures of Redis itself are not wrapped: they arrive as `RedisClientError`, which carries its
+/// own retryability.
+public struct DeviceRegistryError: Error, Sendable, CustomStringConvertible {
+    /// The argument at fault, as the caller named it (`app`, `openID`, `tags[2]`,
+    /// `devices[17].openID`, `expression.none[0]`), or `nil` when no single argument is.
+    public var field: String?
+    /// What kind of problem it is; stable across releases, for programs to branch on.
+    public var code: Code
+    /// A sentence for people; wording may change.
+    public var message: String
+    /// The error this one wraps, if any.
+    public var underlying: (any Error)?
+    /// Whether the same call may succeed later without changing its arguments.
+    public var isRetryable: Bool
+    /// The source file that raised the error.
+    public var file: String
+    /// The source line that raised the error.
+    public var line: Int
+
+    /// Creates an error; it is not retryable unless said otherwise.
+    public init(
+        _ code: Code,
+        field: String?,
+        message: String,
+        underlying: (any Error)? = nil,
+        isRetryable: Bool = false,
+        file: String = #fileID,
+        line: Int = #line
+    ) {
+        self.code = code
+        self.field = field
+        self.message = message
+        self.underlying = underlying
+        self.isRetryable = isRetryable
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String {
+        var text = "DeviceRegistryError.\(code): "
+        if let field {
+            text += "\(field): "
+        }
+        text += message
+        if let underlying {
+            text += " (underlying: \(underlying))"
+        }
+        return text + " [\(file):\(line)]"
+    }
+}

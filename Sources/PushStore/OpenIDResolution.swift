@@ -1,0 +1,18 @@
+import APNsCore
+
+/// The devices a list of openids resolves to in one APNs environment.
+public struct OpenIDResolution: Hashable, Sendable {
+    /// The device each openid last logged in on, for the openids whose device is registered in
+    /// the requested environment; in the order of the (de-duplicated) openids.
+    public var tokens: [DeviceToken]
+    /// Openids with no device: never bound, logged out, or uninstalled.
+    public var unknownCount: Int
+    /// Openids whose device is registered in the other environment (not reachable by this job).
+    public var otherEnvironmentCount: Int
+
+    public init(tokens: [DeviceToken], unknownCount: Int, otherEnvironmentCount: Int) {
+        self.tokens = tokens
+        self.unknownCount = unknownCount
+        self.otherEnvironmentCount = otherEnvironmentCount
+    }
+}

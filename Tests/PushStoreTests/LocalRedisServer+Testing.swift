@@ -1,0 +1,108 @@
+import APNsCore
+import Redis
+import Synchronization
+import Testing
+
+@testable import PushStore
+
+extension LocalRedisServer {
+    /// Runs `body` against a fresh server and stops the server afterwards, also when `body` throws.
+    static func with<Value>(
+        extraArguments: [String] = [],
+        _ body: (LocalRedisServer) async throws -> Value
+    ) async throws -> Value {
+        let server = try await LocalRedisServer.start(extraArguments: extraArguments)
+        do {
+            let value = try await body(server)
+            await server.stop()
+            return value
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+}
+
+/// A clock the test moves by hand (milliseconds since 1970).
+final class ManualClock: Sendable {
+    private let value: Mutex<Int64>
+
+    init(_ start: Int64 = 1_700_000_000_000) {
+        value = Mutex(start)
+    }
+
+    var now: Int64 { value.withLock { $0 } }
+
+    func advance(by milliseconds: Int64) {
+        value.withLock { $0 += milliseconds }
+    }
+
+    var function: @Sendable () -> Int64 { { self.now } }
+}
+
+/// Runs `body` with a registry over a fresh `redis-server`, and a client to inspect it with.
+func withRegistry<Value>(
+    configuration: DeviceRegistryConfiguration = DeviceRegistryConfiguration(),
+    clock: ManualClock = ManualClock(),
+    _ body: (DeviceRegistry, RedisClient) async throws -> Value
+) async throws -> Value {
+    try await LocalRedisServer.with { server in
+        let client = RedisClient(configuration: server.configuration)
+        let registry = DeviceRegistry(client: client, configuration: configuration, clock: clock.function)
+        do {
+            let value = try await body(registry, client)
+            await client.shutdown()
+            return value
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+}
+
+/// A 32-byte token whose value is `number` (64 hex digits).
+func token(_ number: Int) -> DeviceToken {
+    let digits = String(number, radix: 16)
+    return try! DeviceToken(hex: String(repeating: "0", count: 64 - digits.count) + digits)
+}
+
+/// Evaluates `expression` and returns the ``DeviceRegistryError`` it throws; records an issue and
+/// returns `nil` if it succeeds or throws something else.
+func registryError<Value>(
+    _ expression: () async throws -> Value,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> DeviceRegistryError? {
+    do {
+        let value = try await expression()
+        Issue.record("expected a DeviceRegistryError, got \(value)", sourceLocation: sourceLocation)
+    } catch let error as DeviceRegistryError {
+        return error
+    } catch {
+        Issue.record("expected a DeviceRegistryError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+extension RedisClient {
+    /// The members of a set, as a Swift set of strings.
+    func members(_ key: String) async throws -> Set<String> {
+        Set(try await send("SMEMBERS", .string(key)).array?.compactMap(\.string) ?? [])
+    }
+
+    /// The value of a string key, or `nil`.
+    func string(_ key: String) async throws -> String? {
+        try await send("GET", .string(key)).string
+    }
+}
+
+extension DeviceRegistry {
+    /// The keys of `token`'s shard.
+    func keys(_ token: DeviceToken, app: String) -> ShardKeyspace {
+        ShardKeyspace(app: app, shard: shard(of: token, app: app))
+    }
+
+    /// The token an openid maps to, ignoring the generation.
+    func mappedToken(app: String, openID: String, client: RedisClient) async throws -> DeviceToken? {
+        try await client.string(openIDKey(app: app, openID: openID)).flatMap { Self.parseMapping($0)?.token }
+    }
+}
