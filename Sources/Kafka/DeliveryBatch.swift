@@ -4,18 +4,28 @@ import Synchronization
 /// Collects the delivery reports of one `send` call and resumes its caller when the last one
 /// arrives.
 ///
-/// librdkafka hands each message's opaque pointer back in the delivery callback; each points at
-/// a ``Slot`` in this batch's slot array, so the callback finds both the batch and the index
-/// without an allocation per message.
+/// librdkafka hands each message's opaque pointer back with its delivery report; each points at
+/// a ``Slot`` in this batch's slot array, so the report finds both the batch and the index
+/// without an allocation per message. Partitions and offsets are kept as plain numbers and
+/// turned into ``KafkaDeliveryReport``s once, when the caller resumes.
 final class DeliveryBatch: Sendable {
     struct Slot {
         let batch: Unmanaged<DeliveryBatch>
         let index: Int
     }
 
+    /// One message's outcome as librdkafka reports it.
+    struct Outcome {
+        let index: Int
+        let partition: Int32
+        let offset: Int64
+        let error: rd_kafka_resp_err_t
+    }
+
     private struct State {
         var remaining: Int
-        var reports: [KafkaDeliveryReport?]
+        var partitions: [Int32]
+        var offsets: [Int64]
         var firstError: KafkaError?
         var continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
         var done: Bool { remaining == 0 }
@@ -31,7 +41,10 @@ final class DeliveryBatch: Sendable {
         let count = topics.count
         self.count = count
         self.topics = topics
-        self.state = Mutex(State(remaining: count, reports: Array(repeating: nil, count: count)))
+        self.state = Mutex(
+            State(
+                remaining: count, partitions: Array(repeating: -1, count: count),
+                offsets: Array(repeating: -1, count: count)))
         self.slots = UnsafeMutablePointer<Slot>.allocate(capacity: count)
         let unmanaged = Unmanaged.passUnretained(self)
         for index in 0..<count {
@@ -48,26 +61,33 @@ final class DeliveryBatch: Sendable {
         UnsafeMutableRawPointer(slots + index)
     }
 
-    func complete(index: Int, with result: Result<KafkaDeliveryReport, KafkaError>) {
-        complete(CollectionOfOne((index: index, result: result)))
+    /// Records a message that never reached librdkafka.
+    func fail(index: Int, with error: KafkaError) {
+        record(CollectionOfOne(Outcome(index: index, partition: -1, offset: -1, error: RD_KAFKA_RESP_ERR_NO_ERROR)), error: error)
     }
 
     /// Records several messages' outcomes under one lock.
-    func complete(_ results: some Collection<(index: Int, result: Result<KafkaDeliveryReport, KafkaError>)>) {
+    func complete(_ outcomes: some Collection<Outcome>) {
+        record(outcomes, error: nil)
+    }
+
+    private func record(_ outcomes: some Collection<Outcome>, error: KafkaError?) {
         let continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
         let outcome: Result<[KafkaDeliveryReport], KafkaError>?
         (continuation, outcome) = state.withLock { state in
-            for (index, result) in results {
-                switch result {
-                case .success(let report): state.reports[index] = report
-                case .failure(let error): state.firstError = state.firstError ?? error
+            if let error { state.firstError = state.firstError ?? error }
+            for outcome in outcomes {
+                if outcome.error == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    state.partitions[outcome.index] = outcome.partition
+                    state.offsets[outcome.index] = outcome.offset
+                } else if state.firstError == nil {
+                    state.firstError = deliveryError(outcome.error, topic: topics[outcome.index])
                 }
             }
-            state.remaining -= results.count
+            state.remaining -= outcomes.count
             guard state.done else { return (nil, nil) }
-            let outcome = Self.outcome(of: state)
             defer { state.continuation = nil }
-            return (state.continuation, outcome)
+            return (state.continuation, result(of: state))
         }
         if let continuation, let outcome { continuation.resume(with: outcome) }
     }
@@ -80,14 +100,26 @@ final class DeliveryBatch: Sendable {
                     state.continuation = continuation
                     return nil
                 }
-                return Self.outcome(of: state)
+                return result(of: state)
             }
             if let outcome { continuation.resume(with: outcome) }
         }
     }
 
-    private static func outcome(of state: State) -> Result<[KafkaDeliveryReport], KafkaError> {
+    private func result(of state: State) -> Result<[KafkaDeliveryReport], KafkaError> {
         if let error = state.firstError { return .failure(error) }
-        return .success(state.reports.map { $0! })
+        return .success(
+            (0..<count).map { index in
+                let offset = state.offsets[index]
+                return KafkaDeliveryReport(
+                    topic: topics[index], partition: state.partitions[index], offset: offset >= 0 ? offset : nil)
+            })
+    }
+
+    private func deliveryError(_ err: rd_kafka_resp_err_t, topic: String) -> KafkaError {
+        let code = KafkaErrorCode(err)
+        return KafkaError(
+            code: .delivery, message: "delivery to '\(topic)' failed", underlying: code,
+            isRetryable: code == .messageTimedOut)
     }
 }

@@ -39,7 +39,8 @@ final class DeliveryReportQueue: @unchecked Sendable {
 
     /// Completes reports in runs of the same batch, so each batch is locked once per run.
     private func complete(_ messages: UnsafeMutableBufferPointer<UnsafePointer<rd_kafka_message_t>?>.SubSequence) {
-        var run: [(index: Int, result: Result<KafkaDeliveryReport, KafkaError>)] = []
+        var run: [DeliveryBatch.Outcome] = []
+        run.reserveCapacity(messages.count)
         var runBatch: DeliveryBatch?
         for message in messages {
             guard let message, let opaque = message.pointee._private else { continue }
@@ -50,20 +51,11 @@ final class DeliveryReportQueue: @unchecked Sendable {
                 run.removeAll(keepingCapacity: true)
             }
             runBatch = batch
-            run.append((slot.index, Self.result(of: message.pointee, topic: batch.topics[slot.index])))
+            run.append(
+                DeliveryBatch.Outcome(
+                    index: slot.index, partition: message.pointee.partition, offset: message.pointee.offset,
+                    error: message.pointee.err))
         }
         if let runBatch { runBatch.complete(run) }
-    }
-
-    private static func result(of message: rd_kafka_message_t, topic: String) -> Result<KafkaDeliveryReport, KafkaError> {
-        guard message.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            let code = KafkaErrorCode(message.err)
-            return .failure(
-                KafkaError(
-                    code: .delivery, message: "delivery to '\(topic)' failed", underlying: code,
-                    isRetryable: code == .messageTimedOut))
-        }
-        return .success(
-            KafkaDeliveryReport(topic: topic, partition: message.partition, offset: message.offset >= 0 ? message.offset : nil))
     }
 }

@@ -65,15 +65,20 @@ public final class KafkaProducer: Service, Sendable {
     public func send(_ messages: [KafkaProducerMessage]) async throws -> [KafkaDeliveryReport] {
         guard !messages.isEmpty else { return [] }
         let batch = DeliveryBatch(topics: messages.map(\.topic))
+        var topic: (name: String, handle: OpaquePointer?)?
         var start = 0
         while start < messages.count {
             // Take window permits a slice at a time: one lock round for many messages.
             let end = min(start + 1_000, messages.count, start + window.capacity)
             await window.acquire(end - start)
             for index in start..<end {
-                if let error = enqueue(messages[index], opaque: batch.opaque(for: index)) {
+                let message = messages[index]
+                if topic?.name != message.topic {
+                    topic = (message.topic, client.topicHandle(named: message.topic))
+                }
+                if let error = enqueue(message, topic: topic?.handle, opaque: batch.opaque(for: index)) {
                     window.release()
-                    batch.complete(index: index, with: .failure(error))
+                    batch.fail(index: index, with: error)
                 }
             }
             start = end
@@ -110,11 +115,13 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     /// Enqueues with `rd_kafka_produceva` (the array form of the variadic `rd_kafka_producev`).
-    private func enqueue(_ message: KafkaProducerMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
+    private func enqueue(
+        _ message: KafkaProducerMessage, topic: OpaquePointer?, opaque: UnsafeMutableRawPointer
+    ) -> KafkaError? {
         if closed.load(ordering: .acquiring) {
             return KafkaError(code: .closed, message: "producer is closed")
         }
-        guard let topic = client.topicHandle(named: message.topic) else {
+        guard let topic else {
             return KafkaError(code: .produce, message: "invalid topic name '\(message.topic)'")
         }
         let fieldCount = 4 + (message.key == nil ? 0 : 1) + (message.partition == nil ? 0 : 1) + message.headers.count
