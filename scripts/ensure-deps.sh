@@ -15,7 +15,7 @@ APT_PACKAGES=(
   kcat                # the Kafka reference
   nghttp2-client      # h2load, the HTTP/2 reference
 )
-PIP_PACKAGES=(jsonschema pytest)
+PIP_PACKAGES=(jsonschema pytest aioapns)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

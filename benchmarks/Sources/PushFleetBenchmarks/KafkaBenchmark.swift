@@ -167,12 +167,12 @@ func progress(_ phase: String) {
 
 enum BenchmarkError: Error, CustomStringConvertible {
     case referenceFailed(String, String)
-    case missingTool(String)
+    case failed(String)
 
     var description: String {
         switch self {
         case .referenceFailed(let tool, let error): "\(tool) failed: \(error)"
-        case .missingTool(let tool): "\(tool) is not installed"
+        case .failed(let reason): reason
         }
     }
 }

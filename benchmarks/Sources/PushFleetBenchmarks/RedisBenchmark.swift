@@ -123,7 +123,7 @@ struct RedisBenchmark {
             let reference = try await redisBenchmark(settings, server: server)
             for index in measurements.indices {
                 guard let opsPerSecond = reference[measurements[index].command] else {
-                    throw BenchmarkError("redis-benchmark reported no \(measurements[index].command) figure")
+                    throw BenchmarkError.failed("redis-benchmark reported no \(measurements[index].command) figure")
                 }
                 measurements[index].redisBenchmarkRounds.append(opsPerSecond)
             }
@@ -145,7 +145,7 @@ struct RedisBenchmark {
                         for _ in 0..<batchesPerConnection {
                             let replies = try await connection.pipeline(batch)
                             if let failure = replies.first(where: { $0.errorMessage != nil }) {
-                                throw BenchmarkError("\(command.first!) failed: \(failure)")
+                                throw BenchmarkError.failed("\(command.first!) failed: \(failure)")
                             }
                         }
                     }
@@ -162,7 +162,7 @@ struct RedisBenchmark {
     private static func redisBenchmark(_ settings: Settings, server: LocalRedisServer) async throws -> [String: Double] {
         let output = server.directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv")
         guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
-            throw BenchmarkError("cannot create \(output.path)")
+            throw BenchmarkError.failed("cannot create \(output.path)")
         }
         let outputHandle = try FileHandle(forWritingTo: output)
         let process = Process()
@@ -188,7 +188,7 @@ struct RedisBenchmark {
         try outputHandle.close()
         let csv = try String(contentsOf: output, encoding: .utf8)
         guard status == 0 else {
-            throw BenchmarkError("redis-benchmark exited with status \(status): \(csv)")
+            throw BenchmarkError.failed("redis-benchmark exited with status \(status): \(csv)")
         }
         // "SET","123456.79",… (redis 7 adds latency columns after the rate).
         var rates: [String: Double] = [:]
@@ -199,14 +199,5 @@ struct RedisBenchmark {
             }
         }
         return rates
-    }
-
-    /// A benchmark that could not run as intended.
-    struct BenchmarkError: Error, CustomStringConvertible {
-        var description: String
-
-        init(_ description: String) {
-            self.description = description
-        }
     }
 }

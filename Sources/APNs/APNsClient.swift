@@ -1,0 +1,300 @@
+import APNsCore
+import Foundation
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Sends notifications to APNs over persistent HTTP/2 connections.
+///
+/// One connection pool exists per (credential, environment), opened on first use; one provider
+/// token per signing key is shared by all of them. ``send(_:)`` answers every notification APNs
+/// answered with an ``APNsResponse`` (refusals included, classified) and throws ``APNsError``
+/// only when there is no answer.
+///
+/// ```swift
+/// let client = try APNsClient(configuration: .init())
+/// let response = try await client.send(request)
+/// switch response.responseClass { … }
+/// await client.shutdown()
+/// ```
+public final class APNsClient: Sendable {
+    private struct PoolKey: Hashable {
+        var credentialID: String
+        var environment: APNsEnvironment
+    }
+
+    private struct Pools: ~Copyable {
+        var pools: [PoolKey: (pool: APNsConnectionPool, tokens: APNsProviderTokenManager?)] = [:]
+        var tokenManagers: [String: APNsProviderTokenManager] = [:]
+        var isShutdown = false
+    }
+
+    private struct ErrorBody: Decodable {
+        var reason: String?
+        var timestamp: Int64?
+    }
+
+    public let configuration: APNsClientConfiguration
+    private let eventLoopGroup: any EventLoopGroup
+    private let ownsEventLoopGroup: Bool
+    private let trustRoots: NIOSSLTrustRoots
+    private let providerTokenClock: @Sendable () -> Date
+    private let retryBackoff: APNsBackoff
+    private let logger: Logger
+    private let pools = Mutex(Pools())
+
+    /// - Parameters:
+    ///   - eventLoopGroup: the loops connections run on; `nil` creates (and owns) one thread per
+    ///     core.
+    ///   - providerTokenClock: the clock provider tokens are issued and aged by; tests inject one.
+    public init(
+        configuration: APNsClientConfiguration,
+        eventLoopGroup: (any EventLoopGroup)? = nil,
+        providerTokenClock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "apns")
+    ) throws(APNsError) {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        self.ownsEventLoopGroup = eventLoopGroup == nil
+        self.providerTokenClock = providerTokenClock
+        self.retryBackoff = APNsBackoff(base: configuration.retryBackoffBase, maximum: .seconds(5))
+        self.logger = logger
+        do {
+            switch configuration.trustRoots {
+            case .system:
+                trustRoots = .default
+            case .pem(let pem):
+                trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+            case .pemFile(let path):
+                trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path))
+            }
+        } catch {
+            throw APNsError(.invalidCredential, underlying: error)
+        }
+    }
+
+    /// Sends one notification, waiting for a free stream if every connection is full.
+    ///
+    /// Streams the server refused (GOAWAY, stream limit) are sent again on another connection
+    /// without counting as attempts; a 403 ExpiredProviderToken is retried once with a new token
+    /// (when the old one is at least 20 minutes old); other retryable outcomes are retried up to
+    /// ``APNsClientConfiguration/maxAttempts`` with jittered backoff, with the same `apns-id`.
+    public func send(_ request: APNsRequest) async throws(APNsError) -> APNsResponse {
+        let (pool, tokens) = try pool(for: request.credential, environment: request.environment)
+        let apnsID = (request.apnsID ?? .random()).uuidString
+        let authority = configuration.endpoint(for: request.environment).host
+        var providerToken = try await currentToken(from: tokens)
+        var attempts = 0
+        var refusals = 0
+        var refreshedProviderToken = false
+        while true {
+            let headers = Self.headers(for: request, apnsID: apnsID, authority: authority, providerToken: providerToken)
+            let outcome: APNsStreamOutcome
+            do {
+                let deadline = ContinuousClock.now + configuration.requestTimeout
+                let connection = try await pool.lease(timeout: configuration.requestTimeout)
+                let remaining = deadline - ContinuousClock.now
+                outcome = await Self.wait(
+                    connection.execute(
+                        headers: headers, payload: request.payload, timeout: .nanoseconds(max(remaining.nanoseconds, 0))))
+                pool.release(connection)
+            } catch where error.code == .timeout || error.code == .connectFailed {
+                attempts += 1
+                guard attempts < configuration.maxAttempts else { throw error }
+                try await backoff(attempt: attempts)
+                continue
+            }
+
+            switch outcome {
+            case .refused:
+                refusals += 1
+                guard refusals <= configuration.maxRefusedStreamRetries else { throw APNsError(.refused) }
+            case .response(let status, let responseAPNsID, let body):
+                attempts += 1
+                let response = Self.response(status: status, apnsID: responseAPNsID, body: body, attempts: attempts)
+                if response.reason == .expiredProviderToken, !refreshedProviderToken, let tokens, let current = providerToken {
+                    refreshedProviderToken = true
+                    if let fresh = try await replaceToken(current, in: tokens) {
+                        providerToken = fresh
+                        continue
+                    }
+                }
+                guard response.responseClass == .retryable, attempts < configuration.maxAttempts else { return response }
+                try await backoff(attempt: attempts)
+            case .connectionLost(let error):
+                attempts += 1
+                guard attempts < configuration.maxAttempts else { throw APNsError(.connectionLost, underlying: error) }
+                try await backoff(attempt: attempts)
+            case .timedOut:
+                attempts += 1
+                guard attempts < configuration.maxAttempts else { throw APNsError(.timeout) }
+                try await backoff(attempt: attempts)
+            }
+        }
+    }
+
+    /// The provider token manager shared by every pool of a token credential (created on first
+    /// use); `nil` for certificate credentials.
+    public func providerTokenManager(for credential: APNsCredential) throws(APNsError) -> APNsProviderTokenManager? {
+        guard case .token(let teamID, let keyID, let privateKeyPEM) = credential.material else { return nil }
+        return try pools.withLock { state throws(APNsError) in
+            if let existing = state.tokenManagers[credential.id] { return existing }
+            do {
+                let manager = try APNsProviderTokenManager(
+                    teamID: teamID, keyID: keyID, privateKeyPEM: privateKeyPEM,
+                    policy: configuration.providerTokenPolicy, now: providerTokenClock)
+                state.tokenManagers[credential.id] = manager
+                return manager
+            } catch {
+                throw APNsError(.invalidCredential, underlying: error)
+            }
+        }
+    }
+
+    /// Closes every connection; pending and later sends fail with ``APNsError/Code/shutdown``.
+    public func shutdown() async {
+        let pools = self.pools.withLock { state in
+            state.isShutdown = true
+            return state.pools.values.map(\.pool)
+        }
+        for pool in pools {
+            await pool.shutdown()
+        }
+        if ownsEventLoopGroup {
+            try? await eventLoopGroup.shutdownGracefully()
+        }
+    }
+
+    private func pool(
+        for credential: APNsCredential, environment: APNsEnvironment
+    ) throws(APNsError) -> (APNsConnectionPool, APNsProviderTokenManager?) {
+        let key = PoolKey(credentialID: credential.id, environment: environment)
+        let existing = try pools.withLock { state throws(APNsError) in
+            guard !state.isShutdown else { throw APNsError(.shutdown) }
+            return state.pools[key]
+        }
+        if let existing { return existing }
+        let tokens = try providerTokenManager(for: credential)
+        let sslContext = try makeSSLContext(for: credential)
+        let pool = APNsConnectionPool(
+            eventLoopGroup: eventLoopGroup, endpoint: configuration.endpoint(for: environment), sslContext: sslContext,
+            configuration: configuration, logger: logger)
+        return pools.withLock { state in
+            if let raced = state.pools[key] { return raced }
+            state.pools[key] = (pool, tokens)
+            return (pool, tokens)
+        }
+    }
+
+    private func makeSSLContext(for credential: APNsCredential) throws(APNsError) -> NIOSSLContext {
+        do {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.minimumTLSVersion = .tlsv12
+            tls.applicationProtocols = ["h2"]
+            tls.certificateVerification = .fullVerification
+            tls.trustRoots = trustRoots
+            switch credential.material {
+            case .token:
+                break
+            case .certificate(let chainPEM, let keyPEM):
+                tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(chainPEM.utf8)).map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem))
+            case .pkcs12(let bytes, let passphrase):
+                let bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: passphrase.map { Array($0.utf8) })
+                tls.certificateChain = bundle.certificateChain.map { .certificate($0) }
+                tls.privateKey = .privateKey(bundle.privateKey)
+            }
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw APNsError(.invalidCredential, underlying: error)
+        }
+    }
+
+    private func currentToken(from tokens: APNsProviderTokenManager?) async throws(APNsError) -> APNsProviderToken? {
+        guard let tokens else { return nil }
+        do {
+            return try await tokens.token()
+        } catch {
+            throw APNsError(.invalidCredential, underlying: error)
+        }
+    }
+
+    private func replaceToken(
+        _ rejected: APNsProviderToken, in tokens: APNsProviderTokenManager
+    ) async throws(APNsError) -> APNsProviderToken? {
+        do {
+            return try await tokens.token(replacing: rejected)
+        } catch {
+            throw APNsError(.invalidCredential, underlying: error)
+        }
+    }
+
+    private func backoff(attempt: Int) async throws(APNsError) {
+        do {
+            try await Task.sleep(for: retryBackoff.randomDelay(attempt: attempt))
+        } catch {
+            throw APNsError(.cancelled)
+        }
+    }
+
+    private static func wait(_ future: EventLoopFuture<APNsStreamOutcome>) async -> APNsStreamOutcome {
+        do {
+            return try await future.get()
+        } catch {
+            return .connectionLost(error)
+        }
+    }
+
+    static func headers(
+        for request: APNsRequest, apnsID: String, authority: String, providerToken: APNsProviderToken?
+    ) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(12)
+        func pseudoHeader(_ name: String, _ value: @autoclosure () -> String) -> String {
+            request.headerOverrides.last { $0.name == name }?.value ?? value()
+        }
+        headers.add(name: ":method", value: pseudoHeader(":method", "POST"))
+        headers.add(name: ":scheme", value: "https")
+        headers.add(
+            name: ":path", value: pseudoHeader(":path", "/3/device/" + request.deviceToken.hex), indexing: .nonIndexable)
+        headers.add(name: ":authority", value: authority)
+        if let providerToken {
+            headers.add(name: "authorization", value: "bearer " + providerToken.value)
+        }
+        headers.add(name: "apns-topic", value: request.topic)
+        headers.add(name: "apns-push-type", value: request.pushType.rawValue)
+        if let priority = request.priority {
+            headers.add(name: "apns-priority", value: priority.description)
+        }
+        if let expiration = request.expiration {
+            headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
+        }
+        if let collapseID = request.collapseID {
+            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
+        }
+        headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+        for (name, value) in request.headerOverrides where !name.hasPrefix(":") {
+            if let value {
+                headers.add(name: name, value: value)
+            } else {
+                headers.remove(name: name)
+            }
+        }
+        return headers
+    }
+
+    static func response(status: Int, apnsID: String?, body: ByteBuffer?, attempts: Int) -> APNsResponse {
+        var reason: APNsReason?
+        var timestamp: Int64?
+        if status != 200, let body, body.readableBytes > 0,
+            let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(body.readableBytesView))
+        {
+            reason = decoded.reason.map(APNsReason.init(rawValue:))
+            timestamp = decoded.timestamp
+        }
+        return APNsResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp, attempts: attempts)
+    }
+}

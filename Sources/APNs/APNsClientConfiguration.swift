@@ -1,0 +1,110 @@
+import APNsCore
+
+/// How an ``APNsClient`` connects and behaves. Every default is Apple's recommendation or a
+/// conservative choice for a worker sending to many devices.
+public struct APNsClientConfiguration: Sendable {
+    /// Where to connect instead of Apple (tests, benchmarks, the simulator).
+    public struct Endpoint: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// Which certificate authorities the client trusts for the server's certificate. Verification
+    /// (chain and hostname) is always on.
+    public enum TrustRoots: Sendable, Hashable {
+        /// The system's trust store (Apple's real endpoints).
+        case system
+        /// Only the CA certificates in this PEM text (the simulator's CA).
+        case pem(String)
+        /// Only the CA certificates in this PEM file.
+        case pemFile(String)
+    }
+
+    /// Connects to `environment.host` on this port. Apple serves 443 and 2197. Default 443.
+    public var applePort: Int
+    /// Overrides the endpoint for every environment; `nil` uses Apple's hosts.
+    public var endpointOverride: Endpoint?
+    /// Default ``TrustRoots/system``.
+    public var trustRoots: TrustRoots
+    /// Connections per pool (one pool per credential and environment). Default 2.
+    public var connectionsPerPool: Int
+    /// Upper bound on streams per connection whatever the server advertises. Default 1000.
+    public var maxConcurrentStreamsPerConnection: Int
+    /// Callers allowed to wait for a stream per pool before ``APNsError/Code/tooManyWaiters``.
+    /// Default 10 000.
+    public var maxWaitersPerPool: Int
+    /// Time for one attempt: waiting for a stream, sending and receiving the answer. Default 10 s.
+    public var requestTimeout: Duration
+    /// Time to open a connection (TCP, TLS and the server's SETTINGS). Default 10 s.
+    public var connectTimeout: Duration
+    /// A PING is sent this often on every connection; `nil` disables keepalive. Default 60 s.
+    public var pingInterval: Duration?
+    /// A PING unanswered for this long closes the connection. Default 10 s.
+    public var pingTimeout: Duration
+    /// Delay between opening the connections of a pool. Default 100 ms.
+    public var connectionSpacing: Duration
+    /// Reconnect delay after the first failure, doubled per failure, jittered. Default 100 ms.
+    public var reconnectBackoffBase: Duration
+    /// Longest reconnect delay. Default 30 s.
+    public var reconnectBackoffMax: Duration
+    /// Attempts per notification for retryable outcomes (429, 500, 503, connection loss,
+    /// timeout). Default 1: the pipeline's resend buffer retries, with a durable record. Refused
+    /// streams (GOAWAY, never processed by APNs) and one provider token refresh are always
+    /// retried and do not count.
+    public var maxAttempts: Int
+    /// Delay before a retry, doubled per attempt, jittered. Default 50 ms.
+    public var retryBackoffBase: Duration
+    /// How often a notification is moved to another connection after its stream was refused
+    /// before giving up with ``APNsError/Code/refused``. Default 10.
+    public var maxRefusedStreamRetries: Int
+    /// Provider token lifetime policy.
+    public var providerTokenPolicy: APNsProviderTokenPolicy
+
+    public init(
+        applePort: Int = 443,
+        endpointOverride: Endpoint? = nil,
+        trustRoots: TrustRoots = .system,
+        connectionsPerPool: Int = 2,
+        maxConcurrentStreamsPerConnection: Int = 1000,
+        maxWaitersPerPool: Int = 10_000,
+        requestTimeout: Duration = .seconds(10),
+        connectTimeout: Duration = .seconds(10),
+        pingInterval: Duration? = .seconds(60),
+        pingTimeout: Duration = .seconds(10),
+        connectionSpacing: Duration = .milliseconds(100),
+        reconnectBackoffBase: Duration = .milliseconds(100),
+        reconnectBackoffMax: Duration = .seconds(30),
+        maxAttempts: Int = 1,
+        retryBackoffBase: Duration = .milliseconds(50),
+        maxRefusedStreamRetries: Int = 10,
+        providerTokenPolicy: APNsProviderTokenPolicy = APNsProviderTokenPolicy()
+    ) {
+        self.applePort = applePort
+        self.endpointOverride = endpointOverride
+        self.trustRoots = trustRoots
+        self.connectionsPerPool = connectionsPerPool
+        self.maxConcurrentStreamsPerConnection = maxConcurrentStreamsPerConnection
+        self.maxWaitersPerPool = maxWaitersPerPool
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.connectionSpacing = connectionSpacing
+        self.reconnectBackoffBase = reconnectBackoffBase
+        self.reconnectBackoffMax = reconnectBackoffMax
+        self.maxAttempts = maxAttempts
+        self.retryBackoffBase = retryBackoffBase
+        self.maxRefusedStreamRetries = maxRefusedStreamRetries
+        self.providerTokenPolicy = providerTokenPolicy
+    }
+
+    /// The host and port for an environment.
+    func endpoint(for environment: APNsEnvironment) -> Endpoint {
+        endpointOverride ?? Endpoint(host: environment.host, port: applePort)
+    }
+}

@@ -1,0 +1,212 @@
+import Logging
+import NIOCore
+import NIOSSL
+import Synchronization
+
+/// The connections of one (credential, environment): opens them spaced, reconnects with
+/// backoff, hands out streams to the least-loaded connection and makes callers wait for a free
+/// stream. The decisions live in ``APNsConnectionPoolStateMachine``; this type carries them out.
+final class APNsConnectionPool: Sendable {
+    private typealias Waiter = CheckedContinuation<Result<APNsConnection, APNsError>, Never>
+    private typealias StateMachine = APNsConnectionPoolStateMachine<Waiter>
+
+    private struct State: ~Copyable {
+        var machine: StateMachine
+        var connections: [Int: APNsConnection] = [:]
+        var nextWaiterID = 0
+        var isShutdown = false
+    }
+
+    private let state: Mutex<State>
+    private let eventLoopGroup: any EventLoopGroup
+    private let endpoint: APNsClientConfiguration.Endpoint
+    private let sslContext: NIOSSLContext
+    private let configuration: APNsClientConfiguration
+    private let reconnectBackoff: APNsBackoff
+    private let logger: Logger
+
+    init(
+        eventLoopGroup: any EventLoopGroup, endpoint: APNsClientConfiguration.Endpoint, sslContext: NIOSSLContext,
+        configuration: APNsClientConfiguration, logger: Logger
+    ) {
+        self.state = Mutex(
+            State(
+                machine: StateMachine(
+                    targetConnections: configuration.connectionsPerPool,
+                    maxWaiters: configuration.maxWaitersPerPool,
+                    streamCap: configuration.maxConcurrentStreamsPerConnection)))
+        self.eventLoopGroup = eventLoopGroup
+        self.endpoint = endpoint
+        self.sslContext = sslContext
+        self.configuration = configuration
+        self.reconnectBackoff = APNsBackoff(
+            base: configuration.reconnectBackoffBase, maximum: configuration.reconnectBackoffMax)
+        self.logger = logger
+    }
+
+    /// Waits for a free stream, at most `timeout`.
+    func lease(timeout: Duration) async throws(APNsError) -> APNsConnection {
+        // Fast path: a free stream now, without suspending.
+        let (immediate, connects) = state.withLock { state -> (APNsConnection?, [StateMachine.Connect]) in
+            let (id, connects) = state.machine.leaseIfAvailable()
+            return (id.flatMap { state.connections[$0] }, connects)
+        }
+        open(connects)
+        if let immediate { return immediate }
+
+        let waiterID = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Waiter) in
+                let (result, connects, leased) = state.withLock { state in
+                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: continuation)
+                    if case .leased(let id) = result {
+                        return (result, connects, state.connections[id])
+                    }
+                    return (result, connects, nil)
+                }
+                open(connects)
+                switch result {
+                case .leased:
+                    continuation.resume(returning: leased.map { .success($0) } ?? .failure(APNsError(.connectionLost)))
+                case .queued:
+                    eventLoopGroup.any().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                        self.failWaiter(waiterID, with: APNsError(.timeout))
+                    }
+                case .tooManyWaiters:
+                    continuation.resume(returning: .failure(APNsError(.tooManyWaiters)))
+                case .shutdown:
+                    continuation.resume(returning: .failure(APNsError(.shutdown)))
+                }
+            }
+        } onCancel: {
+            failWaiter(waiterID, with: APNsError(.cancelled))
+        }
+        return try result.get()
+    }
+
+    /// Returns a stream; a waiter may take it.
+    func release(_ connection: APNsConnection) {
+        let leases = state.withLock { state in
+            state.machine.release(connection.id).map { ($0.waiter, state.connections[$0.connection]) }
+        }
+        resume(leases)
+    }
+
+    /// Closes every connection and fails every waiter.
+    func shutdown() async {
+        let (waiters, connections) = state.withLock { state in
+            state.isShutdown = true
+            let (waiters, ids) = state.machine.shutdown()
+            return (waiters, ids.compactMap { state.connections[$0] })
+        }
+        for waiter in waiters {
+            waiter.resume(returning: .failure(APNsError(.shutdown)))
+        }
+        for connection in connections {
+            connection.close()
+            try? await connection.channel.closeFuture.get()
+        }
+    }
+
+    private func failWaiter(_ waiterID: Int, with error: APNsError) {
+        let waiter = state.withLock { $0.machine.cancelWaiter(waiterID) }
+        waiter?.resume(returning: .failure(error))
+    }
+
+    private func resume(_ leases: [(Waiter, APNsConnection?)]) {
+        for (waiter, connection) in leases {
+            if let connection {
+                waiter.resume(returning: .success(connection))
+            } else {
+                waiter.resume(returning: .failure(APNsError(.connectionLost)))
+            }
+        }
+    }
+
+    private func open(_ connects: [StateMachine.Connect]) {
+        for connect in connects {
+            let delay: Duration
+            switch connect.delay {
+            case .immediately: delay = .zero
+            case .spacing(let slots): delay = configuration.connectionSpacing * slots
+            case .backoff(let failures): delay = reconnectBackoff.randomDelay(attempt: failures)
+            }
+            let eventLoop = eventLoopGroup.next()
+            if delay == .zero {
+                eventLoop.execute { self.open(id: connect.id, on: eventLoop) }
+            } else {
+                eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { self.open(id: connect.id, on: eventLoop) }
+            }
+        }
+    }
+
+    private func open(id: Int, on eventLoop: any EventLoop) {
+        let events = APNsConnectionHandler.Events(
+            ready: { maxStreams in
+                let leases = self.state.withLock { state in
+                    state.machine.connected(id, maxStreams: maxStreams).map { ($0.waiter, state.connections[$0.connection]) }
+                }
+                self.resume(leases)
+            },
+            maxStreamsChanged: { maxStreams in
+                let leases = self.state.withLock { state in
+                    state.machine.maxStreamsChanged(id, maxStreams: maxStreams).map {
+                        ($0.waiter, state.connections[$0.connection])
+                    }
+                }
+                self.resume(leases)
+            },
+            goingAway: {
+                let connect = self.state.withLock { $0.machine.goingAway(id) }
+                self.open(connect.map { [$0] } ?? [])
+            },
+            closed: { self.closed(id) })
+        let timeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanoseconds)
+        APNsConnection.connect(
+            id: id, eventLoop: eventLoop, endpoint: endpoint, sslContext: sslContext, connectTimeout: timeout,
+            pingInterval: configuration.pingInterval.map { .nanoseconds($0.nanoseconds) },
+            pingTimeout: .nanoseconds(configuration.pingTimeout.nanoseconds), events: events
+        ).whenComplete { result in
+            switch result {
+            case .success(let connection):
+                let isShutdown = self.state.withLock { state in
+                    state.connections[id] = connection
+                    return state.isShutdown
+                }
+                if isShutdown {
+                    connection.close()
+                    return
+                }
+                // TLS and the server's SETTINGS must follow within the connect timeout.
+                eventLoop.scheduleTask(in: timeout) {
+                    let isReady = self.state.withLock { $0.machine.isReady(id) }
+                    if !isReady { connection.close() }
+                }
+            case .failure(let error):
+                self.logger.debug("APNs connection failed", metadata: ["error": "\(error)"])
+                self.closed(id)
+            }
+        }
+    }
+
+    private func closed(_ id: Int) {
+        let (connect, failed) = state.withLock { state in
+            state.connections[id] = nil
+            return state.machine.closed(id)
+        }
+        for waiter in failed {
+            waiter.resume(returning: .failure(APNsError(.connectFailed)))
+        }
+        open(connect.map { [$0] } ?? [])
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

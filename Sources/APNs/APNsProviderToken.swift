@@ -1,0 +1,32 @@
+import Crypto
+import Foundation
+
+/// A provider authentication token: an ES256-signed JWT with header `alg`/`kid` and claims
+/// `iss` (team id) and `iat` (issue time, seconds since 1970).
+public struct APNsProviderToken: Sendable, Hashable, CustomStringConvertible {
+    /// The compact JWT, sent as `authorization: bearer <value>`.
+    public let value: String
+    /// The `iat` claim.
+    public let issuedAt: Date
+
+    /// Signs a new token.
+    public init(teamID: String, keyID: String, privateKey: P256.Signing.PrivateKey, issuedAt: Date) throws {
+        let iat = Int64(issuedAt.timeIntervalSince1970.rounded(.down))
+        let header = Self.base64URL(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
+        let claims = Self.base64URL(Array(#"{"iss":"\#(teamID)","iat":\#(iat)}"#.utf8))
+        let signingInput = header + "." + claims
+        let signature = try privateKey.signature(for: Data(signingInput.utf8))
+        self.value = signingInput + "." + Self.base64URL(Array(signature.rawRepresentation))
+        self.issuedAt = Date(timeIntervalSince1970: TimeInterval(iat))
+    }
+
+    /// The token text is a credential: it is not printed.
+    public var description: String { "APNsProviderToken(issuedAt: \(issuedAt))" }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        var text = Data(bytes).base64EncodedString()
+        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,30 @@
+import APNsCore
+
+/// APNs's answer to one notification.
+public struct APNsResponse: Sendable, Hashable {
+    /// The HTTP status (200 on success).
+    public var status: Int
+    /// The `apns-id` APNs returned (the one sent, or one APNs generated).
+    public var apnsID: String?
+    /// Why APNs refused the notification; `nil` on success.
+    public var reason: APNsReason?
+    /// For 410: when the token stopped being valid, in milliseconds since 1970.
+    public var timestamp: Int64?
+    /// What to do next.
+    public var responseClass: APNsResponseClass
+    /// How many times the notification was sent before this answer (refused streams, which
+    /// APNs never processed, do not count).
+    public var attempts: Int
+
+    public init(status: Int, apnsID: String?, reason: APNsReason?, timestamp: Int64?, attempts: Int) {
+        self.status = status
+        self.apnsID = apnsID
+        self.reason = reason
+        self.timestamp = timestamp
+        self.responseClass = APNsResponseClass(status: status, reason: reason)
+        self.attempts = attempts
+    }
+
+    /// Whether APNs accepted the notification.
+    public var isSuccess: Bool { status == 200 }
+}

@@ -1,0 +1,14 @@
+import NIOCore
+
+/// How one request's HTTP/2 stream ended.
+enum APNsStreamOutcome: Sendable {
+    /// The server answered.
+    case response(status: Int, apnsID: String?, body: ByteBuffer?)
+    /// The server never processed the request (REFUSED_STREAM, a stream above a GOAWAY's last
+    /// stream id, or a request that never left): safe to send again.
+    case refused
+    /// The connection or stream failed with the request in flight: the server may have it.
+    case connectionLost(any Error)
+    /// No answer within the request timeout.
+    case timedOut
+}

@@ -1,0 +1,40 @@
+/// Failures the simulator injects, to exercise a client's recovery paths. Rates are fractions of
+/// requests (0...1); "every N" counts streams across the whole simulator.
+public struct APNsSimulatorFaults: Sendable, Hashable {
+    /// Fraction of valid requests answered 500 InternalServerError.
+    public var internalServerErrorRate: Double
+    /// Fraction of valid requests answered 503 ServiceUnavailable.
+    public var serviceUnavailableRate: Double
+    /// Fraction of valid requests answered 503 Shutdown.
+    public var shutdownRate: Double
+    /// Send GOAWAY on the connection carrying every N-th stream: streams the server has seen
+    /// are still answered, streams the client opens before it reads the GOAWAY are refused, and
+    /// the connection closes once the answered ones are done.
+    public var goAwayEveryStreams: Int?
+    /// Close the connection carrying every N-th stream without GOAWAY, leaving that stream and
+    /// every unanswered stream on the connection without a response.
+    public var connectionResetEveryStreams: Int?
+    /// Fraction of requests that are never answered (the stream stays open until the client
+    /// gives up).
+    public var stallRate: Double
+    /// Fraction of new connections whose TLS handshake is aborted.
+    public var tlsHandshakeFailureRate: Double
+
+    public init(
+        internalServerErrorRate: Double = 0,
+        serviceUnavailableRate: Double = 0,
+        shutdownRate: Double = 0,
+        goAwayEveryStreams: Int? = nil,
+        connectionResetEveryStreams: Int? = nil,
+        stallRate: Double = 0,
+        tlsHandshakeFailureRate: Double = 0
+    ) {
+        self.internalServerErrorRate = internalServerErrorRate
+        self.serviceUnavailableRate = serviceUnavailableRate
+        self.shutdownRate = shutdownRate
+        self.goAwayEveryStreams = goAwayEveryStreams
+        self.connectionResetEveryStreams = connectionResetEveryStreams
+        self.stallRate = stallRate
+        self.tlsHandshakeFailureRate = tlsHandshakeFailureRate
+    }
+}

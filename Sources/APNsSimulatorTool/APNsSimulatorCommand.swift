@@ -1,0 +1,141 @@
+import APNsCore
+import APNsSimulator
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `apns-sim`: runs the APNs simulator until interrupted.
+@main
+struct APNsSimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns-sim",
+        abstract: "An APNs stand-in speaking HTTP/2 over TLS, for tests, demos and benchmarks.")
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+    @Option(help: "HTTP/2 port (0 picks a free one).")
+    var port = 2197
+    @Option(help: "HTTP/1.1 control port for GET /counters and POST /reset (0 picks a free one).")
+    var controlPort: Int?
+    @Option(help: "Event loop threads (default: number of cores).")
+    var threads: Int?
+    @Option(help: "Environment the simulator stands in for: sandbox or production.")
+    var environment = "sandbox"
+    @Option(help: "Where to write the generated CA certificate (PEM) that clients must trust.")
+    var caOut: String?
+    @Option(help: "Where to write the bound ports as JSON {\"port\":…,\"controlPort\":…} once listening.")
+    var portsOut: String?
+    @Option(
+        name: .customLong("key"),
+        help: "An accepted provider key as KEYID:TEAMID:PATH, PATH a PEM public key or .p8 private key; repeatable.")
+    var keys: [String] = []
+    @Option(name: .customLong("bundle-id"), help: "An allowed bundle id; repeatable.")
+    var bundleIDs: [String] = []
+    @Option(name: .customLong("unregistered"), help: "A token answered 410 Unregistered; repeatable.")
+    var unregistered: [String] = []
+    @Option(name: .customLong("bad-token"), help: "A token answered 400 BadDeviceToken; repeatable.")
+    var badTokens: [String] = []
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS after authentication.")
+    var maxConcurrentStreams = 1000
+    @Option(help: "Response latency in milliseconds.")
+    var latencyMs: Int?
+    @Option(help: "Spread the latency uniformly over ± this many milliseconds.")
+    var latencyJitterMs = 0
+    @Option(help: "Server certificate chain (PEM) to serve instead of a generated one.")
+    var certificate: String?
+    @Option(help: "Private key (PEM) of --certificate.")
+    var privateKey: String?
+    @Option(help: "The CA certificate (PEM) that issued --certificate; written to --ca-out and trusted for client certificates.")
+    var certificateAuthority: String?
+    @Option(help: "Fraction of requests answered 503 ServiceUnavailable.")
+    var serviceUnavailableRate = 0.0
+    @Option(help: "Fraction of requests answered 500 InternalServerError.")
+    var internalServerErrorRate = 0.0
+    @Option(help: "Send GOAWAY on every N-th stream.")
+    var goAwayEvery: Int?
+    @Option(help: "Reset the connection on every N-th stream.")
+    var resetEvery: Int?
+    @Option(help: "Fraction of requests answered 503 Shutdown.")
+    var shutdownRate = 0.0
+    @Option(help: "Fraction of requests never answered.")
+    var stallRate = 0.0
+    @Option(help: "Fraction of TLS handshakes aborted.")
+    var tlsFailureRate = 0.0
+    @Option(help: "GOAWAY IdleTimeout after this many idle seconds.")
+    var idleTimeoutSeconds: Int?
+    @Flag(help: "Do not track duplicates or per-token counts (saves memory in long benchmarks).")
+    var noDuplicateTracking = false
+
+    func run() async throws {
+        guard let environment = APNsEnvironment(rawValue: environment) else {
+            throw ValidationError("environment must be sandbox or production")
+        }
+        var configuration = APNsSimulatorConfiguration(
+            host: host, port: port, controlPort: controlPort, environment: environment,
+            maxConcurrentStreams: maxConcurrentStreams, providerKeys: try keys.map(Self.parseKey),
+            bundleIDs: Set(bundleIDs), tracksDuplicates: !noDuplicateTracking)
+        if let threads { configuration.threads = threads }
+        configuration.devices.unregistered = Dictionary(
+            unregistered.map { ($0.lowercased(), Int64(Date().timeIntervalSince1970 * 1000)) },
+            uniquingKeysWith: { first, _ in first })
+        configuration.devices.bad = Set(badTokens.map { $0.lowercased() })
+        if let latencyMs {
+            configuration.latency =
+                latencyJitterMs == 0
+                ? .fixed(.milliseconds(latencyMs))
+                : .uniform(.milliseconds(max(0, latencyMs - latencyJitterMs)), .milliseconds(latencyMs + latencyJitterMs))
+        }
+        configuration.faults = APNsSimulatorFaults(
+            internalServerErrorRate: internalServerErrorRate, serviceUnavailableRate: serviceUnavailableRate,
+            shutdownRate: shutdownRate, goAwayEveryStreams: goAwayEvery, connectionResetEveryStreams: resetEvery,
+            stallRate: stallRate, tlsHandshakeFailureRate: tlsFailureRate)
+        configuration.idleTimeout = idleTimeoutSeconds.map { .seconds($0) }
+        if let certificate, let privateKey, let certificateAuthority {
+            configuration.tls = APNsSimulatorTLSIdentity(
+                certificateAuthorityPEM: try String(contentsOfFile: certificateAuthority, encoding: .utf8),
+                serverCertificatePEM: try String(contentsOfFile: certificate, encoding: .utf8),
+                serverPrivateKeyPEM: try String(contentsOfFile: privateKey, encoding: .utf8))
+        } else if certificate != nil || privateKey != nil || certificateAuthority != nil {
+            throw ValidationError("--certificate, --private-key and --certificate-authority go together")
+        }
+
+        var logger = Logger(label: "apns-sim")
+        logger.logLevel = .info
+        let simulator = try APNsSimulator(configuration: configuration, logger: logger)
+        if let caOut {
+            try simulator.tlsIdentity.writeCertificateAuthority(to: caOut)
+        }
+        try await simulator.start()
+        let ports = #"{"port":\#(simulator.port),"controlPort":\#(simulator.controlPort.map(String.init) ?? "null")}"#
+        if let portsOut {
+            try Data(ports.utf8).write(to: URL(fileURLWithPath: portsOut), options: .atomic)
+        }
+        var banner = "apns-sim listening on https://\(host):\(simulator.port) \(ports)\n"
+        if let caOut {
+            banner += "Trust the simulator's CA: \(caOut) (e.g. curl --cacert \(caOut), SSL_CERT_FILE=\(caOut))\n"
+        }
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        await Self.waitForTerminationSignal()
+        try await simulator.shutdown()
+    }
+
+    private static func parseKey(_ text: String) throws -> APNsSimulatorProviderKey {
+        let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
+        guard parts.count == 3 else { throw ValidationError("--key must be KEYID:TEAMID:PATH") }
+        let pem = try String(contentsOfFile: parts[2], encoding: .utf8)
+        return try APNsSimulatorProviderKey(keyID: parts[0], teamID: parts[1], pem: pem)
+    }
+
+    private static func waitForTerminationSignal() async {
+        let (signals, continuation) = AsyncStream<Int32>.makeStream()
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+        for await _ in signals { break }
+        sources.forEach { $0.cancel() }
+    }
+}

@@ -1,0 +1,130 @@
+import APNs
+import APNsCore
+import APNsSimulator
+import Crypto
+import Foundation
+import NIOCore
+import Testing
+
+/// Connections, streams and failures of the client against the simulator.
+@Suite("APNs connection behaviour", .serialized)
+struct APNsConnectionBehaviourTests {
+    @Test("GOAWAY: refused streams go to another connection, none fails, none is sent twice")
+    func goAway() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.faults.goAwayEveryStreams = 200 },
+            client: { $0.connectionsPerPool = 2 }
+        ) { harness in
+            let failures = try await APNsResilienceTests.sendAll(count: 2_000, window: 200, harness: harness)
+            #expect(failures.count == 0, "first failures: \(failures.prefix(3))")
+            let counters = try await harness.simulator.counters()
+            #expect(counters.goAways >= 2_000 / 200)
+            #expect(counters.accepted == 2_000)
+            #expect(counters.duplicates == 0)
+        }
+    }
+
+    @Test("a connection reset fails in-flight requests as retryable; answered ones stay answered")
+    func reset() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.faults.connectionResetEveryStreams = 100 }
+        ) { harness in
+            let failures = try await APNsResilienceTests.sendAll(count: 1_000, window: 100, harness: harness)
+            let counters = try await harness.simulator.counters()
+            #expect(counters.connectionResets >= 5)
+            #expect(!failures.isEmpty)
+            #expect(failures.allSatisfy { $0.contains("connectionLost") })
+            #expect(counters.accepted == 1_000 - failures.count)
+            #expect(counters.duplicates == 0)
+        }
+    }
+
+    @Test("a request the server never answers times out as retryable")
+    func stall() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.faults.stallRate = 1 },
+            client: { $0.requestTimeout = .milliseconds(300) }
+        ) { harness in
+            let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(error?.code == .timeout)
+            #expect(error?.isRetryable == true)
+            let counters = try await harness.simulator.counters()
+            #expect(counters.stalled == 1)
+        }
+    }
+
+    @Test("an aborted TLS handshake is a retryable connect failure")
+    func handshakeFailure() async throws {
+        try await SimulatorHarness.with(simulator: { $0.faults.tlsHandshakeFailureRate = 1 }) { harness in
+            let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(error?.code == .connectFailed)
+            #expect(error?.responseClass == .retryable)
+        }
+    }
+
+    @Test("a server certificate without the connected name is refused")
+    func hostnameVerification() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.tls = try APNsSimulatorTLSIdentity.generate(dnsNames: ["apns.example"], ipv4Addresses: []) }
+        ) { harness in
+            let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(error?.code == .connectFailed)
+            let counters = try await harness.simulator.counters()
+            #expect(counters.requests == 0)
+        }
+    }
+
+    @Test("a server certificate from an untrusted CA is refused")
+    func untrustedCertificateAuthority() async throws {
+        let stranger = try APNsSimulatorTLSIdentity.generate()
+        try await SimulatorHarness.with(
+            client: { $0.trustRoots = .pem(stranger.certificateAuthorityPEM) }
+        ) { harness in
+            let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(error?.code == .connectFailed)
+        }
+    }
+
+    @Test("callers beyond the waiter bound are turned away instead of queued")
+    func backpressure() async throws {
+        try await SimulatorHarness.with(
+            simulator: {
+                $0.maxConcurrentStreams = 1
+                $0.latency = .fixed(.milliseconds(500))
+            },
+            client: { $0.maxWaitersPerPool = 5 }
+        ) { harness in
+            #expect(try await harness.client.send(harness.request()).status == 200)
+            let failures = try await APNsResilienceTests.sendAll(count: 20, window: 20, harness: harness)
+            #expect(failures.count >= 14)
+            #expect(failures.allSatisfy { $0.contains("tooManyWaiters") })
+        }
+    }
+
+    @Test("one pool per credential and environment")
+    func poolsPerCredential() async throws {
+        try await SimulatorHarness.with(
+            simulator: {
+                $0.providerKeys.append(
+                    try APNsSimulatorProviderKey(keyID: "SECONDKEY1", teamID: "TEAM999999", pem: Self.secondKeyPEM))
+            },
+            client: { $0.connectionsPerPool = 2 }
+        ) { harness in
+            var second = harness.request()
+            second.credential = .token(teamID: "TEAM999999", keyID: "SECONDKEY1", privateKeyPEM: Self.secondKeyPEM)
+            var production = harness.request()
+            production.environment = .production
+            for request in [harness.request(), second, production, harness.request(), second] {
+                #expect(try await harness.client.send(request).status == 200)
+            }
+            // Three pools of two connections (the override sends production to the simulator too).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await harness.simulator.counters().connections < 6, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(try await harness.simulator.counters().connections == 6)
+        }
+    }
+
+    static let secondKeyPEM = P256.Signing.PrivateKey().pemRepresentation
+}

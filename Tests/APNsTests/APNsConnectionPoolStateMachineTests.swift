@@ -1,0 +1,184 @@
+@testable import APNs
+import Testing
+
+/// The pool's decisions, without connections.
+@Suite("Connection pool state machine")
+struct APNsConnectionPoolStateMachineTests {
+    typealias Machine = APNsConnectionPoolStateMachine<String>
+
+    @Test("the first lease opens every connection, spaced, and queues the caller")
+    func firstLease() {
+        var machine = Machine(targetConnections: 3, maxWaiters: 10, streamCap: 100)
+        let (result, connects) = machine.lease(waiterID: 1, waiter: "a")
+        guard case .queued = result else {
+            Issue.record("expected queued, got \(result)")
+            return
+        }
+        #expect(connects == [.init(id: 0, delay: .immediately), .init(id: 1, delay: .spacing(1)), .init(id: 2, delay: .spacing(2))])
+        let leases = machine.connected(0, maxStreams: 1)
+        #expect(leases.map(\.waiter) == ["a"])
+        #expect(leases.map(\.connection) == [0])
+    }
+
+    @Test("streams stop at SETTINGS_MAX_CONCURRENT_STREAMS and follow its changes")
+    func followsMaxStreams() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 1000)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        #expect(machine.connected(0, maxStreams: 1).map(\.waiter) == ["a"])
+        #expect(isQueued(machine.lease(waiterID: 2, waiter: "b").result))
+        #expect(isQueued(machine.lease(waiterID: 3, waiter: "c").result))
+        // The server raises the limit after the first authenticated request.
+        #expect(machine.maxStreamsChanged(0, maxStreams: 3).map(\.waiter) == ["b", "c"])
+        #expect(machine.streamsInUse(on: 0) == 3)
+        #expect(machine.maxStreamsChanged(0, maxStreams: 1).isEmpty)
+        #expect(isQueued(machine.lease(waiterID: 4, waiter: "d").result))
+        // Lowered to 1 with 3 in use: releases do not hand out streams until below the limit.
+        #expect(machine.release(0).isEmpty)
+        #expect(machine.release(0).isEmpty)
+        #expect(machine.release(0).map(\.waiter) == ["d"])
+    }
+
+    @Test("the configured cap bounds what the server allows")
+    func cap() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 2)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        _ = machine.connected(0, maxStreams: 1000)
+        #expect(isLeased(machine.lease(waiterID: 2, waiter: "b").result))
+        #expect(isQueued(machine.lease(waiterID: 3, waiter: "c").result))
+    }
+
+    @Test("new work goes to the least-loaded connection")
+    func leastLoaded() {
+        var machine = Machine(targetConnections: 2, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        _ = machine.connected(0, maxStreams: 100)
+        _ = machine.connected(1, maxStreams: 100)
+        var counts = [0: 0, 1: 0]
+        for waiter in 2..<12 {
+            guard case .leased(let id) = machine.lease(waiterID: waiter, waiter: "w").result else {
+                Issue.record("expected a lease")
+                return
+            }
+            counts[id, default: 0] += 1
+        }
+        #expect(machine.streamsInUse(on: 0) == 6)
+        #expect(machine.streamsInUse(on: 1) == 5)
+        _ = machine.release(0)
+        _ = machine.release(0)
+        #expect(leasedConnection(machine.lease(waiterID: 20, waiter: "x").result) == 0)
+    }
+
+    @Test("the fast path starts the pool, leases only when nobody waits")
+    func fastPath() {
+        var machine = Machine(targetConnections: 2, maxWaiters: 10, streamCap: 100)
+        let first = machine.leaseIfAvailable()
+        #expect(first.connection == nil)
+        #expect(first.connect.count == 2)
+        #expect(isQueued(machine.lease(waiterID: 1, waiter: "a").result))
+        #expect(machine.connected(0, maxStreams: 1).map(\.waiter) == ["a"])
+        #expect(machine.leaseIfAvailable().connection == nil)
+        #expect(isQueued(machine.lease(waiterID: 2, waiter: "b").result))
+        _ = machine.connected(1, maxStreams: 5)
+        let next = machine.leaseIfAvailable()
+        #expect(next.connection == 1)
+        #expect(next.connect.isEmpty)
+    }
+
+    @Test("waiters are bounded")
+    func boundedWaiters() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 2, streamCap: 100)
+        #expect(isQueued(machine.lease(waiterID: 1, waiter: "a").result))
+        #expect(isQueued(machine.lease(waiterID: 2, waiter: "b").result))
+        guard case .tooManyWaiters = machine.lease(waiterID: 3, waiter: "c").result else {
+            Issue.record("expected tooManyWaiters")
+            return
+        }
+        #expect(machine.waiterCount == 2)
+    }
+
+    @Test("a cancelled waiter is returned once and never leased")
+    func cancel() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        _ = machine.lease(waiterID: 2, waiter: "b")
+        #expect(machine.cancelWaiter(1) == "a")
+        #expect(machine.cancelWaiter(1) == nil)
+        #expect(machine.connected(0, maxStreams: 10).map(\.waiter) == ["b"])
+    }
+
+    @Test("GOAWAY drains the connection and opens a replacement at once")
+    func goAway() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        _ = machine.connected(0, maxStreams: 10)
+        #expect(machine.goingAway(0) == .init(id: 1, delay: .immediately))
+        #expect(machine.goingAway(0) == nil)
+        #expect(isQueued(machine.lease(waiterID: 2, waiter: "b").result))
+        // The drained connection closing does not open another one.
+        #expect(machine.closed(0).connect == nil)
+        #expect(machine.connected(1, maxStreams: 10).map(\.waiter) == ["b"])
+    }
+
+    @Test("failed connects back off exponentially and fail waiters; success resets the count")
+    func backoff() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        let first = machine.closed(0)
+        #expect(first.connect == .init(id: 1, delay: .backoff(1)))
+        #expect(first.failed == ["a"])
+        #expect(machine.closed(1).connect == .init(id: 2, delay: .backoff(2)))
+        _ = machine.connected(2, maxStreams: 10)
+        // A ready connection that drops is replaced at once.
+        #expect(machine.closed(2).connect == .init(id: 3, delay: .immediately))
+    }
+
+    @Test("a dropped connection's late releases are ignored")
+    func lateRelease() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        _ = machine.connected(0, maxStreams: 10)
+        _ = machine.closed(0)
+        #expect(machine.release(0).isEmpty)
+        #expect(machine.streamsInUse(on: 0) == nil)
+    }
+
+    @Test("shutdown fails waiters, closes connections, refuses leases")
+    func shutdown() {
+        var machine = Machine(targetConnections: 2, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        let (waiters, connections) = machine.shutdown()
+        #expect(waiters == ["a"])
+        #expect(connections == [0, 1])
+        guard case .shutdown = machine.lease(waiterID: 2, waiter: "b").result else {
+            Issue.record("expected shutdown")
+            return
+        }
+        #expect(machine.closed(0).connect == nil)
+    }
+
+    private func isQueued(_ result: Machine.LeaseResult) -> Bool {
+        if case .queued = result { true } else { false }
+    }
+
+    private func isLeased(_ result: Machine.LeaseResult) -> Bool {
+        leasedConnection(result) != nil
+    }
+
+    private func leasedConnection(_ result: Machine.LeaseResult) -> Int? {
+        if case .leased(let id) = result { id } else { nil }
+    }
+}
+
+/// Backoff windows.
+@Suite("Backoff")
+struct APNsBackoffTests {
+    @Test("doubles per attempt, caps, and jitters within the upper half")
+    func windows() {
+        let backoff = APNsBackoff(base: .milliseconds(100), maximum: .seconds(1))
+        #expect(backoff.delay(attempt: 1, jitter: 1) == .milliseconds(100))
+        #expect(backoff.delay(attempt: 2, jitter: 1) == .milliseconds(200))
+        #expect(backoff.delay(attempt: 3, jitter: 0) == .milliseconds(200))
+        #expect(backoff.delay(attempt: 10, jitter: 1) == .seconds(1))
+        #expect(backoff.delay(attempt: 100, jitter: 0.5) == .milliseconds(750))
+    }
+}

@@ -1,0 +1,80 @@
+import APNs
+import APNsCore
+import Foundation
+import Histogram
+import NIOCore
+
+/// Measures ``APNsClient`` against the simulator.
+struct ClientBenchmark {
+    var port: Int
+    var certificateAuthorityPEM: String
+    var credential: APNsCredential
+    var bundleID: String
+    var payload: ByteBuffer
+
+    /// Sends `count` notifications over `connections` connections, `streamsPerConnection` in
+    /// flight per connection, after a warm-up.
+    func run(
+        connections: Int, streamsPerConnection: Int, count: Int, simulator: SimulatorProcess
+    ) async throws -> APNsBenchmarkReport.Measurement {
+        let configuration = APNsClientConfiguration(
+            endpointOverride: .init(host: "127.0.0.1", port: port),
+            trustRoots: .pem(certificateAuthorityPEM),
+            connectionsPerPool: connections,
+            connectionSpacing: .milliseconds(1))
+        let client = try APNsClient(configuration: configuration)
+        let window = connections * streamsPerConnection
+        let requests = (0..<1024).map { n in
+            APNsRequest(
+                credential: credential, environment: .sandbox,
+                deviceToken: try! DeviceToken(hex: String(repeating: "a", count: 48) + String(format: "%016x", n)),
+                bundleID: bundleID, payload: payload)
+        }
+        _ = try await send(client: client, requests: requests, count: window * 4, window: window)
+
+        let cpuBefore = ResourceUsage.selfCPUSeconds()
+        let simulatorBefore = simulator.cpuSeconds
+        let start = ContinuousClock.now
+        let (succeeded, histogram) = try await send(client: client, requests: requests, count: count, window: window)
+        let elapsed = ContinuousClock.now - start
+        let cpu = ResourceUsage.selfCPUSeconds() - cpuBefore
+        let simulatorCPU = simulator.cpuSeconds - simulatorBefore
+        await client.shutdown()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return APNsBenchmarkReport.Measurement(
+            client: "APNsClient", connections: connections, notifications: count, succeeded: succeeded,
+            seconds: seconds, notificationsPerSecond: Double(count) / seconds,
+            clientCPUSecondsPer100k: cpu / Double(count) * 100_000,
+            simulatorCPUSecondsPer100k: simulatorCPU / Double(count) * 100_000,
+            latencyP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
+            latencyP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000)
+    }
+
+    /// Sends with a sliding window; returns the successes and a latency histogram in µs.
+    private func send(
+        client: APNsClient, requests: [APNsRequest], count: Int, window: Int
+    ) async throws -> (Int, Histogram<UInt64>) {
+        try await withThrowingTaskGroup(of: (Bool, UInt64).self) { group in
+            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            var succeeded = 0
+            var next = 0
+            func addTask() {
+                let request = requests[next % requests.count]
+                next += 1
+                group.addTask {
+                    let start = ContinuousClock.now
+                    let ok = (try? await client.send(request))?.isSuccess ?? false
+                    let elapsed = ContinuousClock.now - start
+                    return (ok, UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000))
+                }
+            }
+            while next < min(window, count) { addTask() }
+            while let (ok, micros) = try await group.next() {
+                if ok { succeeded += 1 }
+                histogram.record(micros)
+                if next < count { addTask() }
+            }
+            return (succeeded, histogram)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The references measured against the same simulator: h2load (this machine's HTTP/2 limit)
+/// and aioapns (the peer client).
+struct ReferenceClients {
+    var port: Int
+    var directory: URL
+    var authorization: String
+    var topic: String
+    var deviceToken: String
+    var payloadFile: URL
+    /// The simulator's process id, to read its CPU time.
+    var simulatorPID: Int32
+
+    /// `h2load -n count -c connections -m streams` with the APNs headers and payload.
+    func h2load(
+        binary: String, connections: Int, streamsPerConnection: Int, count: Int
+    ) throws -> APNsBenchmarkReport.Measurement {
+        let arguments = [
+            "-n", String(count), "-c", String(connections), "-m", String(streamsPerConnection),
+            "-H", "authorization: bearer \(authorization)", "-H", "apns-topic: \(topic)",
+            "-H", "apns-push-type: alert", "-d", payloadFile.path,
+            "https://127.0.0.1:\(port)/3/device/\(deviceToken)",
+        ]
+        let (output, cpu, simulatorCPU) = try run(binary, arguments)
+        // "finished in 1.23s, 81234.56 req/s, ..." and "status codes: 200000 2xx, ..."
+        guard let finished = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+            let secondsText = finished.split(separator: " ").dropFirst(2).first?.dropLast(2),
+            let seconds = Double(secondsText)
+        else { throw BenchmarkError.failed("unexpected h2load output: \(output)") }
+        let statusLine = output.split(separator: "\n").first { $0.hasPrefix("status codes:") }
+        let succeeded = statusLine.flatMap { Int($0.split(separator: " ")[2]) } ?? 0
+        return APNsBenchmarkReport.Measurement(
+            client: "h2load", connections: connections, notifications: count, succeeded: succeeded, seconds: seconds,
+            notificationsPerSecond: Double(count) / seconds, clientCPUSecondsPer100k: cpu / Double(count) * 100_000,
+            simulatorCPUSecondsPer100k: simulatorCPU / Double(count) * 100_000, latencyP50Milliseconds: nil,
+            latencyP99Milliseconds: nil)
+    }
+
+    /// The aioapns script (benchmarks/aioapns_bench.py).
+    func aioapns(
+        python: String, script: String, keyPath: String, keyID: String, teamID: String, payload: String,
+        connections: Int, streamsPerConnection: Int, count: Int
+    ) throws -> APNsBenchmarkReport.Measurement {
+        let arguments = [
+            script, "--host", "localhost", "--port", String(port),
+            "--ca", directory.appendingPathComponent("ca.pem").path, "--key", keyPath, "--key-id", keyID,
+            "--team-id", teamID, "--topic", topic, "--token", deviceToken, "--payload", payload,
+            "--count", String(count), "--concurrency", String(connections * streamsPerConnection),
+            "--connections", String(connections),
+        ]
+        let (output, _, simulatorCPU) = try run(python, arguments)
+        guard let line = output.split(separator: "\n").last,
+            let result = try? JSONDecoder().decode(Result.self, from: Data(line.utf8))
+        else { throw BenchmarkError.failed("unexpected aioapns output: \(output)") }
+        return APNsBenchmarkReport.Measurement(
+            client: "aioapns", connections: connections, notifications: count, succeeded: result.ok,
+            seconds: result.seconds, notificationsPerSecond: result.rate,
+            clientCPUSecondsPer100k: result.cpuSeconds / Double(count) * 100_000,
+            simulatorCPUSecondsPer100k: simulatorCPU / Double(count) * 100_000, latencyP50Milliseconds: nil,
+            latencyP99Milliseconds: nil)
+    }
+
+    private struct Result: Decodable {
+        var ok: Int
+        var seconds: Double
+        var rate: Double
+        var cpuSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case ok, seconds, rate
+            case cpuSeconds = "cpu_seconds"
+        }
+    }
+
+    /// Runs a tool to completion (blocking: call it off the cooperative pool); returns its
+    /// output, its CPU seconds and the simulator's.
+    private func run(
+        _ tool: String, _ arguments: [String]
+    ) throws -> (String, Double, Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let childrenBefore = ResourceUsage.childrenCPUSeconds()
+        let simulatorBefore = ResourceUsage.cpuSeconds(ofProcess: simulatorPID)
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else { throw BenchmarkError.failed("\(tool) failed: \(output)") }
+        let simulatorCPU = ResourceUsage.cpuSeconds(ofProcess: simulatorPID) - simulatorBefore
+        return (output, ResourceUsage.childrenCPUSeconds() - childrenBefore, simulatorCPU)
+    }
+}

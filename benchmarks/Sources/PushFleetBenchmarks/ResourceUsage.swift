@@ -1,0 +1,28 @@
+import Foundation
+
+/// CPU seconds (user + system) from `getrusage`.
+enum ResourceUsage {
+    /// This process.
+    static func selfCPUSeconds() -> Double { cpuSeconds(RUSAGE_SELF) }
+
+    /// Terminated and waited-for children.
+    static func childrenCPUSeconds() -> Double { cpuSeconds(RUSAGE_CHILDREN) }
+
+    private static func cpuSeconds(_ who: __rusage_who) -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(who.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// User + system CPU seconds of another process, from /proc/<pid>/stat.
+    static func cpuSeconds(ofProcess pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let afterName = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+        // Fields after the name start at "state" (field 3); utime and stime are fields 14 and 15.
+        guard fields.count > 13, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return 0 }
+        return (utime + stime) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
