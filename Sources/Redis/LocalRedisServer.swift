@@ -230,3 +230,23 @@ public actor LocalRedisServer {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+extension LocalRedisServer {
+    /// Runs `body` against a fresh server and stops the server afterwards, also when `body`
+    /// throws.
+    public static func with<Value>(
+        password: String? = nil,
+        extraArguments: [String] = [],
+        _ body: (LocalRedisServer) async throws -> Value
+    ) async throws -> Value {
+        let server = try await LocalRedisServer.start(extraArguments: extraArguments, password: password)
+        do {
+            let value = try await body(server)
+            await server.stop()
+            return value
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+}

@@ -5,24 +5,6 @@ import Testing
 
 @testable import PushStore
 
-extension LocalRedisServer {
-    /// Runs `body` against a fresh server and stops the server afterwards, also when `body` throws.
-    static func with<Value>(
-        extraArguments: [String] = [],
-        _ body: (LocalRedisServer) async throws -> Value
-    ) async throws -> Value {
-        let server = try await LocalRedisServer.start(extraArguments: extraArguments)
-        do {
-            let value = try await body(server)
-            await server.stop()
-            return value
-        } catch {
-            await server.stop()
-            throw error
-        }
-    }
-}
-
 /// A clock the test moves by hand (milliseconds since 1970).
 final class ManualClock: Sendable {
     private let value: Mutex<Int64>

@@ -1,25 +1,6 @@
 import Testing
 import Redis
 
-extension LocalRedisServer {
-    /// Runs `body` against a fresh server and stops the server afterwards, also when `body` throws.
-    static func with<Value>(
-        password: String? = nil,
-        extraArguments: [String] = [],
-        _ body: (LocalRedisServer) async throws -> Value
-    ) async throws -> Value {
-        let server = try await LocalRedisServer.start(extraArguments: extraArguments, password: password)
-        do {
-            let value = try await body(server)
-            await server.stop()
-            return value
-        } catch {
-            await server.stop()
-            throw error
-        }
-    }
-}
-
 extension RedisConfiguration {
     /// Small timeouts and backoff so that failure paths finish quickly in tests.
     func fastFailing() -> RedisConfiguration {
