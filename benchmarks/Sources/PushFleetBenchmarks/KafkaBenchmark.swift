@@ -32,6 +32,8 @@ struct KafkaBenchmark {
     let messages: Int
     let partitions: Int32
     let rounds: Int
+    /// Producer `send` calls of 10,000 messages in flight at once.
+    let batchesInFlight: Int
     let messageBytes = 200
     let logger: Logger
 
@@ -97,7 +99,7 @@ struct KafkaBenchmark {
             var running = 0
             while next < batches.count || running > 0 {
                 // Keep a few batches in flight, as a producer feeding a topic would.
-                while running < 8, next < batches.count {
+                while running < batchesInFlight, next < batches.count {
                     let batch = batches[next]
                     next += 1
                     running += 1

@@ -37,12 +37,14 @@ struct KafkaCommand: AsyncParsableCommand {
     @Option(help: "Messages per side.") var messages = 200_000
     @Option(help: "Partitions of each topic.") var partitions: Int32 = 16
     @Option(help: "Rounds; medians are reported.") var rounds = 3
+    @Option(help: "Producer send calls of 10,000 messages in flight at once.") var batchesInFlight = 8
     @OptionGroup var output: ResultOptions
 
     func run() async throws {
         var logger = Logger(label: "pushfleet-bench")
         logger.logLevel = .warning
-        let result = try await KafkaBenchmark(messages: messages, partitions: partitions, rounds: rounds, logger: logger).run()
+        let result = try await KafkaBenchmark(
+            messages: messages, partitions: partitions, rounds: rounds, batchesInFlight: batchesInFlight, logger: logger).run()
         let table = """
             \(result.messages) keyed messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker); producers idempotent, acks=all, linger.ms=5, each message confirmed; consumers in a group from the beginning, fetch.wait.max.ms=10 (the embedded brokers hold a fetch for its full wait).
 
