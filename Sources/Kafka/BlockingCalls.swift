@@ -10,4 +10,16 @@ enum BlockingCalls {
             queue.async { continuation.resume(returning: body()) }
         }
     }
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws(KafkaError) -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do throws(KafkaError) {
+                    continuation.resume(returning: try body())
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
 }

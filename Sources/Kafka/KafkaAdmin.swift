@@ -1,16 +1,15 @@
 import CRdKafka
-import Dispatch
 import Logging
 
 /// Topic administration and offset inspection.
 ///
-/// Every call blocks inside librdkafka, so each runs on a dispatch queue behind a continuation.
+/// Every call blocks inside librdkafka, so each runs through ``BlockingCalls``, off the
+/// cooperative pool.
 public final class KafkaAdmin: Sendable {
     private let client: RDKafkaClient
     private let bootstrapServers: String
     private let properties: KafkaConfigurationProperties
     private let logger: Logger
-    private let queue = DispatchQueue(label: "pushfleet.kafka.admin", attributes: .concurrent)
 
     /// - Parameter properties: any librdkafka property (security settings, timeouts).
     public init(bootstrapServers: String, properties: KafkaConfigurationProperties = [:], logger: Logger) throws(KafkaError) {
@@ -32,7 +31,7 @@ public final class KafkaAdmin: Sendable {
         guard !topics.isEmpty else { return }
         let client = self.client
         let timeoutMilliseconds = timeout.milliseconds
-        try await blocking { () throws(KafkaError) in
+        try await BlockingCalls.run { () throws(KafkaError) in
             var errorText = [CChar](repeating: 0, count: 512)
             var newTopics: [OpaquePointer?] = []
             defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
@@ -81,7 +80,7 @@ public final class KafkaAdmin: Sendable {
     public func describeTopic(_ name: String, timeout: Duration = .seconds(10)) async throws -> KafkaTopicDescription {
         let client = self.client
         let timeoutMilliseconds = timeout.milliseconds
-        return try await blocking { () throws(KafkaError) in
+        return try await BlockingCalls.run { () throws(KafkaError) in
             let topic = rd_kafka_topic_new(client.pointer, name, nil)
             defer { rd_kafka_topic_destroy(topic) }
             var metadata: UnsafePointer<rd_kafka_metadata>?
@@ -117,7 +116,7 @@ public final class KafkaAdmin: Sendable {
         let description = try await describeTopic(topic, timeout: timeout)
         let client = self.client
         let timeoutMilliseconds = timeout.milliseconds
-        return try await blocking { () throws(KafkaError) in
+        return try await BlockingCalls.run { () throws(KafkaError) in
             var result: [Int32: KafkaWatermarks] = [:]
             for partition in description.partitions {
                 var low: Int64 = 0
@@ -142,7 +141,7 @@ public final class KafkaAdmin: Sendable {
         ]).merging(self.properties)
         let logger = self.logger
         let timeoutMilliseconds = timeout.milliseconds
-        return try await blocking { () throws(KafkaError) in
+        return try await BlockingCalls.run { () throws(KafkaError) in
             let consumer = try RDKafkaClient(kind: .consumer, properties: properties, callbacks: RDKafkaCallbacks(logger: logger))
             let list = rd_kafka_topic_partition_list_new(Int32(description.partitions.count))
             defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -160,18 +159,6 @@ public final class KafkaAdmin: Sendable {
             }
             rd_kafka_consumer_close(consumer.pointer)
             return result
-        }
-    }
-
-    private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws(KafkaError) -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                do throws(KafkaError) {
-                    continuation.resume(returning: try body())
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
         }
     }
 }
