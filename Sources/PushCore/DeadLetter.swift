@@ -1,0 +1,88 @@
+public import Foundation
+
+/// One message of `push.dlq`: something the pipeline could not process, with the reason and
+/// enough context to find, fix and replay it (see `schemas/push-dlq.schema.json`).
+///
+/// Two kinds: a Kafka message that could not be processed (``original`` holds its bytes and
+/// ``source`` where it was), and a notification that failed for good (``token`` and the APNs
+/// ``status`` and ``reason``).
+public struct DeadLetter: Hashable, Sendable, Codable {
+    /// Where an unprocessable message was read from.
+    public struct Source: Hashable, Sendable, Codable {
+        public var topic: String
+        public var partition: Int32
+        public var offset: Int64
+
+        public init(topic: String, partition: Int32, offset: Int64) {
+            self.topic = topic
+            self.partition = partition
+            self.offset = offset
+        }
+    }
+
+    /// A stable code: a job validation code (`malformed-json`, `payload-too-large`, …),
+    /// `unknown-app`, `environment-not-enabled`, `resend-expired`, or an APNs reason
+    /// (`BadTopic`, …).
+    public var reason: String
+    /// A sentence for people.
+    public var message: String
+    /// The field at fault, for a rejected job.
+    public var field: String?
+    public var app: String?
+    public var jobID: String?
+    public var token: String?
+    /// The APNs status of a failed notification.
+    public var status: Int?
+    /// APNs attempts made for a failed notification.
+    public var attempts: Int?
+    public var source: Source?
+    /// The bytes of the unprocessable message (base64 in JSON).
+    public var original: Data?
+    /// When the letter was written, milliseconds since 1970.
+    public var deadLetteredAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case reason, message, field, app, token, status, attempts, source, original
+        case jobID = "job-id"
+        case deadLetteredAt = "dead-lettered-at"
+    }
+
+    public init(
+        reason: String,
+        message: String,
+        field: String? = nil,
+        app: String? = nil,
+        jobID: String? = nil,
+        token: String? = nil,
+        status: Int? = nil,
+        attempts: Int? = nil,
+        source: Source? = nil,
+        original: Data? = nil,
+        deadLetteredAt: Int64
+    ) {
+        self.reason = reason
+        self.message = message
+        self.field = field
+        self.app = app
+        self.jobID = jobID
+        self.token = token
+        self.status = status
+        self.attempts = attempts
+        self.source = source
+        self.original = original
+        self.deadLetteredAt = deadLetteredAt
+    }
+
+    /// The letter as JSON.
+    public func jsonData() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding a struct of strings, numbers and data cannot fail.
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// Parses a letter.
+    public static func decode(from data: Data) throws -> DeadLetter {
+        try JSONDecoder().decode(DeadLetter.self, from: data)
+    }
+}

@@ -1,0 +1,43 @@
+public import Foundation
+
+extension DeliveryChunk {
+    /// The chunk as compact JSON: the job's JSON with `chunk` added.
+    public func jsonData() -> Data {
+        guard case .object(var object) = job.jsonValue else {
+            preconditionFailure("a job encodes as an object")
+        }
+        object["chunk"] = .string(chunkID)
+        return JSONValue.object(object).compactData()
+    }
+
+    /// Parses and validates a chunk: the job rules of ``PushJob/validate()``, plus an `id`, a
+    /// `chunk` id and a token audience of at most ``maxTokens``.
+    public static func decodeAndValidate(from data: Data) throws(PushJobValidationError) -> DeliveryChunk {
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: data)
+        } catch {
+            throw PushJobValidationError(FieldPath.root, .malformedJSON, error.description)
+        }
+        var object = try json.decodeObject(at: .root)
+        let chunkID = try object.require("chunk", at: .root).decodeString(at: FieldPath.root.key("chunk"))
+        guard (1...PushJob.maxIdentifierLength).contains(chunkID.unicodeScalars.count) else {
+            throw PushJobValidationError(FieldPath.root.key("chunk"), .invalidValue, "must be 1 to \(PushJob.maxIdentifierLength) characters")
+        }
+        object["chunk"] = nil
+        let job = try PushJob(json: .object(object))
+        try job.validate()
+        guard job.id != nil else {
+            throw PushJobValidationError(FieldPath.root.key("id"), .missingField, "is required on a delivery chunk")
+        }
+        guard case .tokens(let tokens) = job.audience else {
+            throw PushJobValidationError(
+                FieldPath.root.key("audience"), .invalidValue, "must list tokens on a delivery chunk, is \(job.audience.kind)")
+        }
+        guard tokens.count <= maxTokens else {
+            throw PushJobValidationError(
+                FieldPath.root.key("audience").key("tokens"), .tooManyTokens, "has \(tokens.count) tokens, a chunk holds at most \(maxTokens)")
+        }
+        return DeliveryChunk(job: job, chunkID: chunkID, tokens: tokens)
+    }
+}

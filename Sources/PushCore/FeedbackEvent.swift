@@ -1,0 +1,28 @@
+public import APNsCore
+public import Foundation
+
+/// One message of `push.feedback`: APNs said a token is no longer valid for the app.
+///
+/// The feedback worker removes the token from the registry, unless it was registered again
+/// after ``invalidSince`` (see `schemas/push-feedback.schema.json`).
+public struct FeedbackEvent: Hashable, Sendable {
+    public var app: String
+    public var token: DeviceToken
+    public var environment: APNsEnvironment
+    /// APNs's reason (`Unregistered`, `BadDeviceToken`, `ExpiredToken`, `DeviceTokenNotForTopic`).
+    public var reason: String
+    /// For 410: when APNs says the token stopped being valid, in milliseconds since 1970;
+    /// otherwise when the worker got the answer.
+    public var invalidSince: Int64
+    /// The job whose notification found out, for its statistics.
+    public var jobID: String?
+
+    public init(app: String, token: DeviceToken, environment: APNsEnvironment, reason: String, invalidSince: Int64, jobID: String?) {
+        self.app = app
+        self.token = token
+        self.environment = environment
+        self.reason = reason
+        self.invalidSince = invalidSince
+        self.jobID = jobID
+    }
+}

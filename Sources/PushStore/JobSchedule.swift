@@ -1,0 +1,95 @@
+import Redis
+
+/// Jobs whose send-at time is in the future wait here, fleet-wide: a sorted set of job ids by
+/// due time and a hash of their JSON, both in the slot `{schedule}`.
+///
+/// A worker ``claimDue(limit:)``s due jobs, which moves their due time to the end of a lease
+/// instead of removing them, republishes them and then ``remove(jobID:)``s them. A worker that
+/// dies in between loses nothing: the jobs are due again when the lease ends and another worker
+/// claims them (so a job may be republished twice; the job store's sent markers make that
+/// harmless).
+public final class JobSchedule: Sendable {
+    /// How long a claim hides a job from other workers.
+    public let lease: Duration
+    let client: RedisClient
+    private let clock: @Sendable () -> Int64
+
+    /// Creates a schedule over `client`.
+    ///
+    /// - Parameters:
+    ///   - lease: how long a claim hides a job (at least 1 ms); default 30 s.
+    ///   - clock: the time in milliseconds since 1970; tests pass a clock they move by hand.
+    public init(
+        client: RedisClient,
+        lease: Duration = .seconds(30),
+        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
+    ) {
+        precondition(lease >= .milliseconds(1), "lease must be at least 1 ms")
+        self.client = client
+        self.lease = lease
+        self.clock = clock
+    }
+
+    /// Adds or replaces the job (idempotent per job id): its due time and JSON are the given
+    /// ones, also when it was claimed.
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `jobID` or `dueAt`; `RedisClientError`.
+    public func schedule(_ job: ScheduledJob) async throws {
+        try RegistryValidation.jobID(job.jobID)
+        try RegistryValidation.atLeast(0, job.dueAt, field: "dueAt")
+        _ = try await client.runScript(
+            JobScripts.schedule,
+            keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
+            arguments: [.string(job.jobID), .string(String(job.dueAt)), .bytes(job.json)]
+        )
+    }
+
+    /// Claims up to `limit` due jobs (due time ≤ clock), earliest first: their due time moves to
+    /// now + ``lease`` (so a worker that dies after claiming does not lose them); returns them
+    /// with that new due time. Atomic (one script): two workers never claim the same job within
+    /// a lease.
+    ///
+    /// - Parameter limit: at most this many jobs; 0 returns none.
+    /// - Throws: ``DeviceRegistryError`` naming `limit`; `RedisClientError`.
+    public func claimDue(limit: Int) async throws -> [ScheduledJob] {
+        try RegistryValidation.atLeast(0, limit, field: "limit")
+        guard limit > 0 else { return [] }
+        let now = clock()
+        let leaseEnd = now + lease.wholeMilliseconds
+        let reply = try await client.runScript(
+            JobScripts.claimSchedule,
+            keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
+            arguments: [.string(String(now)), .string(String(leaseEnd)), .integer(limit)]
+        )
+        guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
+            throw DeviceRegistry.unexpected(reply, from: "the claim-schedule script")
+        }
+        return try stride(from: 0, to: fields.count, by: 2).map { index in
+            guard let jobID = fields[index].string, let json = fields[index + 1].bytes else {
+                throw DeviceRegistry.unexpected(reply, from: "the claim-schedule script")
+            }
+            return ScheduledJob(jobID: jobID, dueAt: leaseEnd, json: json)
+        }
+    }
+
+    /// Removes a job once it was republished (or cancelled); removing an unknown job does nothing.
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    public func remove(jobID: String) async throws {
+        try RegistryValidation.jobID(jobID)
+        _ = try await client.runScript(
+            JobScripts.unschedule,
+            keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
+            arguments: [.string(jobID)]
+        )
+    }
+
+    /// The number of jobs waiting (due, leased or in the future).
+    public func count() async throws -> Int {
+        let reply = try await client.send("ZCARD", .string(JobKeyspace.scheduleDue))
+        guard let count = reply.int else {
+            throw DeviceRegistry.unexpected(reply, from: "ZCARD")
+        }
+        return Int(count)
+    }
+}

@@ -1,0 +1,139 @@
+import Redis
+
+/// The Lua scripts of the job store and the job schedule. A job's scripts run inside the job's
+/// hash slot `{job:<jobID>}`, the schedule's inside `{schedule}`, atomically; `schemas/redis.md`
+/// describes the keys they touch.
+enum JobScripts {
+    // MARK: - Job store
+
+    /// Records a published chunk once: `HSETNX` on the chunks hash; only when the chunk is new
+    /// are `chunks` (+1) and `expanded` (+token count) incremented. Refreshes both TTLs.
+    ///
+    /// KEYS: chunks, stats. ARGV: chunk id, token count, TTL ms.
+    /// Returns 1 if the chunk was new, else 0.
+    static let recordChunk = RedisScript(
+        """
+        local new = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+        if new == 1 then
+          redis.call('HINCRBY', KEYS[2], 'chunks', 1)
+          redis.call('HINCRBY', KEYS[2], 'expanded', ARGV[2])
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        redis.call('PEXPIRE', KEYS[2], ARGV[3])
+        return new
+        """
+    )
+
+    /// Adds to counters (`HINCRBY` each) and refreshes the TTL.
+    ///
+    /// KEYS: stats. ARGV: TTL ms, then pairs of counter name, increment.
+    /// Returns the number of counters changed.
+    static let increment = RedisScript(
+        """
+        for i = 2, #ARGV, 2 do
+          redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        return (#ARGV - 1) / 2
+        """
+    )
+
+    /// Sets counters (`HSET`) and refreshes the TTL.
+    ///
+    /// KEYS: stats. ARGV: TTL ms, then pairs of counter name, value.
+    /// Returns the number of counters that did not exist before.
+    static let set = RedisScript(
+        """
+        local added = 0
+        for i = 2, #ARGV, 2 do
+          added = added + redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        return added
+        """
+    )
+
+    /// Records final outcomes: for each outcome adds the token's sent marker and, only if the
+    /// marker is new, counts the outcome's counter (and `sent` when its flag is `1`). A token
+    /// listed twice counts once: the first outcome wins. Increments are summed per counter and
+    /// written once each. Refreshes both TTLs.
+    ///
+    /// KEYS: sent markers, stats. ARGV: TTL ms, then triples of binary token, counter name,
+    /// counts-as-sent (`1` or `0`).
+    /// Returns the number of new markers.
+    static let recordOutcomes = RedisScript(
+        """
+        local counts, order = {}, {}
+        local new, sent = 0, 0
+        for i = 2, #ARGV, 3 do
+          if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+            new = new + 1
+            local counter = ARGV[i + 1]
+            if counts[counter] == nil then
+              counts[counter] = 0
+              order[#order + 1] = counter
+            end
+            counts[counter] = counts[counter] + 1
+            if ARGV[i + 2] == '1' then
+              sent = sent + 1
+            end
+          end
+        end
+        for _, counter in ipairs(order) do
+          redis.call('HINCRBY', KEYS[2], counter, counts[counter])
+        end
+        if sent > 0 then
+          redis.call('HINCRBY', KEYS[2], 'sent', sent)
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        redis.call('PEXPIRE', KEYS[2], ARGV[1])
+        return new
+        """
+    )
+
+    // MARK: - Job schedule
+
+    /// Adds or replaces a scheduled job.
+    ///
+    /// KEYS: schedule due, schedule jobs. ARGV: job id, due ms, JSON. Returns 1 if it was new.
+    static let schedule = RedisScript(
+        """
+        redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+        return redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+        """
+    )
+
+    /// Claims up to `limit` jobs due at `now`: moves each one's due time to `until` (the end of
+    /// the lease) and returns it with its JSON. A due id without JSON (never written by
+    /// ``schedule``) is dropped.
+    ///
+    /// KEYS: schedule due, schedule jobs. ARGV: now ms, lease end ms, limit.
+    /// Returns `{id, JSON, id, JSON, …}`.
+    static let claimSchedule = RedisScript(
+        """
+        local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+        local claimed = {}
+        for _, id in ipairs(due) do
+          local json = redis.call('HGET', KEYS[2], id)
+          if json then
+            redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
+            claimed[#claimed + 1] = id
+            claimed[#claimed + 1] = json
+          else
+            redis.call('ZREM', KEYS[1], id)
+          end
+        end
+        return claimed
+        """
+    )
+
+    /// Removes a scheduled job. KEYS: schedule due, schedule jobs. ARGV: job id.
+    /// Returns 1 if it was scheduled, else 0.
+    static let unschedule = RedisScript(
+        """
+        local removed = redis.call('ZREM', KEYS[1], ARGV[1])
+        redis.call('HDEL', KEYS[2], ARGV[1])
+        return removed
+        """
+    )
+}

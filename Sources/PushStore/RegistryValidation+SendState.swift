@@ -1,0 +1,45 @@
+/// Input rules of the send-stage state (``JobStore``, ``ResendBuffer``, ``RateLimiter``,
+/// ``JobSchedule``, ``AppSuspension``); each throws a ``DeviceRegistryError`` naming the field.
+extension RegistryValidation {
+    static let maxJobIDBytes = 128
+    static let maxNameBytes = 128
+
+    /// 1–128 bytes of UTF-8, no `{` or `}` (the job id is a key's hash tag) and no control
+    /// characters.
+    static func jobID(_ jobID: String, field: String = "jobID") throws(DeviceRegistryError) {
+        try name(jobID, field: field, what: "job id", maxBytes: maxJobIDBytes)
+        if jobID.utf8.contains(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }) {
+            throw DeviceRegistryError(.invalidArgument, field: field, message: "job id must not hold '{' or '}'")
+        }
+    }
+
+    /// A counter name, chunk id or rate-limit scope: 1–128 bytes of UTF-8, no control characters.
+    static func name(
+        _ value: String,
+        field: String,
+        what: String,
+        maxBytes: Int = maxNameBytes
+    ) throws(DeviceRegistryError) {
+        guard !value.isEmpty else {
+            throw DeviceRegistryError(.invalidArgument, field: field, message: "\(what) must not be empty")
+        }
+        guard value.utf8.count <= maxBytes else {
+            throw DeviceRegistryError(
+                .invalidArgument,
+                field: field,
+                message: "\(what) is \(value.utf8.count) bytes of UTF-8, more than \(maxBytes)"
+            )
+        }
+        if let scalar = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            throw DeviceRegistryError(.invalidArgument, field: field, message: "\(what) must not hold control characters (U+\(hex))")
+        }
+    }
+
+    /// A number that must be at least `minimum`.
+    static func atLeast<Number: BinaryInteger>(_ minimum: Number, _ value: Number, field: String) throws(DeviceRegistryError) {
+        guard value >= minimum else {
+            throw DeviceRegistryError(.invalidArgument, field: field, message: "must be at least \(minimum), is \(value)")
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import APNsCore
+import Redis
+
+/// Notifications to send again after a transient failure, per app, in Redis: a sorted set of
+/// entries by due time and a hash with each entry's attempts, first failure time and reason.
+///
+/// Entries outlive any worker: a worker ``claimDue(app:limit:)``s entries, which moves their due
+/// time to the end of a lease (``ResendPolicy/lease``) instead of removing them. It then either
+/// ``complete(app:_:)``s them (final outcome) or ``schedule(app:_:)``s them again after another
+/// failure; if it dies, the entries become due again when the lease ends and another worker
+/// claims them. An entry is identified by its job id and token (`<jobID> <tokenhex>`), so a
+/// token has at most one entry per job.
+///
+/// ``complete(app:_:)`` removes by identity: an entry re-scheduled by another worker since it was
+/// claimed (after a lease ran out) is removed too. The caller counts each outcome once by its
+/// return value; the other worker's later ``complete(app:_:)`` sees `false`.
+public final class ResendBuffer: Sendable {
+    /// When entries are due again and when they expire.
+    public let policy: ResendPolicy
+    let client: RedisClient
+    private let clock: @Sendable () -> Int64
+    private let random: @Sendable () -> Double
+
+    /// Creates a buffer over `client`.
+    ///
+    /// - Parameters:
+    ///   - clock: the time in milliseconds since 1970; tests pass a clock they move by hand.
+    ///   - random: a number in `0..<1` for the jitter; tests pass a constant.
+    public init(
+        client: RedisClient,
+        policy: ResendPolicy = ResendPolicy(),
+        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.client = client
+        self.policy = policy
+        self.clock = clock
+        self.random = random
+    }
+
+    /// Adds entries, or re-adds them after another failed attempt, with their due time: now +
+    /// the policy's delay after `attempts` attempts, or now + `retryAfter` when that is later.
+    ///
+    /// Entries that reached ``ResendPolicy/maxAttempts`` or ``ResendPolicy/maxAge`` are not added
+    /// (an existing entry for them is removed) and are returned, so the caller can dead-letter
+    /// them. One script per call, in order: a token listed twice for a job ends as its last
+    /// listing says.
+    ///
+    /// - Returns: the expired entries, in the order of `failures`.
+    /// - Throws: ``DeviceRegistryError`` naming `app`, `failures[i].jobID`, `failures[i].attempts`,
+    ///   `failures[i].firstFailedAt` or `failures[i].retryAfter`; `RedisClientError`.
+    public func schedule(app: String, _ failures: [ResendFailure]) async throws -> [ResendEntry] {
+        try RegistryValidation.app(app)
+        for (index, failure) in failures.enumerated() {
+            try RegistryValidation.jobID(failure.jobID, field: "failures[\(index)].jobID")
+            try RegistryValidation.atLeast(0, failure.attempts, field: "failures[\(index)].attempts")
+            try RegistryValidation.atLeast(0, failure.firstFailedAt, field: "failures[\(index)].firstFailedAt")
+            if let retryAfter = failure.retryAfter, retryAfter < .zero {
+                throw DeviceRegistryError(
+                    .invalidArgument,
+                    field: "failures[\(index)].retryAfter",
+                    message: "must not be negative, is \(retryAfter)"
+                )
+            }
+        }
+        guard !failures.isEmpty else { return [] }
+        let now = clock()
+        var expired: [ResendEntry] = []
+        var arguments: [RedisArgument] = []
+        arguments.reserveCapacity(3 * failures.count)
+        for failure in failures {
+            arguments.append(.string(ResendKeyspace.member(jobID: failure.jobID, token: failure.token)))
+            if policy.isExpired(attempts: failure.attempts, firstFailedAt: failure.firstFailedAt, now: now) {
+                expired.append(failure.entry)
+                arguments.append("")
+                arguments.append("")
+            } else {
+                arguments.append(.string(String(dueTime(of: failure, now: now))))
+                arguments.append(
+                    .string(ResendKeyspace.value(attempts: failure.attempts, firstFailedAt: failure.firstFailedAt, reason: failure.reason))
+                )
+            }
+        }
+        let keys = ResendKeyspace(app: app)
+        _ = try await client.runScript(ResendScripts.schedule, keys: [.string(keys.due), .string(keys.entries)], arguments: arguments)
+        return expired
+    }
+
+    /// Claims up to `limit` entries due now (score ≤ clock), earliest first: moves each one's due
+    /// time to now + ``ResendPolicy/lease`` so other workers skip it, and returns them. Atomic
+    /// (one script): two workers never claim the same entry within a lease.
+    ///
+    /// - Parameter limit: at most this many entries; 0 returns none.
+    /// - Throws: ``DeviceRegistryError`` naming `app` or `limit`, or `unexpectedReply` for an
+    ///   entry not written by this type; `RedisClientError`.
+    public func claimDue(app: String, limit: Int) async throws -> [ResendEntry] {
+        try RegistryValidation.app(app)
+        try RegistryValidation.atLeast(0, limit, field: "limit")
+        guard limit > 0 else { return [] }
+        let now = clock()
+        let keys = ResendKeyspace(app: app)
+        let reply = try await client.runScript(
+            ResendScripts.claimDue,
+            keys: [.string(keys.due), .string(keys.entries)],
+            arguments: [.string(String(now)), .string(String(now + policy.lease.wholeMilliseconds)), .integer(limit)]
+        )
+        guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
+            throw DeviceRegistry.unexpected(reply, from: "the claim-due script")
+        }
+        return try stride(from: 0, to: fields.count, by: 2).map { index in
+            guard let member = fields[index].string.flatMap(ResendKeyspace.parseMember),
+                let value = fields[index + 1].string.flatMap(ResendKeyspace.parseValue)
+            else {
+                throw DeviceRegistry.unexpected(reply, from: "the claim-due script")
+            }
+            return ResendEntry(
+                jobID: member.jobID,
+                token: member.token,
+                attempts: value.attempts,
+                firstFailedAt: value.firstFailedAt,
+                lastReason: value.reason
+            )
+        }
+    }
+
+    /// Removes entries that reached a final outcome (leased or not), in one script.
+    ///
+    /// Removal is by job id and token only; see the type's notes.
+    ///
+    /// - Returns: for each entry, whether it was still present, so a caller counts each outcome
+    ///   once (an entry listed twice is present only the first time).
+    /// - Throws: ``DeviceRegistryError`` naming `app` or `entries[i].jobID`; `RedisClientError`.
+    public func complete(app: String, _ entries: [ResendEntry]) async throws -> [Bool] {
+        try RegistryValidation.app(app)
+        for (index, entry) in entries.enumerated() {
+            try RegistryValidation.jobID(entry.jobID, field: "entries[\(index)].jobID")
+        }
+        guard !entries.isEmpty else { return [] }
+        let keys = ResendKeyspace(app: app)
+        let reply = try await client.runScript(
+            ResendScripts.complete,
+            keys: [.string(keys.due), .string(keys.entries)],
+            arguments: entries.map { .string(ResendKeyspace.member(jobID: $0.jobID, token: $0.token)) }
+        )
+        guard let flags = reply.array?.compactMap(\.int), flags.count == entries.count else {
+            throw DeviceRegistry.unexpected(reply, from: "the complete script")
+        }
+        return flags.map { $0 == 1 }
+    }
+
+    /// Entries waiting (due or leased).
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    public func depth(app: String) async throws -> Int {
+        try RegistryValidation.app(app)
+        let reply = try await client.send("ZCARD", .string(ResendKeyspace(app: app).due))
+        guard let count = reply.int else {
+            throw DeviceRegistry.unexpected(reply, from: "ZCARD")
+        }
+        return Int(count)
+    }
+
+    /// The earliest due time (ms since 1970; a leased entry's is the end of its lease), or nil
+    /// when empty.
+    ///
+    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    public func nextDueTime(app: String) async throws -> Int64? {
+        try RegistryValidation.app(app)
+        let reply = try await client.send("ZRANGE", .string(ResendKeyspace(app: app).due), 0, 0, "WITHSCORES")
+        guard let fields = reply.array else {
+            throw DeviceRegistry.unexpected(reply, from: "ZRANGE")
+        }
+        if fields.isEmpty {
+            return nil
+        }
+        guard fields.count == 2, let score = fields[1].string.flatMap(Double.init), let due = Int64(exactly: score.rounded()) else {
+            throw DeviceRegistry.unexpected(reply, from: "ZRANGE")
+        }
+        return due
+    }
+
+    /// The due time of a failure at `now`: the policy's delay, or `retryAfter` when longer.
+    private func dueTime(of failure: ResendFailure, now: Int64) -> Int64 {
+        var delay = policy.delayMilliseconds(afterAttempts: failure.attempts, random: random())
+        if let retryAfter = failure.retryAfter {
+            delay = max(delay, retryAfter.roundedUpMilliseconds)
+        }
+        return now.addingReportingOverflow(delay).overflow ? .max : now + delay
+    }
+}

@@ -1,0 +1,145 @@
+import APNsCore
+import Foundation
+import Testing
+
+@testable import PushCore
+
+@Suite("Pipeline messages: delivery chunks, feedback events, dead letters")
+struct PipelineMessageTests {
+    static func token(_ n: Int) -> DeviceToken {
+        try! DeviceToken(hex: String(repeating: "cd", count: 24) + String(format: "%016x", n))
+    }
+
+    static let job = PushJob(
+        id: "job-1", app: "news", environment: .production, audience: .broadcast,
+        notification: APNsPayload(["aps": ["alert": "hi", "badge": 3], "story": "42"]),
+        headers: PushHeaders(pushType: .alert, priority: .immediately, collapseID: "c"),
+        throttle: ThrottleOverride(sleepAfter: 10, sleepMilliseconds: 5))
+
+    @Test func chunkRoundTrips() throws {
+        let tokens = (0..<1_000).map(Self.token)
+        let chunk = DeliveryChunk(job: Self.job, chunkID: "s3-7", tokens: tokens)
+        let decoded = try DeliveryChunk.decodeAndValidate(from: chunk.jsonData())
+        #expect(decoded == chunk)
+        #expect(decoded.job.audience == .tokens(tokens))
+        #expect(decoded.job.throttle == Self.job.throttle)
+        #expect(decoded.messageKey == "job-1/s3-7")
+    }
+
+    @Test func chunkRejectsWhatIsNotAChunk() throws {
+        let chunk = DeliveryChunk(job: Self.job, chunkID: "t0", tokens: [Self.token(1)])
+        var object = try #require(try JSONValue(parsing: chunk.jsonData()).objectValue)
+
+        var noChunk = object
+        noChunk["chunk"] = nil
+        #expect(throws: PushJobValidationError.self) { try DeliveryChunk.decodeAndValidate(from: JSONValue.object(noChunk).compactData()) }
+        do {
+            _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(noChunk).compactData())
+        } catch {
+            #expect(error.field == "chunk")
+            #expect(error.code == .missingField)
+        }
+
+        var broadcast = object
+        broadcast["audience"] = ["broadcast": true]
+        do {
+            _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(broadcast).compactData())
+            Issue.record("a broadcast audience is not a chunk")
+        } catch {
+            #expect(error.field == "audience")
+        }
+
+        object["id"] = nil
+        do {
+            _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(object).compactData())
+            Issue.record("a chunk needs the job id")
+        } catch {
+            #expect(error.field == "id")
+        }
+
+        var tooMany = try #require(try JSONValue(parsing: chunk.jsonData()).objectValue)
+        tooMany["audience"] = .object(["tokens": .array((0..<1_001).map { .string(Self.token($0).hex) })])
+        do {
+            _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(tooMany).compactData())
+            Issue.record("a chunk holds at most 1,000 tokens")
+        } catch {
+            #expect(error.code == .tooManyTokens)
+        }
+
+        do {
+            _ = try DeliveryChunk.decodeAndValidate(from: Data("[1,".utf8))
+            Issue.record("not JSON")
+        } catch {
+            #expect(error.code == .malformedJSON)
+        }
+    }
+
+    @Test func feedbackEventRoundTrips() throws {
+        let event = FeedbackEvent(
+            app: "news", token: Self.token(9), environment: .sandbox, reason: "Unregistered", invalidSince: 1_700_000_000_123, jobID: "j")
+        #expect(try FeedbackEvent.decode(from: event.jsonData()) == event)
+        var anonymous = event
+        anonymous.jobID = nil
+        #expect(try FeedbackEvent.decode(from: anonymous.jsonData()) == anonymous)
+    }
+
+    @Test func feedbackEventNamesTheBadField() throws {
+        let cases: [(String, String)] = [
+            (#"{"app":"a","token":"zz","environment":"sandbox","reason":"r","invalid-since":1}"#, "token"),
+            (#"{"app":"a","token":"abcd","environment":"moon","reason":"r","invalid-since":1}"#, "environment"),
+            (#"{"app":"a","token":"abcd","environment":"sandbox","reason":"r"}"#, "invalid-since"),
+            (#"{"app":"a","token":"abcd","environment":"sandbox","reason":"r","invalid-since":1,"x":1}"#, "x"),
+        ]
+        for (json, field) in cases {
+            do {
+                _ = try FeedbackEvent.decode(from: Data(json.utf8))
+                Issue.record("accepted \(json)")
+            } catch {
+                #expect(error.field == field, "\(json)")
+            }
+        }
+    }
+
+    @Test func deadLetterRoundTripsWithItsBytes() throws {
+        let letter = DeadLetter(
+            reason: "malformed-json", message: "bad", field: "$",
+            source: DeadLetter.Source(topic: "push.jobs", partition: 2, offset: 17), original: Data([0, 255, 10]),
+            deadLetteredAt: 5)
+        let decoded = try DeadLetter.decode(from: letter.jsonData())
+        #expect(decoded == letter)
+        let object = try #require(try JSONSerialization.jsonObject(with: letter.jsonData()) as? [String: Any])
+        #expect(object["original"] as? String == "AP8K")
+        #expect(object["dead-lettered-at"] as? Int == 5)
+    }
+}
+
+@Suite("The example messages of schemas/messages decode with the Swift models")
+struct MessageExampleTests {
+    static let messages = Fixtures.schemas.appendingPathComponent("messages")
+
+    func example(_ name: String) throws -> Data {
+        try Data(contentsOf: Self.messages.appendingPathComponent(name))
+    }
+
+    @Test func delivery() throws {
+        let chunk = try DeliveryChunk.decodeAndValidate(from: example("push.deliveries.json"))
+        #expect(chunk.chunkID == "s3-17")
+        #expect(chunk.tokens.count == 2)
+        #expect(chunk.job.headers.collapseID == "match-42")
+    }
+
+    @Test func feedback() throws {
+        let event = try FeedbackEvent.decode(from: example("push.feedback.json"))
+        #expect(event.reason == "Unregistered")
+        #expect(event.invalidSince == 1_763_780_000_123)
+    }
+
+    @Test func deadLetters() throws {
+        let message = try DeadLetter.decode(from: example("push.dlq-message.json"))
+        #expect(message.original == Data("{not json".utf8))
+        #expect(message.source == DeadLetter.Source(topic: "push.jobs", partition: 2, offset: 17))
+        let notification = try DeadLetter.decode(from: example("push.dlq-notification.json"))
+        #expect(notification.status == 400)
+        #expect(notification.jobID == "campaign-7")
+    }
+}

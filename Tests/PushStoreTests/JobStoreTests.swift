@@ -1,0 +1,223 @@
+import APNsCore
+import Redis
+import Testing
+
+@testable import PushStore
+
+@Suite("Job store")
+struct JobStoreTests {
+    let job = "job-1"
+
+    @Test func specIsStoredOnceWithItsTimeToLive() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client, specTimeToLive: .seconds(60))
+            #expect(try await store.spec(jobID: job) == nil)
+            #expect(try await store.saveSpec(jobID: job, json: utf8(#"{"v":1}"#)))
+            #expect(try await store.saveSpec(jobID: job, json: utf8(#"{"v":2}"#)) == false)
+            #expect(try await store.spec(jobID: job) == utf8(#"{"v":1}"#))
+            let ttl = try await client.pttl(JobKeyspace(jobID: job).spec)
+            #expect(ttl > 0 && ttl <= 60_000)
+        }
+    }
+
+    @Test func specIsBinarySafe() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let bytes: [UInt8] = [0, 13, 10, 255, 123, 125]
+            try await store.saveSpec(jobID: job, json: bytes)
+            #expect(try await store.spec(jobID: job) == bytes)
+        }
+    }
+
+    @Test func chunksCountOncePerChunkID() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            #expect(try await store.recordChunk(jobID: job, chunkID: "shard-0:0", tokenCount: 100))
+            #expect(try await store.recordChunk(jobID: job, chunkID: "shard-0:0", tokenCount: 100) == false)
+            #expect(try await store.recordChunk(jobID: job, chunkID: "shard-1:0", tokenCount: 50))
+            #expect(try await store.statistics(jobID: job) == ["chunks": 2, "expanded": 150])
+        }
+    }
+
+    @Test func incrementSkipsZeroesAndSetOverwrites() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            try await store.increment(jobID: job, ["targeted": 10, "removed": 0])
+            try await store.increment(jobID: job, ["targeted": 5, "unknown-openids": 2])
+            try await store.increment(jobID: job, [:])
+            try await store.increment(jobID: "other", ["removed": 0])
+            #expect(try await store.statistics(jobID: job) == ["targeted": 15, "unknown-openids": 2])
+            #expect(try await client.send("EXISTS", .string(JobKeyspace(jobID: "other").stats)).int == 0)
+
+            try await store.set(jobID: job, ["expansion-complete": 1, "targeted": 3])
+            try await store.set(jobID: job, [:])
+            #expect(try await store.statistics(jobID: job) == ["targeted": 3, "unknown-openids": 2, "expansion-complete": 1])
+            #expect(try await store.statistics(jobID: "unknown").isEmpty)
+        }
+    }
+
+    @Test func outcomesCountEachTokenOnceAndTheFirstWins() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let first = try await store.recordOutcomes(
+                jobID: job,
+                [
+                    DeliveryOutcomeRecord(token: token(1), counter: "accepted", countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(2), counter: "accepted", countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(3), counter: "failed:BadTopic", countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(4), counter: "dead-lettered", countsAsSent: false),
+                    DeliveryOutcomeRecord(token: token(1), counter: "invalid", countsAsSent: true),
+                ]
+            )
+            #expect(first == 4)
+            #expect(
+                try await store.statistics(jobID: job)
+                    == ["accepted": 2, "failed:BadTopic": 1, "dead-lettered": 1, "sent": 3]
+            )
+
+            // A redelivered batch: token 2 already has its marker, token 5 is new.
+            let second = try await store.recordOutcomes(
+                jobID: job,
+                [
+                    DeliveryOutcomeRecord(token: token(2), counter: "accepted", countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(5), counter: "accepted", countsAsSent: true),
+                ]
+            )
+            #expect(second == 1)
+            #expect(try await store.statistics(jobID: job)["accepted"] == 3)
+            #expect(try await store.statistics(jobID: job)["sent"] == 4)
+            #expect(try await store.recordOutcomes(jobID: job, []) == 0)
+
+            #expect(try await store.hasMarkers(jobID: job, tokens: [token(5), token(6), token(1), token(4)]) == [true, false, true, true])
+            #expect(try await store.hasMarkers(jobID: "other", tokens: [token(1)]) == [false])
+            #expect(try await store.hasMarkers(jobID: job, tokens: []) == [])
+        }
+    }
+
+    @Test func hasMarkersKeepsOrderAcrossBatches() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let tokens = (0..<2_500).map { token($0) }
+            let marked = tokens.enumerated().filter { $0.offset.isMultiple(of: 3) }.map(\.element)
+            try await store.recordOutcomes(jobID: job, marked.map { DeliveryOutcomeRecord(token: $0, counter: "accepted", countsAsSent: true) })
+            let flags = try await store.hasMarkers(jobID: job, tokens: tokens)
+            #expect(flags == tokens.indices.map { $0.isMultiple(of: 3) })
+        }
+    }
+
+    @Test func aThousandOutcomesAreOneEvalsha() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            // Loads the script on this server (its SHA-1 may be remembered from another server).
+            try await store.recordOutcomes(jobID: "warm-up", [DeliveryOutcomeRecord(token: token(0), counter: "accepted", countsAsSent: true)])
+            let before = try await client.evalshaCalls()
+            let outcomes = (1...1_000).map { DeliveryOutcomeRecord(token: token($0), counter: "accepted", countsAsSent: true) }
+            #expect(try await store.recordOutcomes(jobID: job, outcomes) == 1_000)
+            #expect(try await client.evalshaCalls() - before == 1)
+            #expect(try await store.statistics(jobID: job) == ["accepted": 1_000, "sent": 1_000])
+        }
+    }
+
+    @Test func everyKeyOfAJobGetsTheTimeToLive() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client, specTimeToLive: .seconds(90))
+            let keys = JobKeyspace(jobID: job)
+            try await store.recordChunk(jobID: job, chunkID: "c", tokenCount: 1)
+            #expect(try await client.pttl(keys.chunks) > 0)
+            _ = try await client.send("PERSIST", .string(keys.stats))
+            try await store.increment(jobID: job, ["targeted": 1])
+            #expect(try await client.pttl(keys.stats) > 0)
+            _ = try await client.send("PERSIST", .string(keys.stats))
+            try await store.set(jobID: job, ["expansion-complete": 1])
+            #expect(try await client.pttl(keys.stats) > 0)
+            _ = try await client.send("PERSIST", .string(keys.stats))
+            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(token: token(1), counter: "accepted", countsAsSent: true)])
+            for key in [keys.sent, keys.stats, keys.chunks] {
+                let ttl = try await client.pttl(key)
+                #expect(ttl > 0 && ttl <= 90_000, "\(key)")
+            }
+        }
+    }
+
+    @Test func concurrentWritersCountEachTokenOnce() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let other = JobStore(client: client)
+            // Two workers report overlapping batches (a redelivery racing the original).
+            async let a = store.recordOutcomes(
+                jobID: job,
+                (0..<600).map { DeliveryOutcomeRecord(token: token($0), counter: "accepted", countsAsSent: true) }
+            )
+            async let b = other.recordOutcomes(
+                jobID: job,
+                (300..<900).map { DeliveryOutcomeRecord(token: token($0), counter: "retried", countsAsSent: false) }
+            )
+            let (newA, newB) = try await (a, b)
+            #expect(newA + newB == 900)
+            let statistics = try await store.statistics(jobID: job)
+            #expect((statistics["accepted"] ?? 0) + (statistics["retried"] ?? 0) == 900)
+            #expect(statistics["accepted"] == newA)
+            #expect(statistics["sent"] == newA)
+            #expect(try await client.send("SCARD", .string(JobKeyspace(jobID: job).sent)).int == 900)
+        }
+    }
+
+    @Test func binaryMarkersTakeLessMemoryThanHex() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let count = 100_000
+            let tokens = (0..<count).map { bigToken($0) }
+            for start in stride(from: 0, to: count, by: 1_000) {
+                try await store.recordOutcomes(
+                    jobID: job,
+                    tokens[start..<start + 1_000].map { DeliveryOutcomeRecord(token: $0, counter: "accepted", countsAsSent: true) }
+                )
+            }
+            let hexKey = "pf:{job:\(job)}:hex-comparison"
+            for start in stride(from: 0, to: count, by: 1_000) {
+                _ = try await client.send(["SADD", .string(hexKey)] + tokens[start..<start + 1_000].map { .string($0.hex) })
+            }
+            let binary = try await client.memoryUsage(JobKeyspace(jobID: job).sent)
+            let hex = try await client.memoryUsage(hexKey)
+            #expect(binary < hex)
+            // About 88 bytes per marker with jemalloc on 64-bit Redis 7 (see schemas/redis.md).
+            #expect(binary / count < 100)
+            #expect(try await store.statistics(jobID: job) == ["accepted": count, "sent": count])
+        }
+    }
+
+    @Test func invalidArgumentsNameTheirField() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            for bad in ["", "a{b", "a}b", String(repeating: "j", count: 129), "line\nbreak"] {
+                #expect(await registryError { try await store.saveSpec(jobID: bad, json: []) }?.field == "jobID")
+                #expect(await registryError { try await store.statistics(jobID: bad) }?.field == "jobID")
+            }
+            #expect(await registryError { try await store.recordChunk(jobID: job, chunkID: "", tokenCount: 1) }?.field == "chunkID")
+            #expect(await registryError { try await store.recordChunk(jobID: job, chunkID: "c", tokenCount: -1) }?.field == "tokenCount")
+            #expect(await registryError { try await store.increment(jobID: job, ["": 1]) }?.field == "counters")
+            let outcomes = [
+                DeliveryOutcomeRecord(token: token(1), counter: "accepted", countsAsSent: true),
+                DeliveryOutcomeRecord(token: token(2), counter: "", countsAsSent: true),
+            ]
+            #expect(await registryError { try await store.recordOutcomes(jobID: job, outcomes) }?.field == "outcomes[1].counter")
+            #expect(await registryError { try await store.saveSpec(jobID: "", json: []) }?.code == DeviceRegistryError.Code.invalidArgument)
+            // Nothing of the refused calls was written.
+            #expect(try await store.statistics(jobID: job).isEmpty)
+        }
+    }
+}
+
+/// A 32-byte token with well-spread bits (like real tokens), distinct for every `number`.
+func bigToken(_ number: Int) -> DeviceToken {
+    var state = UInt64(truncatingIfNeeded: number) &+ 0x9E37_79B9_7F4A_7C15
+    var hex = ""
+    for _ in 0..<4 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        var mixed = state ^ (state >> 29)
+        mixed = mixed &* 0xBF58_476D_1CE4_E5B9
+        let digits = String(mixed, radix: 16)
+        hex += String(repeating: "0", count: 16 - digits.count) + digits
+    }
+    return try! DeviceToken(hex: hex)
+}
