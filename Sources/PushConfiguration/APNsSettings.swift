@@ -1,0 +1,25 @@
+/// APNs connection settings shared by every app (`apns:`).
+public struct APNsSettings: Sendable, Equatable {
+    /// Overrides Apple's hosts for every environment (`endpoint`); default none (use Apple's).
+    public var endpoint: APNsEndpoint?
+    /// Absolute path of a PEM file of trust roots used instead of the system's (`ca-file`); default none.
+    public var caFile: String?
+    /// Apple's port (`port`), 443 or 2197; default 443. Ignored when ``endpoint`` is set.
+    public var port: Int
+    /// HTTP/2 connections per (app, environment) pool (`connections-per-pool`), ≥ 1; default 2.
+    public var connectionsPerPool: Int
+    /// Time allowed for one APNs request (`request-timeout-ms`), ≥ 1 ms; default 10 seconds.
+    public var requestTimeout: Duration
+
+    /// Creates APNs settings; every parameter has the documented default.
+    public init(
+        endpoint: APNsEndpoint? = nil, caFile: String? = nil, port: Int = 443, connectionsPerPool: Int = 2,
+        requestTimeout: Duration = .milliseconds(10_000)
+    ) {
+        self.endpoint = endpoint
+        self.caFile = caFile
+        self.port = port
+        self.connectionsPerPool = connectionsPerPool
+        self.requestTimeout = requestTimeout
+    }
+}

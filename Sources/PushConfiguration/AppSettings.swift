@@ -1,0 +1,50 @@
+import APNsCore
+
+/// One app PushFleet sends for (`apps.<id>:`).
+public struct AppSettings: Sendable, Equatable {
+    /// The app id: the key under `apps`, 1–64 characters of `A-Z a-z 0-9 . _ -`.
+    public var id: String
+    /// The bundle id, used as the APNs topic (`bundle-id`); required.
+    public var bundleID: String
+    /// The APNs environments the app sends to (`environments`); default both, in the order written.
+    public var environments: [APNsEnvironment]
+    /// How the app authenticates to APNs (`auth`); required.
+    public var auth: AppAuth
+    /// Fleet-wide sends per second (`rate-per-second`), ≥ 0; default 0 = unlimited.
+    public var ratePerSecond: Double
+    /// Rate-limiter burst (`burst`), ≥ 1; default `max(1, ⌈ratePerSecond⌉)`.
+    public var burst: Int
+    /// A worker pauses after every this many sends (`sleep-after`), ≥ 0; default 0 = never.
+    public var sleepAfter: Int
+    /// Length of that pause in milliseconds (`sleep-ms`), ≥ 0; default 0.
+    public var sleepMilliseconds: Int
+    /// Overrides `apns.connections-per-pool` for this app (`connections-per-pool`), ≥ 1; default none.
+    public var connectionsPerPool: Int?
+
+    /// Creates app settings. `burst: nil` (the default) resolves to `max(1, ⌈ratePerSecond⌉)`; the
+    /// other parameters have the documented defaults.
+    public init(
+        id: String, bundleID: String, environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
+        ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
+        connectionsPerPool: Int? = nil
+    ) {
+        self.id = id
+        self.bundleID = bundleID
+        self.environments = environments
+        self.auth = auth
+        self.ratePerSecond = ratePerSecond
+        self.burst = burst ?? Self.defaultBurst(ratePerSecond: ratePerSecond)
+        self.sleepAfter = sleepAfter
+        self.sleepMilliseconds = sleepMilliseconds
+        self.connectionsPerPool = connectionsPerPool
+    }
+
+    /// `max(1, ⌈ratePerSecond⌉)`, clamped to `Int32.max` (and 1 for a non-finite rate).
+    public static func defaultBurst(ratePerSecond: Double) -> Int {
+        guard ratePerSecond.isFinite, ratePerSecond > 1 else { return 1 }
+        return Int(min(ratePerSecond.rounded(.up), Double(Int32.max)))
+    }
+
+    /// The pause after every ``sleepAfter`` sends, as a `Duration`.
+    public var sleepDuration: Duration { .milliseconds(sleepMilliseconds) }
+}

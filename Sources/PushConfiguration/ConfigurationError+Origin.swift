@@ -1,0 +1,15 @@
+extension ConfigurationError {
+    /// The key used for problems with the configuration file as a whole.
+    static let fileKey = "(file)"
+
+    /// Creates an error located by `origin`: a file line, or a note naming the environment variable
+    /// the value came from.
+    init(key: String, message: String, origin: ConfigOrigin) {
+        switch origin {
+        case let .file(line):
+            self.init(key: key, message: message, line: line)
+        case let .environment(variable):
+            self.init(key: key, message: "\(message) (set by \(variable))")
+        }
+    }
+}

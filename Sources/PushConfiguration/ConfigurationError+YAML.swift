@@ -1,0 +1,26 @@
+import Yams
+
+extension ConfigurationError {
+    /// Translates a Yams parse error into a `(file)` error.
+    ///
+    /// Only libyaml's fixed problem texts and the position are kept: Yams' own descriptions quote the
+    /// offending source line, which could contain a secret.
+    init(yamlError: YamlError) {
+        switch yamlError {
+        case let .scanner(context, problem, mark, _),
+             let .parser(context, problem, mark, _),
+             let .composer(context, problem, mark, _):
+            let prefix = context.map { "\($0.text): " } ?? ""
+            self.init(key: Self.fileKey, message: "invalid YAML: \(prefix)\(problem)", line: mark.line)
+        case let .reader(problem, _, _, _):
+            self.init(key: Self.fileKey, message: "invalid YAML: \(problem)")
+        case let .duplicatedKeysInMapping(duplicates, context):
+            let keys = duplicates.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            self.init(key: Self.fileKey, message: "duplicate key \(keys) in a mapping", line: context.mark.line)
+        case .dataCouldNotBeDecoded:
+            self.init(key: Self.fileKey, message: "the file is not valid UTF-8")
+        default:
+            self.init(key: Self.fileKey, message: "invalid YAML")
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import APNsCore
+
+extension ConfigurationParser {
+    /// `apps:`: a mapping keyed by app id, with at least one app.
+    func apps(_ file: ConfigSection, key: String) throws(ConfigurationError) -> [String: AppSettings] {
+        let section = try file.section(key)
+        guard !section.entries.isEmpty else {
+            throw file.error(key, "at least one app is required")
+        }
+        var apps: [String: AppSettings] = [:]
+        for entry in section.entries {
+            apps[entry.key] = try app(id: entry.key, ConfigSection(entry.value, path: section.keyPath(entry.key), fallback: entry.keyOrigin))
+        }
+        return apps
+    }
+
+    /// `apps.<id>:`.
+    func app(id: String, _ section: ConfigSection) throws(ConfigurationError) -> AppSettings {
+        let bundleID = try section.requiredString("bundle-id")
+        guard !bundleID.contains(where: { $0.isWhitespace }) else {
+            throw section.error("bundle-id", "must not contain whitespace")
+        }
+        let ratePerSecond = try section.number("rate-per-second", minimum: 0) ?? 0
+        return AppSettings(
+            id: id,
+            bundleID: bundleID,
+            environments: try environments(section, key: "environments"),
+            auth: try auth(section, key: "auth"),
+            ratePerSecond: ratePerSecond,
+            burst: try section.integer("burst", minimum: 1),
+            sleepAfter: try section.integer("sleep-after", default: 0, minimum: 0),
+            sleepMilliseconds: try section.integer("sleep-ms", default: 0, minimum: 0),
+            connectionsPerPool: try section.integer("connections-per-pool", minimum: 1))
+    }
+
+    /// `apps.<id>.environments`: a non-empty list of `sandbox` / `production` without duplicates
+    /// (a single string, optionally comma-separated, is accepted too, for environment overrides).
+    func environments(_ section: ConfigSection, key: String) throws(ConfigurationError) -> [APNsEnvironment] {
+        guard let node = section.node(key) else { return [.sandbox, .production] }
+        var items: [(text: String, origin: ConfigOrigin)] = []
+        switch node {
+        case let .sequence(elements, _):
+            for element in elements {
+                guard case let .scalar(scalar, origin) = element, scalar.kind == .string else {
+                    throw ConfigurationError(
+                        key: section.keyPath(key), message: "expected a list of environment names, found \(element.article) in it",
+                        origin: element.origin)
+                }
+                items.append((scalar.text, origin))
+            }
+        case let .scalar(scalar, origin) where scalar.kind == .string:
+            items = scalar.text.split(separator: ",").map { (String($0).trimmingCharacters(in: .whitespaces), origin) }
+        default:
+            throw section.error(key, "expected a list of environment names, found \(node.article)")
+        }
+        guard !items.isEmpty else {
+            throw section.error(key, "must list at least one environment")
+        }
+        var environments: [APNsEnvironment] = []
+        for item in items {
+            guard let environment = APNsEnvironment(rawValue: item.text) else {
+                throw ConfigurationError(
+                    key: section.keyPath(key), message: "'\(item.text)' is not an environment; expected sandbox or production",
+                    origin: item.origin)
+            }
+            guard !environments.contains(environment) else {
+                throw ConfigurationError(
+                    key: section.keyPath(key), message: "'\(item.text)' is listed more than once", origin: item.origin)
+            }
+            environments.append(environment)
+        }
+        return environments
+    }
+
+    /// `apps.<id>.auth`: exactly one of `token`, `certificate`, `pkcs12`.
+    func auth(_ app: ConfigSection, key: String) throws(ConfigurationError) -> AppAuth {
+        guard app.has(key) else { throw app.missing(key) }
+        let section = try app.section(key)
+        let kinds = ["token", "certificate", "pkcs12"]
+        let present = kinds.filter { section.has($0) }
+        guard present.count == 1, let kind = present.first else {
+            let found = present.isEmpty ? "none" : present.joined(separator: " and ")
+            throw app.error(key, "exactly one of token, certificate or pkcs12 is required, found \(found)")
+        }
+        let method = try section.section(kind)
+        switch kind {
+        case "token":
+            return .token(
+                teamID: try appleID(method, "team-id"),
+                keyID: try appleID(method, "key-id"),
+                keyFile: try requiredPath(method, "key-file"))
+        case "certificate":
+            return .certificate(
+                certificateFile: try requiredPath(method, "certificate-file"),
+                keyFile: try requiredPath(method, "key-file"))
+        default:
+            return .pkcs12(
+                file: try requiredPath(method, "file"),
+                passphraseFile: try method.path("passphrase-file", baseDirectory: baseDirectory))
+        }
+    }
+
+    /// A required 10-character `A-Z 0-9` identifier (team id, key id).
+    func appleID(_ section: ConfigSection, _ key: String) throws(ConfigurationError) -> String {
+        let value = try section.requiredString(key)
+        guard value.utf8.count == 10,
+              value.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else {
+            throw section.error(key, "must be 10 characters of A-Z and 0-9")
+        }
+        return value
+    }
+
+    /// A required file path, resolved against the base directory.
+    func requiredPath(_ section: ConfigSection, _ key: String) throws(ConfigurationError) -> String {
+        guard let path = try section.path(key, baseDirectory: baseDirectory) else { throw section.missing(key) }
+        return path
+    }
+}

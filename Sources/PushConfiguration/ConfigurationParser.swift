@@ -1,0 +1,115 @@
+/// Turns a validated-shape configuration tree into ``PushFleetConfiguration``, applying defaults and
+/// checking every value's type and range.
+struct ConfigurationParser {
+    /// The directory relative file paths are resolved against.
+    let baseDirectory: String
+
+    /// Decodes the whole file (`nil` for an empty document).
+    func configuration(from root: ConfigNode?) throws(ConfigurationError) -> PushFleetConfiguration {
+        let file = try ConfigSection(root, path: "", fallback: .file(line: nil))
+        return PushFleetConfiguration(
+            kafka: try kafka(file.section("kafka")),
+            redis: try redis(file.section("redis")),
+            apns: try apns(file.section("apns")),
+            registry: try registry(file.section("registry")),
+            worker: try worker(file.section("worker")),
+            resend: try resend(file.section("resend")),
+            metrics: try metrics(file.section("metrics")),
+            apps: try apps(file, key: "apps"))
+    }
+
+    /// `kafka:`.
+    func kafka(_ section: ConfigSection) throws(ConfigurationError) -> KafkaSettings {
+        let propertiesSection = try section.section("properties")
+        var properties: [String: String] = [:]
+        for entry in propertiesSection.entries {
+            guard case let .scalar(scalar, _) = entry.value else {
+                throw propertiesSection.error(entry.key, "expected a string, number or boolean, found \(entry.value.article)")
+            }
+            switch scalar.kind {
+            case .null: continue
+            case .bool: properties[entry.key] = ConfigScalarKind.boolValue(scalar.text) ? "true" : "false"
+            case .int: properties[entry.key] = ConfigSection.decimalInteger(scalar.text).map(String.init) ?? scalar.text
+            case .float, .string: properties[entry.key] = scalar.text
+            }
+        }
+        return KafkaSettings(
+            bootstrapServers: try section.requiredString("bootstrap-servers"),
+            groupPrefix: try section.string("group-prefix") ?? "pushfleet",
+            properties: properties)
+    }
+
+    /// `redis:`.
+    func redis(_ section: ConfigSection) throws(ConfigurationError) -> RedisSettings {
+        if section.has("password") && section.has("password-file") {
+            throw section.error(
+                "password-file", "cannot be set together with \(section.keyPath("password")); set only one")
+        }
+        return RedisSettings(
+            host: try section.string("host") ?? "127.0.0.1",
+            port: try section.integer("port", default: 6379, minimum: 1, maximum: 65535),
+            username: try section.string("username"),
+            password: try section.string("password"),
+            passwordFile: try section.path("password-file", baseDirectory: baseDirectory),
+            database: try section.integer("database", default: 0, minimum: 0),
+            poolSize: try section.integer("pool-size", default: 4, minimum: 1))
+    }
+
+    /// `apns:`.
+    func apns(_ section: ConfigSection) throws(ConfigurationError) -> APNsSettings {
+        var endpoint: APNsEndpoint?
+        if section.has("endpoint") {
+            let endpointSection = try section.section("endpoint")
+            endpoint = APNsEndpoint(
+                host: try endpointSection.requiredString("host"),
+                port: try endpointSection.integer("port", default: 443, minimum: 1, maximum: 65535))
+        }
+        let port = try section.integer("port", default: 443, minimum: 1, maximum: 65535)
+        guard port == 443 || port == 2197 else {
+            throw section.error("port", "must be 443 or 2197, got \(port)")
+        }
+        return APNsSettings(
+            endpoint: endpoint,
+            caFile: try section.path("ca-file", baseDirectory: baseDirectory),
+            port: port,
+            connectionsPerPool: try section.integer("connections-per-pool", default: 2, minimum: 1),
+            requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)))
+    }
+
+    /// `registry:`.
+    func registry(_ section: ConfigSection) throws(ConfigurationError) -> RegistrySettings {
+        RegistrySettings(shards: try section.integer("shards", default: 16, minimum: 1, maximum: 1024))
+    }
+
+    /// `worker:`.
+    func worker(_ section: ConfigSection) throws(ConfigurationError) -> WorkerSettings {
+        WorkerSettings(
+            chunkSize: try section.integer("chunk-size", default: 1000, minimum: 1, maximum: 1000),
+            chunksInFlight: try section.integer("chunks-in-flight", default: 8, minimum: 1),
+            notificationsInFlight: try section.integer("notifications-in-flight", default: 2000, minimum: 1),
+            permitBlock: try section.integer("permit-block", default: 100, minimum: 1),
+            resendPollInterval: .milliseconds(try section.integer("resend-poll-ms", default: 200, minimum: 1)))
+    }
+
+    /// `resend:`.
+    func resend(_ section: ConfigSection) throws(ConfigurationError) -> ResendSettings {
+        let maxAttempts = try section.integer("max-attempts", default: 5, minimum: 1)
+        let baseDelay = try section.integer("base-delay-ms", default: 1000, minimum: 0)
+        let maxDelay = try section.integer("max-delay-ms", default: 300_000, minimum: 0)
+        guard maxDelay >= baseDelay else {
+            throw section.error(
+                "max-delay-ms", "must be at least \(section.keyPath("base-delay-ms")) (\(baseDelay)), got \(maxDelay)")
+        }
+        return ResendSettings(
+            maxAttempts: maxAttempts,
+            baseDelay: .milliseconds(baseDelay),
+            maxDelay: .milliseconds(maxDelay),
+            maxAge: .seconds(try section.integer("max-age-seconds", default: 3600, minimum: 1)),
+            lease: .milliseconds(try section.integer("lease-ms", default: 30_000, minimum: 1)))
+    }
+
+    /// `metrics:`.
+    func metrics(_ section: ConfigSection) throws(ConfigurationError) -> MetricsSettings {
+        MetricsSettings(port: try section.integer("port", minimum: 0, maximum: 65535))
+    }
+}

@@ -1,0 +1,67 @@
+/// The shape of the configuration file: which keys exist where. It is the single source of key
+/// names for rejecting unknown keys and for matching `PUSHFLEET__…` override segments.
+indirect enum ConfigurationSchema: Sendable {
+    /// A leaf value (scalar or list); its type is checked when decoding.
+    case value
+    /// A mapping with a fixed set of kebab-case keys, in documentation order.
+    case section([(key: String, schema: ConfigurationSchema)])
+    /// A mapping with free-form keys and scalar values (`kafka.properties`).
+    case properties
+    /// A mapping keyed by app id, each value shaped by the given schema (`apps`).
+    case apps(ConfigurationSchema)
+
+    /// The whole file.
+    static let root: ConfigurationSchema = .section([
+        ("kafka", .section([
+            ("bootstrap-servers", .value), ("group-prefix", .value), ("properties", .properties),
+        ])),
+        ("redis", .section([
+            ("host", .value), ("port", .value), ("username", .value), ("password", .value),
+            ("password-file", .value), ("database", .value), ("pool-size", .value),
+        ])),
+        ("apns", .section([
+            ("endpoint", .section([("host", .value), ("port", .value)])),
+            ("ca-file", .value), ("port", .value), ("connections-per-pool", .value),
+            ("request-timeout-ms", .value),
+        ])),
+        ("registry", .section([("shards", .value)])),
+        ("worker", .section([
+            ("chunk-size", .value), ("chunks-in-flight", .value), ("notifications-in-flight", .value),
+            ("permit-block", .value), ("resend-poll-ms", .value),
+        ])),
+        ("resend", .section([
+            ("max-attempts", .value), ("base-delay-ms", .value), ("max-delay-ms", .value),
+            ("max-age-seconds", .value), ("lease-ms", .value),
+        ])),
+        ("metrics", .section([("port", .value)])),
+        ("apps", .apps(.section([
+            ("bundle-id", .value), ("environments", .value),
+            ("auth", .section([
+                ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+            ])),
+            ("rate-per-second", .value), ("burst", .value), ("sleep-after", .value),
+            ("sleep-ms", .value), ("connections-per-pool", .value),
+        ]))),
+    ])
+
+    /// `path.key`, or `key` at the top level.
+    static func join(_ path: String, _ key: String) -> String {
+        path.isEmpty ? key : "\(path).\(key)"
+    }
+
+    /// Whether `id` is a valid app id: 1–64 bytes of `A-Z a-z 0-9 . _ -`.
+    static func isValidAppID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default:
+                false
+            }
+        }
+    }
+}

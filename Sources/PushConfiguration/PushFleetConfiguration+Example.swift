@@ -1,0 +1,60 @@
+extension PushFleetConfiguration {
+    /// A complete, commented example configuration documenting every key, its default and its range;
+    /// for the README and `--help`. It parses as-is (the tests check it).
+    public static let exampleYAML = #"""
+        kafka:
+          bootstrap-servers: "127.0.0.1:9092"   # required, non-empty
+          group-prefix: pushfleet               # default "pushfleet"; groups are <prefix>.expand, <prefix>.send, <prefix>.feedback
+          properties:                            # optional: any librdkafka property; values are strings (numbers/bools in YAML are converted to their string form)
+            security.protocol: SASL_SSL
+        redis:
+          host: 127.0.0.1                        # default 127.0.0.1
+          port: 6379                             # default 6379, 1...65535
+          username: null                         # optional (ACL user)
+          password: null                         # optional; or password-file: path (not both); never printed
+          database: 0                            # default 0, ≥ 0
+          pool-size: 4                           # default 4, ≥ 1
+        apns:
+          endpoint: {host: 127.0.0.1, port: 2197}   # optional: overrides Apple's hosts (the simulator)
+          ca-file: /path/ca.pem                  # optional: trust roots instead of the system's
+          port: 443                              # Apple's port, 443 or 2197; default 443
+          connections-per-pool: 2                # default 2, ≥ 1
+          request-timeout-ms: 10000              # default 10000, ≥ 1
+        registry:
+          shards: 16                             # default 16, 1...1024
+        worker:
+          chunk-size: 1000                       # default 1000, 1...1000 (tokens per delivery chunk)
+          chunks-in-flight: 8                    # default 8, ≥ 1
+          notifications-in-flight: 2000          # default 2000, ≥ 1
+          permit-block: 100                      # default 100, ≥ 1 (rate permits taken per Redis call)
+          resend-poll-ms: 200                    # default 200, ≥ 1
+        resend:
+          max-attempts: 5                        # ≥ 1
+          base-delay-ms: 1000                    # ≥ 0
+          max-delay-ms: 300000                   # ≥ base-delay-ms
+          max-age-seconds: 3600                  # ≥ 1
+          lease-ms: 30000                        # ≥ 1
+        metrics:
+          port: null                             # optional 0...65535 (for later)
+        apps:                                    # required, at least one; a MAPPING keyed by app id (1–64 bytes of A-Z a-z 0-9 . _ -)
+          news:
+            bundle-id: com.example.news          # required
+            environments: [sandbox, production]  # default both; each must be sandbox or production; non-empty, no duplicates
+            auth:                                # required: exactly one of token / certificate / pkcs12
+              token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: /keys/AuthKey.p8}   # team-id and key-id: 10 chars A-Z0-9
+              # certificate: {certificate-file: cert.pem, key-file: key.pem}
+              # pkcs12: {file: cert.p12, passphrase-file: pass.txt}    # passphrase-file optional
+            rate-per-second: 0                   # default 0 = unlimited; ≥ 0 (fleet-wide)
+            burst: null                          # optional ≥ 1; default max(1, rate-per-second)
+            sleep-after: 0                       # default 0 = never; ≥ 0: a worker pauses after every N sends
+            sleep-ms: 0                          # default 0, ≥ 0
+            connections-per-pool: null           # optional ≥ 1, overrides apns.connections-per-pool
+
+        # Relative file paths (key-file, ca-file, password-file, …) are resolved against this file's directory.
+        # Environment variables PUSHFLEET__<SECTION>__<KEY>… override or add a value before validation, e.g.
+        #   PUSHFLEET__KAFKA__BOOTSTRAP_SERVERS=broker:9092   PUSHFLEET__REDIS__PASSWORD=secret
+        #   PUSHFLEET__KAFKA__PROPERTIES__SASL_MECHANISM=PLAIN   PUSHFLEET__APPS__NEWS__RATE_PER_SECOND=500
+        # (segments are case-insensitive, `_` stands for `-`, or `.` under kafka.properties; `null` removes a key).
+
+        """#
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+extension PushFleetConfiguration {
+    /// Checks that every referenced file exists, is a regular file and is readable: `apns.ca-file`,
+    /// `redis.password-file`, and each app's key, certificate, PKCS#12 and passphrase files (apps in id
+    /// order). ``load(path:environment:)`` calls it.
+    ///
+    /// - Throws: A ``ConfigurationError`` naming the key, e.g. `apps.news.auth.token.key-file`.
+    public func validateFiles() throws(ConfigurationError) {
+        for (key, path) in referencedFiles {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ConfigurationError(key: key, message: "file '\(path)' does not exist")
+            }
+            guard !isDirectory.boolValue else {
+                throw ConfigurationError(key: key, message: "'\(path)' is a directory, not a file")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ConfigurationError(key: key, message: "file '\(path)' is not readable")
+            }
+        }
+    }
+
+    /// Every file path in the configuration with the dotted key that set it, in a stable order.
+    var referencedFiles: [(key: String, path: String)] {
+        var files: [(key: String, path: String)] = []
+        if let caFile = apns.caFile { files.append(("apns.ca-file", caFile)) }
+        if let passwordFile = redis.passwordFile { files.append(("redis.password-file", passwordFile)) }
+        for app in apps.values.sorted(by: { $0.id < $1.id }) {
+            let prefix = "apps.\(app.id).auth"
+            switch app.auth {
+            case let .token(_, _, keyFile):
+                files.append(("\(prefix).token.key-file", keyFile))
+            case let .certificate(certificateFile, keyFile):
+                files.append(("\(prefix).certificate.certificate-file", certificateFile))
+                files.append(("\(prefix).certificate.key-file", keyFile))
+            case let .pkcs12(file, passphraseFile):
+                files.append(("\(prefix).pkcs12.file", file))
+                if let passphraseFile { files.append(("\(prefix).pkcs12.passphrase-file", passphraseFile)) }
+            }
+        }
+        return files
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Reads small secret files (passwords, passphrases) without ever echoing their contents.
+enum SecretFile {
+    /// The contents of the file at `path` with one trailing newline (`\n` or `\r\n`) removed.
+    ///
+    /// - Throws: A ``ConfigurationError`` keyed `key` when the file cannot be read, is not UTF-8,
+    ///   or is empty.
+    static func read(_ path: String, key: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: key, message: "cannot read file '\(path)'")
+        }
+        guard let contents = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(key: key, message: "file '\(path)' is not UTF-8 text")
+        }
+        // Work on scalars: "\r\n" is a single Character.
+        var scalars = contents.unicodeScalars[...]
+        if scalars.last == "\n" {
+            scalars.removeLast()
+            if scalars.last == "\r" { scalars.removeLast() }
+        }
+        let text = String(scalars)
+        guard !text.isEmpty else {
+            throw ConfigurationError(key: key, message: "file '\(path)' is empty")
+        }
+        return text
+    }
+}
