@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushStore", targets: ["PushStore"]),
+        .library(name: "PushConfiguration", targets: ["PushConfiguration"]),
+        .library(name: "PushPipeline", targets: ["PushPipeline"]),
+        .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // C boundary: Debian's librdkafka-dev and libhiredis-dev.
@@ -133,12 +137,60 @@ let package = Package(
             dependencies: ["Redis", "APNsCore", "PushCore"],
             swiftSettings: swiftSettings
         ),
+        // The configuration file (YAML) with environment overrides, validated at start.
+        .target(
+            name: "PushConfiguration",
+            dependencies: [
+                "APNsCore",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The stages: expand (push.jobs), send (push.deliveries, resend buffer), feedback.
+        .target(
+            name: "PushPipeline",
+            dependencies: [
+                "APNs",
+                "APNsCore",
+                "Kafka",
+                "PushConfiguration",
+                "PushCore",
+                "PushStore",
+                "Redis",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The whole stack on one machine (embedded Kafka, redis-server, the simulator, a
+        // configuration file) for the demo, the end-to-end tests and the benchmarks.
+        .target(
+            name: "EmbeddedStack",
+            dependencies: [
+                "APNsSimulator",
+                "Kafka",
+                "PushConfiguration",
+                "PushCore",
+                "Redis",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "PushFleet",
             dependencies: [
                 "Kafka",
                 "Redis",
                 "PushCore",
+                "PushConfiguration",
+                "PushPipeline",
+                "PushStore",
+                "EmbeddedStack",
+                "APNsSimulator",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -161,6 +213,9 @@ let package = Package(
                 "Redis",
                 "APNs",
                 "APNsSimulator",
+                "EmbeddedStack",
+                "PushCore",
+                "PushStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -210,6 +265,30 @@ let package = Package(
         .testTarget(
             name: "PushStoreTests",
             dependencies: ["PushStore", "Redis", "APNsCore", "PushCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushConfigurationTests",
+            dependencies: ["PushConfiguration", "APNsCore"],
+            swiftSettings: swiftSettings
+        ),
+        // End to end: embedded Kafka, a real redis-server, the APNs simulator, worker processes.
+        .testTarget(
+            name: "PushPipelineTests",
+            dependencies: [
+                "APNs",
+                "APNsCore",
+                "APNsSimulator",
+                "Kafka",
+                "PushConfiguration",
+                "PushCore",
+                "PushPipeline",
+                "PushStore",
+                "Redis",
+                "EmbeddedStack",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

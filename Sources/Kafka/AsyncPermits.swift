@@ -6,7 +6,7 @@ import Synchronization
 /// Used as the producer's in-flight window, so a fast producer waits for confirmations instead
 /// of growing a queue without bound. Waiters are served in arrival order; a waiter asking for
 /// several permits takes them as they free up.
-final class AsyncPermits: Sendable {
+public final class AsyncPermits: Sendable {
     private struct Waiter {
         var missing: Int
         let continuation: CheckedContinuation<Void, Never>
@@ -18,16 +18,16 @@ final class AsyncPermits: Sendable {
     }
 
     private let state: Mutex<State>
-    let capacity: Int
+    public let capacity: Int
 
-    init(_ count: Int) {
+    public init(_ count: Int) {
         precondition(count > 0, "AsyncPermits needs at least one permit")
         self.capacity = count
         self.state = Mutex(State(available: count))
     }
 
     /// Takes `count` permits (at most ``capacity``), suspending until all are granted.
-    func acquire(_ count: Int = 1) async {
+    public func acquire(_ count: Int = 1) async {
         precondition(count > 0 && count <= capacity, "acquire between 1 and \(capacity) permits")
         let granted = state.withLock { state in
             guard state.waiters.isEmpty, state.available >= count else { return false }
@@ -51,7 +51,7 @@ final class AsyncPermits: Sendable {
     }
 
     /// Returns permits, completing waiters in arrival order.
-    func release(_ count: Int = 1) {
+    public func release(_ count: Int = 1) {
         var completed: [CheckedContinuation<Void, Never>] = []
         state.withLock { state in
             var free = count

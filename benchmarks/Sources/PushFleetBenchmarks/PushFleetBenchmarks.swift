@@ -8,7 +8,7 @@ struct PushFleetBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushfleet-bench",
         abstract: "PushFleet benchmarks, each against a reference tool on the same machine in the same run.",
-        subcommands: [KafkaCommand.self, RedisCommand.self, APNsBenchmarkCommand.self])
+        subcommands: [KafkaCommand.self, RedisCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self])
 }
 
 struct ResultOptions: ParsableArguments {

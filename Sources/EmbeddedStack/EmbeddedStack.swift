@@ -1,0 +1,152 @@
+public import APNsSimulator
+import Crypto
+public import Foundation
+public import Kafka
+public import Logging
+public import PushConfiguration
+import PushCore
+public import Redis
+
+/// PushFleet's whole stack on one machine, for `pushfleet demo`, the end-to-end tests and the
+/// benchmarks: librdkafka's mock cluster with the pipeline's topics, a real `redis-server`, the
+/// APNs simulator over HTTP/2 + TLS (trusting a freshly generated signing key), and a
+/// configuration file, as operators write it, pointing workers at them. Worker processes join
+/// with `pushfleet worker --config <configurationPath>`.
+public final class EmbeddedStack: Sendable {
+    public static let app = "news"
+    public static let bundleID = "com.example.news"
+    public static let teamID = "TEAM123456"
+    public static let keyID = "KEY1234567"
+
+    /// How to set the stack up.
+    public struct Options: Sendable {
+        /// Extra YAML lines under `apps.news` (e.g. `rate-per-second: 500`).
+        public var appSettings: [String] = []
+        /// YAML lines under `resend`; the default retries quickly, for tests and demos.
+        public var resendSettings: [String] = ["base-delay-ms: 20", "max-delay-ms: 500"]
+        /// YAML lines under `worker`.
+        public var workerSettings: [String] = ["chunks-in-flight: 4"]
+        /// Whether the simulator knows the app's signing key (false: it refuses every request
+        /// with InvalidProviderToken).
+        public var simulatorTrustsKey = true
+        public var jobPartitions: Int32 = 4
+        /// Chunks are ~70 kB; the mock cluster keeps ~5 MB per partition, so large campaigns
+        /// need many partitions.
+        public var deliveryPartitions: Int32 = 8
+        public var registryShards = 16
+        public var simulatorThreads = 1
+
+        public init() {}
+    }
+
+    public let cluster: EmbeddedKafkaCluster
+    public let redisServer: LocalRedisServer
+    public let simulator: APNsSimulator
+    /// Holds the configuration file, the signing key and the simulator's CA.
+    public let directory: URL
+    public let configurationPath: String
+    public let configuration: PushFleetConfiguration
+
+    private init(
+        cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer, simulator: APNsSimulator, directory: URL,
+        configurationPath: String, configuration: PushFleetConfiguration
+    ) {
+        self.cluster = cluster
+        self.redisServer = redisServer
+        self.simulator = simulator
+        self.directory = directory
+        self.configurationPath = configurationPath
+        self.configuration = configuration
+    }
+
+    /// Starts everything; `configureSimulator` adjusts the simulator (devices, faults, latency).
+    public static func start(
+        _ options: Options = Options(),
+        logger: Logger,
+        simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in }
+    ) async throws -> EmbeddedStack {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-stack-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        let key = P256.Signing.PrivateKey()
+        try key.pemRepresentation.write(to: directory.appendingPathComponent("\(app).p8"), atomically: true, encoding: .utf8)
+        let trusted = options.simulatorTrustsKey ? key.publicKey : P256.Signing.PrivateKey().publicKey
+        var simulatorConfiguration = APNsSimulatorConfiguration(
+            threads: options.simulatorThreads,
+            providerKeys: [APNsSimulatorProviderKey(keyID: keyID, teamID: teamID, publicKey: trusted)],
+            bundleIDs: [bundleID])
+        configureSimulator(&simulatorConfiguration)
+        let simulator = try APNsSimulator(configuration: simulatorConfiguration, logger: logger)
+        try await simulator.start()
+        try simulator.tlsIdentity.writeCertificateAuthority(to: directory.appendingPathComponent("ca.pem").path)
+
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        try cluster.createTopic(PushTopic.jobs, partitions: options.jobPartitions)
+        try cluster.createTopic(PushTopic.deliveries, partitions: options.deliveryPartitions)
+        try cluster.createTopic(PushTopic.feedback, partitions: 2)
+        try cluster.createTopic(PushTopic.deadLetters, partitions: 1)
+
+        let redisServer: LocalRedisServer
+        do {
+            redisServer = try await LocalRedisServer.start()
+        } catch {
+            try? await simulator.shutdown()
+            throw error
+        }
+        func section(_ lines: [String], indent: Int, emptyValue: String = "{}") -> String {
+            guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
+            return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
+        }
+        let yaml = """
+            # Written by EmbeddedStack: the embedded Kafka cluster, redis-server and APNs simulator.
+            kafka:
+              bootstrap-servers: "\(cluster.bootstrapServers)"
+              group-prefix: pushfleet
+              properties:
+                # The mock cluster holds a fetch for the whole wait time; keep it short.
+                fetch.wait.max.ms: 10
+            redis:
+              host: \(redisServer.host)
+              port: \(redisServer.port)
+              pool-size: 8
+            apns:
+              endpoint: {host: 127.0.0.1, port: \(simulator.port)}
+              ca-file: ca.pem
+              connections-per-pool: 2
+              request-timeout-ms: 60000
+            registry:
+              shards: \(options.registryShards)
+            worker:
+            \(section(options.workerSettings, indent: 2))
+            resend:
+            \(section(options.resendSettings, indent: 2))
+            apps:
+              \(app):
+                bundle-id: \(bundleID)
+                environments: [sandbox]
+                auth:
+                  token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}
+            \(section(options.appSettings, indent: 4, emptyValue: "# no more settings"))
+            """
+        let configurationPath = directory.appendingPathComponent("pushfleet.yaml").path
+        do {
+            try yaml.write(toFile: configurationPath, atomically: true, encoding: .utf8)
+            let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
+            return EmbeddedStack(
+                cluster: cluster, redisServer: redisServer, simulator: simulator, directory: directory,
+                configurationPath: configurationPath, configuration: configuration)
+        } catch {
+            await redisServer.stop()
+            try? await simulator.shutdown()
+            throw error
+        }
+    }
+
+    /// Stops redis-server and the simulator and removes the directory. The Kafka cluster stops
+    /// when the last reference to it goes.
+    public func stop() async {
+        await redisServer.stop()
+        try? await simulator.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

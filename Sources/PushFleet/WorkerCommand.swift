@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushConfiguration
+import PushPipeline
+import ServiceLifecycle
+import UnixSignals
+
+/// `pushfleet worker`: a pipeline worker (expand and send stages by default). Stateless; run as
+/// many as the topics' partitions allow. SIGTERM or SIGINT stop it gracefully.
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Run a pipeline worker: expand jobs, send notifications, drain the resend buffer.")
+
+    @OptionGroup var options: ProcessOptions
+
+    @Option(name: .customLong("role"), help: "A role to take: expand, send or feedback (repeatable; default expand and send).")
+    var roles: [String] = []
+
+    func run() async throws {
+        var chosen = Set<WorkerRole>()
+        for name in roles {
+            guard let role = WorkerRole(rawValue: name) else {
+                throw ValidationError("unknown role '\(name)'; roles are \(WorkerRole.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            chosen.insert(role)
+        }
+        try await options.runWorker(roles: chosen.isEmpty ? [.expand, .send] : chosen, label: "pushfleet.worker")
+    }
+}
+
+/// `pushfleet feedback`: the feedback worker, removing invalid tokens from the registry.
+struct FeedbackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feedback",
+        abstract: "Run the feedback worker: remove the tokens APNs reported invalid from the registry.")
+
+    @OptionGroup var options: ProcessOptions
+
+    func run() async throws {
+        try await options.runWorker(roles: [.feedback], label: "pushfleet.feedback")
+    }
+}
+
+/// Options every long-running process takes.
+struct ProcessOptions: ParsableArguments {
+    @Option(help: "The configuration file (YAML). Environment variables PUSHFLEET__<KEY>__<KEY> override it.")
+    var config: String = "pushfleet.yaml"
+
+    @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).")
+    var logLevel: String = "info"
+
+    func loadConfiguration() throws -> PushFleetConfiguration {
+        do {
+            return try PushFleetConfiguration.load(path: config)
+        } catch {
+            throw ValidationError("configuration \(config): \(error)")
+        }
+    }
+
+    func runWorker(roles: Set<WorkerRole>, label: String) async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: label)
+        let configuration = try loadConfiguration()
+        let worker: PushWorker
+        do {
+            worker = try PushWorker(configuration: configuration, roles: roles, logger: logger)
+        } catch {
+            throw ValidationError("configuration \(config): \(error)")
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: worker)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+    }
+}

@@ -1,0 +1,223 @@
+import APNsCore
+import Foundation
+import Kafka
+import Logging
+import PushConfiguration
+import PushCore
+import PushStore
+
+/// Consumes `push.jobs`: validates each job (or dead-letters it with the reason and its bytes),
+/// parks jobs whose send-at is ahead in the schedule, and turns an audience into chunks of
+/// ≤ `worker.chunk-size` tokens on `push.deliveries`:
+///
+/// - tokens: as given, duplicates dropped;
+/// - openids: resolved through the registry (unknown ones and devices of the other environment
+///   are counted);
+/// - tags and broadcast: one shard task per registry shard, published back to `push.jobs`; each
+///   task scans its shard (SSCAN, or the shard's materialised tag audience) and streams chunks,
+///   so memory does not grow with the audience.
+///
+/// Counters are written idempotently (HSET, chunk ids), so a job expanded twice after a crash
+/// counts once; its chunks are published again and the send stage's markers skip them.
+struct ExpandStage: Sendable {
+    let context: PipelineContext
+    /// Chunks published per producer call.
+    var publishWindow = 8
+
+    private var chunkSize: Int { context.configuration.worker.chunkSize }
+
+    /// Handles one message; `false` when the worker stopped before it finished.
+    func handle(_ message: KafkaConsumerMessage) async -> Bool {
+        do {
+            try await process(message)
+            return true
+        } catch {
+            return await context.settleFailure(of: message, error, stage: "expand stage")
+        }
+    }
+
+    private func process(_ message: KafkaConsumerMessage) async throws {
+        var job: PushJob
+        do {
+            job = try PushJob.decodeAndValidate(from: Data(message.value))
+        } catch {
+            try await context.deadLetter(message, invalid: error)
+            return
+        }
+        guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
+        if let header = message.headers.first(where: { $0.name == PushMessageHeader.shard }) {
+            let text = String(decoding: header.value, as: UTF8.self)
+            guard let jobID = job.id, let shard = Int(text), (0..<context.registry.shardCount(for: app.id)).contains(shard) else {
+                try await context.deadLetter(
+                    message, reason: "invalid-shard-task", text: "shard task '\(text)' of job \(job.id ?? "(no id)") is not valid",
+                    app: app.id)
+                return
+            }
+            try await expandShard(shard, of: job, jobID: jobID)
+            return
+        }
+
+        let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
+        job.id = jobID
+        if let sendAt = job.sendAt, sendAt.timeIntervalSinceNow > 0.5 {
+            let dueAt = Int64((sendAt.timeIntervalSince1970 * 1000).rounded(.up))
+            _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {
+                try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: Array(job.jsonData())))
+                try await context.jobs.set(jobID: jobID, ["scheduled-at": Int(dueAt)])
+            }
+            context.counters.add(.jobsScheduled)
+            context.logger.info("job scheduled", metadata: ["job": "\(jobID)", "app": "\(app.id)", "send-at": "\(sendAt)"])
+            return
+        }
+
+        let spec = Array(job.jsonData())
+        _ = try await Retrying.run("storing job \(jobID)", logger: context.logger) {
+            try await context.jobs.saveSpec(jobID: jobID, json: spec)
+        }
+        switch job.audience {
+        case .tokens(let tokens):
+            var seen = Set<DeviceToken>()
+            let unique = tokens.filter { seen.insert($0).inserted }
+            try await setCounters(["targeted": unique.count], jobID: jobID)
+            try await publishChunks(unique, prefix: "t", of: job, jobID: jobID)
+            try await setCounters(["expansion-complete": 1], jobID: jobID)
+        case .openIDs(let openIDs):
+            let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
+                try await context.registry.resolveOpenIDs(app: app.id, environment: job.environment, openIDs: openIDs)
+            }
+            try await setCounters(
+                [
+                    "targeted": resolution.tokens.count, "unknown-openids": resolution.unknownCount,
+                    "other-environment": resolution.otherEnvironmentCount,
+                ], jobID: jobID)
+            try await publishChunks(resolution.tokens, prefix: "o", of: job, jobID: jobID)
+            try await setCounters(["expansion-complete": 1], jobID: jobID)
+        case .tags, .broadcast:
+            let shards = context.registry.shardCount(for: app.id)
+            let value = Array(job.jsonData())
+            let tasks = (0..<shards).map { shard in
+                KafkaProducerMessage(
+                    topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: value,
+                    headers: [KafkaHeader(name: PushMessageHeader.shard, value: String(shard))])
+            }
+            try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
+            try await setCounters(["shards": shards], jobID: jobID)
+        }
+        context.counters.add(.jobsExpanded)
+        context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
+    }
+
+    /// Scans one shard of a broadcast or tag job and streams its tokens out as chunks.
+    private func expandShard(_ shard: Int, of job: PushJob, jobID: String) async throws {
+        var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(shard)-")
+        let registry = context.registry
+        let environment = job.environment
+        let count = chunkSize
+        switch job.audience {
+        case .broadcast:
+            var cursor: UInt64 = 0
+            repeat {
+                let page = try await Retrying.run("scanning shard \(shard) of job \(jobID)", logger: context.logger) { [cursor] in
+                    try await registry.scanShard(app: job.app, shard: shard, environment: environment, cursor: cursor, count: count)
+                }
+                try await streamer.add(page.tokens)
+                cursor = page.cursor
+            } while cursor != 0
+        case .tags(let expression):
+            // The materialised audience is a snapshot: a failure part-way starts the shard over.
+            try await Retrying.run("expanding tags of shard \(shard) of job \(jobID)", logger: context.logger) {
+                streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(shard)-")
+                try await registry.withTagAudience(app: job.app, shard: shard, environment: environment, expression: expression) { audience in
+                    var cursor: UInt64 = 0
+                    repeat {
+                        let page = try await registry.scanTagAudience(audience, cursor: cursor, count: count)
+                        try await streamer.add(page.tokens)
+                        cursor = page.cursor
+                    } while cursor != 0
+                }
+            }
+        case .tokens, .openIDs:
+            return
+        }
+        try await streamer.finish()
+        try await setCounters(["shard-targeted:\(shard)": streamer.total, "shard-done:\(shard)": 1], jobID: jobID)
+        context.counters.add(.shardTasks)
+    }
+
+    private func setCounters(_ counters: [String: Int], jobID: String) async throws {
+        try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
+            try await context.jobs.set(jobID: jobID, counters)
+        }
+    }
+
+    /// Publishes `tokens` as chunks `<prefix>0`, `<prefix>1`, …
+    private func publishChunks(_ tokens: [DeviceToken], prefix: String, of job: PushJob, jobID: String) async throws {
+        var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: prefix)
+        try await streamer.add(tokens)
+        try await streamer.finish()
+    }
+
+    /// Collects tokens into chunks and publishes them a window at a time, recording each chunk
+    /// in the job's statistics once Kafka has it.
+    private struct ChunkStreamer {
+        let stage: ExpandStage
+        let job: PushJob
+        let jobID: String
+        let prefix: String
+        var buffer: [DeviceToken] = []
+        var window: [DeliveryChunk] = []
+        var nextChunk = 0
+        var total = 0
+
+        init(stage: ExpandStage, job: PushJob, jobID: String, prefix: String) {
+            self.stage = stage
+            self.job = job
+            self.jobID = jobID
+            self.prefix = prefix
+        }
+
+        mutating func add(_ tokens: [DeviceToken]) async throws {
+            buffer.append(contentsOf: tokens)
+            total += tokens.count
+            while buffer.count >= stage.chunkSize {
+                let chunkTokens = Array(buffer.prefix(stage.chunkSize))
+                buffer.removeFirst(stage.chunkSize)
+                try await enqueue(chunkTokens)
+            }
+        }
+
+        mutating func finish() async throws {
+            if !buffer.isEmpty {
+                try await enqueue(buffer)
+                buffer = []
+            }
+            try await flush()
+        }
+
+        private mutating func enqueue(_ tokens: [DeviceToken]) async throws {
+            window.append(DeliveryChunk(job: job, chunkID: "\(prefix)\(nextChunk)", tokens: tokens))
+            nextChunk += 1
+            if window.count >= stage.publishWindow {
+                try await flush()
+            }
+        }
+
+        private mutating func flush() async throws {
+            guard !window.isEmpty else { return }
+            let messages = window.map { chunk in
+                KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
+            }
+            let context = stage.context
+            try await context.publish(messages, "\(messages.count) chunk(s) of job \(jobID)")
+            let chunks = window
+            let jobID = self.jobID
+            try await Retrying.run("recording chunks of job \(jobID)", logger: context.logger) {
+                for chunk in chunks {
+                    try await context.jobs.recordChunk(jobID: jobID, chunkID: chunk.chunkID, tokenCount: chunk.tokens.count)
+                }
+            }
+            context.counters.add(.chunksPublished, chunks.count)
+            window = []
+        }
+    }
+}

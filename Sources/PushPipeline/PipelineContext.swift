@@ -1,0 +1,130 @@
+import APNs
+import APNsCore
+import Foundation
+import Kafka
+import Logging
+import PushConfiguration
+import PushCore
+import PushStore
+import Redis
+
+/// What the stages of one worker process share: settings, apps, the Redis-backed stores, the
+/// producer, the APNs clients and the counters.
+final class PipelineContext: Sendable {
+    let configuration: PushFleetConfiguration
+    let apps: [String: PushApp]
+    let redis: RedisClient
+    let producer: KafkaProducer
+    let registry: DeviceRegistry
+    let jobs: JobStore
+    let resend: ResendBuffer
+    let limiter: RateLimiter
+    let schedule: JobSchedule
+    let suspensions: SuspensionCache
+    let counters: WorkerCounters
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    init(
+        configuration: PushFleetConfiguration,
+        apps: [String: PushApp],
+        redis: RedisClient,
+        producer: KafkaProducer,
+        counters: WorkerCounters,
+        logger: Logger,
+        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
+    ) {
+        self.configuration = configuration
+        self.apps = apps
+        self.redis = redis
+        self.producer = producer
+        self.registry = DeviceRegistry(
+            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
+        self.jobs = JobStore(client: redis)
+        self.resend = ResendBuffer(client: redis, policy: configuration.resend.policy, clock: clock)
+        self.limiter = RateLimiter(client: redis)
+        self.schedule = JobSchedule(client: redis, clock: clock)
+        self.suspensions = SuspensionCache(store: AppSuspension(client: redis))
+        self.counters = counters
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Publishes messages and waits until Kafka has every one, retrying while Kafka is away.
+    func publish(_ messages: [KafkaProducerMessage], _ what: @autoclosure () -> String) async throws {
+        guard !messages.isEmpty else { return }
+        let description = what()
+        _ = try await Retrying.run("publishing \(description)", logger: logger) {
+            try await producer.send(messages)
+        }
+    }
+
+    /// Publishes letters to `push.dlq`.
+    func deadLetter(_ letters: [DeadLetter]) async throws {
+        let messages = letters.map { letter in
+            KafkaProducerMessage(topic: PushTopic.deadLetters, key: letter.jobID ?? letter.app, value: letter.jsonData())
+        }
+        try await publish(messages, "\(letters.count) dead letter(s)")
+    }
+
+    /// Dead-letters a Kafka message the pipeline cannot process, with its bytes and the reason.
+    func deadLetter(_ message: KafkaConsumerMessage, reason: String, text: String, field: String? = nil, app: String? = nil) async throws {
+        logger.warning(
+            "dead-lettering a message: \(text)",
+            metadata: [
+                "reason": "\(reason)", "topic": "\(message.topic)", "partition": "\(message.partition)",
+                "offset": "\(message.offset)",
+            ])
+        let letter = DeadLetter(
+            reason: reason,
+            message: text,
+            field: field,
+            app: app,
+            source: DeadLetter.Source(topic: message.topic, partition: message.partition, offset: message.offset),
+            original: Data(message.value),
+            deadLetteredAt: clock())
+        try await deadLetter([letter])
+        counters.add(.deadLetteredMessages)
+    }
+
+    /// Dead-letters a message that failed validation, naming the field.
+    func deadLetter(_ message: KafkaConsumerMessage, invalid error: PushJobValidationError) async throws {
+        try await deadLetter(message, reason: error.code.rawValue, text: error.description, field: error.field)
+    }
+
+    /// The app a message names, if it is configured and enabled for `environment`; otherwise
+    /// the message is dead-lettered and `nil` returned.
+    func app(named id: String, environment: APNsEnvironment, for message: KafkaConsumerMessage) async throws -> PushApp? {
+        guard let app = apps[id] else {
+            try await deadLetter(message, reason: "unknown-app", text: "app '\(id)' is not configured", field: "app", app: id)
+            return nil
+        }
+        guard app.settings.environments.contains(environment) else {
+            try await deadLetter(
+                message, reason: "environment-not-enabled",
+                text: "app '\(id)' is not enabled for \(environment.rawValue)", field: "environment", app: id)
+            return nil
+        }
+        return app
+    }
+
+    /// What a stage does when processing a message failed with an error retrying cannot fix (a
+    /// bug, or state Redis refuses): the message goes to `push.dlq` with the error, so its
+    /// partition moves on. Cancellation (the worker is stopping) leaves it for redelivery.
+    /// Returns whether the message is done.
+    func settleFailure(of message: KafkaConsumerMessage, _ error: any Error, stage: String) async -> Bool {
+        if error is CancellationError || Task.isCancelled {
+            logger.notice("\(stage): message left for redelivery", metadata: ["partition": "\(message.partition)", "offset": "\(message.offset)"])
+            return false
+        }
+        logger.error(
+            "\(stage): processing failed; dead-lettering the message",
+            metadata: ["error": "\(error)", "partition": "\(message.partition)", "offset": "\(message.offset)"])
+        do {
+            try await deadLetter(message, reason: "processing-failed", text: "\(stage): \(error)")
+            return true
+        } catch {
+            return false
+        }
+    }
+}

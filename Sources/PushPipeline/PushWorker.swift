@@ -1,0 +1,126 @@
+public import APNs
+import Foundation
+public import Kafka
+public import Logging
+public import PushConfiguration
+import PushCore
+import PushStore
+public import Redis
+public import ServiceLifecycle
+
+/// One worker process of the pipeline: the stages of its roles, each a member of its Kafka
+/// consumer group (`<group-prefix>.expand`, `.send`, `.feedback`), sharing one producer, one
+/// Redis pool and the APNs clients. Stateless: run as many copies as the partitions allow.
+///
+/// A `Service`: on graceful shutdown the consumers stop fetching, chunks in flight finish (their
+/// notifications reach a final outcome or the resend buffer), processed offsets are committed,
+/// then the producer flushes and connections close.
+public final class PushWorker: Service, Sendable {
+    public let configuration: PushFleetConfiguration
+    public let roles: Set<WorkerRole>
+    /// What this worker did so far.
+    public let counters: WorkerCounters
+    private let apps: [String: PushApp]
+    private let logger: Logger
+
+    /// Loads the apps' credentials; nothing connects until ``run()``.
+    ///
+    /// - Throws: ``ConfigurationError`` when a key or certificate file cannot be read.
+    public init(
+        configuration: PushFleetConfiguration,
+        roles: Set<WorkerRole>,
+        counters: WorkerCounters = WorkerCounters(),
+        logger: Logger
+    ) throws(ConfigurationError) {
+        var apps: [String: PushApp] = [:]
+        for (id, settings) in configuration.apps {
+            apps[id] = try PushApp.load(settings)
+        }
+        self.configuration = configuration
+        self.roles = roles
+        self.counters = counters
+        self.apps = apps
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let kafka = configuration.kafka
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: kafka.bootstrapServers, clientID: "pushfleet-worker",
+                properties: KafkaConfigurationProperties(kafka.properties)),
+            logger: logger)
+        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-worker"), logger: logger)
+        let (clients, distinctClients) = try makeAPNsClients()
+        let context = PipelineContext(
+            configuration: configuration, apps: apps, redis: redis, producer: producer, counters: counters, logger: logger)
+        let sender = NotificationSender(context: context, clients: clients)
+        let worker = configuration.worker
+
+        var consumers: [(KafkaConsumer, Int, @Sendable (KafkaConsumerMessage) async -> Bool)] = []
+        if roles.contains(.expand) {
+            let stage = ExpandStage(context: context)
+            consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64), worker.chunksInFlight, stage.handle))
+        }
+        if roles.contains(.send) {
+            let stage = SendStage(context: context, sender: sender)
+            consumers.append((try consumer(PushTopic.deliveries, role: .send, buffer: 2 * worker.chunksInFlight), worker.chunksInFlight, stage.handle))
+        }
+        if roles.contains(.feedback) {
+            let stage = FeedbackStage(context: context)
+            consumers.append((try consumer(PushTopic.feedback, role: .feedback, buffer: 1_000), 64, stage.handle))
+        }
+        logger.info(
+            "worker started",
+            metadata: ["roles": "\(roles.map(\.rawValue).sorted())", "apps": "\(apps.keys.sorted())", "kafka": "\(kafka.bootstrapServers)"])
+
+        await withDiscardingTaskGroup { group in
+            for (consumer, concurrency, handler) in consumers {
+                group.addTask { try? await consumer.run() }
+                group.addTask { await MessageLoop.run(consumer, concurrency: concurrency, handler: handler) }
+            }
+            if roles.contains(.send) {
+                group.addTask { await ResendDrainer(context: context, sender: sender).run() }
+            }
+            if roles.contains(.expand) {
+                group.addTask { await ScheduleReleaser(context: context).run() }
+            }
+        }
+        await producer.close()
+        for client in distinctClients {
+            await client.shutdown()
+        }
+        await redis.shutdown()
+        logger.info("worker stopped", metadata: ["counters": "\(counters.snapshot().filter { $0.value > 0 })"])
+    }
+
+    private func consumer(_ topic: String, role: WorkerRole, buffer: Int) throws(KafkaError) -> KafkaConsumer {
+        let kafka = configuration.kafka
+        return try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: kafka.bootstrapServers,
+                groupID: "\(kafka.groupPrefix).\(role.rawValue)",
+                topics: [topic],
+                clientID: "pushfleet-\(role.rawValue)",
+                bufferCapacity: buffer,
+                properties: KafkaConfigurationProperties(kafka.properties)),
+            logger: logger)
+    }
+
+    /// One client per distinct connections-per-pool setting: apps that share a setting share
+    /// pools' event loops and provider tokens.
+    private func makeAPNsClients() throws(APNsError) -> (byApp: [String: APNsClient], distinct: [APNsClient]) {
+        let apns = configuration.apns
+        var byConnections: [Int: APNsClient] = [:]
+        var clients: [String: APNsClient] = [:]
+        for app in apps.values {
+            let connections = configuration.connectionsPerPool(for: app.settings)
+            if byConnections[connections] == nil {
+                byConnections[connections] = try APNsClient(
+                    configuration: apns.clientConfiguration(connectionsPerPool: connections), logger: logger)
+            }
+            clients[app.id] = byConnections[connections]
+        }
+        return (clients, Array(byConnections.values))
+    }
+}

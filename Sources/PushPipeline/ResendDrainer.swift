@@ -1,0 +1,70 @@
+import APNsCore
+import Foundation
+import Logging
+import PushConfiguration
+import PushCore
+import PushStore
+import ServiceLifecycle
+
+/// Sends the resend buffer's due entries again: claims them app by app (a claim is a lease, so
+/// entries of a worker that dies come back), looks up each job's stored payload, and settles the
+/// outcomes like first sends. Apps whose sending is suspended are left alone. Runs until
+/// graceful shutdown; a round in progress finishes first.
+struct ResendDrainer: Sendable {
+    let context: PipelineContext
+    let sender: NotificationSender
+    /// Entries claimed per app and round.
+    var batchSize = 500
+
+    func run() async {
+        let poll = context.configuration.worker.resendPollInterval
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            var drained = 0
+            for app in context.apps.values.sorted(by: { $0.id < $1.id }) {
+                do {
+                    drained += try await drain(app)
+                } catch {
+                    context.logger.warning("resend round failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
+                }
+            }
+            if drained == 0 {
+                try? await cancelWhenGracefulShutdown {
+                    try await Task.sleep(for: poll)
+                }
+            }
+        }
+    }
+
+    /// One round for one app; returns the entries it handled.
+    func drain(_ app: PushApp) async throws -> Int {
+        if try await context.suspensions.reason(app: app.id) != nil { return 0 }
+        let entries = try await context.resend.claimDue(app: app.id, limit: batchSize)
+        guard !entries.isEmpty else { return 0 }
+        var byJob: [String: [ResendEntry]] = [:]
+        for entry in entries {
+            byJob[entry.jobID, default: []].append(entry)
+        }
+        for (jobID, jobEntries) in byJob {
+            guard let json = try await context.jobs.spec(jobID: jobID), let job = try? PushJob.decodeAndValidate(from: Data(json)) else {
+                try await giveUp(jobEntries, app: app, jobID: jobID)
+                continue
+            }
+            try await sender.deliver(jobEntries.map { Delivery(token: $0.token, resendEntry: $0) }, of: job, jobID: jobID, app: app)
+        }
+        return entries.count
+    }
+
+    /// The job's payload is gone (expired or never stored): nothing to send, so dead-letter.
+    private func giveUp(_ entries: [ResendEntry], app: PushApp, jobID: String) async throws {
+        let now = context.clock()
+        let letters = entries.map {
+            DeadLetter(
+                reason: "job-spec-missing", message: "the job's payload is no longer stored; cannot send again",
+                app: app.id, jobID: jobID, token: $0.token.hex, attempts: $0.attempts, deadLetteredAt: now)
+        }
+        try await context.deadLetter(letters)
+        context.counters.add(.deadLetteredNotifications, letters.count)
+        let removed = try await context.resend.complete(app: app.id, entries)
+        try await context.jobs.increment(jobID: jobID, ["dead-lettered": removed.filter { $0 }.count])
+    }
+}

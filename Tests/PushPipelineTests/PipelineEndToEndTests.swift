@@ -1,0 +1,231 @@
+import APNsCore
+import APNsSimulator
+import EmbeddedStack
+import Foundation
+import Kafka
+import PushCore
+import PushPipeline
+import PushStore
+import Testing
+
+@Suite("Pipeline end to end: embedded Kafka, redis-server, APNs simulator", .serialized)
+struct PipelineEndToEndTests {
+    typealias Stack = PipelineStack
+
+    @Test("A broadcast to 100,000 devices reaches each valid one exactly once; unregistered ones leave the registry")
+    func broadcast() async throws {
+        let total = 100_000
+        let tokens = (0..<total).map(Stack.token)
+        // Every 100th device uninstalled the app: 1,000 answers 410 Unregistered.
+        let unregistered = stride(from: 0, to: total, by: 100).map { tokens[$0] }
+        let unregisteredAt: Int64 = 5_000  // after the devices' registration (1,000)
+        try await Stack.with(
+            simulator: { $0.devices.unregistered = Dictionary(uniqueKeysWithValues: unregistered.map { ($0.hex, unregisteredAt) }) }
+        ) { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { counters in
+                try await stack.publish(Stack.job(id: "broadcast-1", audience: .broadcast))
+                let report = try await eventually("the broadcast to finish") {
+                    try await stack.report("broadcast-1")
+                } until: { $0.isComplete && $0.removed == unregistered.count }
+                #expect(report.targeted == total)
+                #expect(report.expanded == total)
+                #expect(report.accepted == total - unregistered.count)
+                #expect(report.failedByReason == ["Unregistered": unregistered.count])
+                #expect(report.invalidTokens == unregistered.count)
+                #expect(report.sent == total)
+                #expect(report.deadLettered == 0)
+                #expect(report.shardsDone == 16)
+                #expect(counters[.feedbackRemoved] == unregistered.count)
+            }
+            let seen = try await stack.simulator.counters()
+            let invalid = Set(unregistered.map(\.hex))
+            #expect(seen.accepted == total - unregistered.count)
+            #expect(seen.acceptedPerToken.count == total - unregistered.count)
+            #expect(seen.acceptedPerToken.values.allSatisfy { $0 == 1 })
+            #expect(seen.acceptedPerToken.keys.allSatisfy { !invalid.contains($0) })
+            let count = try await stack.registry.deviceCount(app: Stack.app)
+            #expect(count.sandbox == total - unregistered.count)
+            for token in unregistered.prefix(20) {
+                #expect(try await stack.registry.device(app: Stack.app, token: token) == nil)
+            }
+        }
+    }
+
+    @Test("openids reach each user's last device; tags all/any/none select the right devices")
+    func openIDsAndTags() async throws {
+        try await Stack.with { stack in
+            let registry = stack.registry
+            let app = Stack.app
+            // u1 logs in on 1 then 2: only 2 is u1's. u2 is on 3. 4 is u3's then u4's (u3 has no device).
+            try await registry.bind(app: app, token: Stack.token(1), environment: .sandbox, openID: "u1")
+            try await registry.bind(app: app, token: Stack.token(2), environment: .sandbox, openID: "u1")
+            try await registry.bind(app: app, token: Stack.token(3), environment: .sandbox, openID: "u2")
+            try await registry.bind(app: app, token: Stack.token(4), environment: .sandbox, openID: "u3")
+            try await registry.bind(app: app, token: Stack.token(4), environment: .sandbox, openID: "u4")
+            // A production device of u5 does not qualify for a sandbox job.
+            try await registry.bind(app: app, token: Stack.token(5), environment: .production, openID: "u5")
+            // Tags on devices 10...29.
+            var expectedAll: Set<String> = []
+            var expectedAnyNone: Set<String> = []
+            for n in 10..<30 {
+                var tags: [String] = []
+                if n % 2 == 0 { tags.append("sports") }
+                if n % 3 == 0 { tags.append("news") }
+                if n % 5 == 0 { tags.append("muted") }
+                try await registry.bind(app: app, token: Stack.token(n), environment: .sandbox, tags: tags)
+                if n % 2 == 0 && n % 3 == 0 { expectedAll.insert(Stack.token(n).hex) }
+                if (n % 2 == 0 || n % 3 == 0) && n % 5 != 0 { expectedAnyNone.insert(Stack.token(n).hex) }
+            }
+
+            try await stack.withWorker { _ in
+                try await stack.publish(Stack.job(id: "openids", audience: .openIDs(["u1", "u2", "u3", "u4", "u5", "nobody"])))
+                let openIDs = try await eventually("the openid job") { try await stack.report("openids") } until: { $0.isComplete }
+                #expect(openIDs.targeted == 3)
+                #expect(openIDs.unknownOpenIDs == 2)  // u3 (moved away) and nobody
+                #expect(openIDs.otherEnvironment == 1)  // u5
+                var seen = try await stack.simulator.counters()
+                #expect(Set(seen.acceptedPerToken.keys) == Set([2, 3, 4].map { Stack.token($0).hex }))
+
+                try await stack.simulator.reset()
+                try await stack.publish(Stack.job(id: "all", audience: .tags(TagExpression(all: ["sports", "news"]))))
+                _ = try await eventually("the tags-all job") { try await stack.report("all") } until: { $0.isComplete }
+                seen = try await stack.simulator.counters()
+                #expect(Set(seen.acceptedPerToken.keys) == expectedAll)
+
+                try await stack.simulator.reset()
+                try await stack.publish(Stack.job(id: "any-none", audience: .tags(TagExpression(any: ["sports", "news"], none: ["muted"]))))
+                let anyNone = try await eventually("the tags-any-none job") { try await stack.report("any-none") } until: { $0.isComplete }
+                seen = try await stack.simulator.counters()
+                #expect(Set(seen.acceptedPerToken.keys) == expectedAnyNone)
+                #expect(anyNone.accepted == expectedAnyNone.count)
+            }
+        }
+    }
+
+    @Test("With 10% of requests answered 503, every valid token is eventually accepted")
+    func serviceUnavailable() async throws {
+        let total = 3_000
+        let tokens = (0..<total).map(Stack.token)
+        try await Stack.with(simulator: { $0.faults.serviceUnavailableRate = 0.1 }) { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { counters in
+                try await stack.publish(Stack.job(id: "flaky", audience: .broadcast))
+                let report = try await eventually("every token accepted") { try await stack.report("flaky") } until: {
+                    $0.isComplete && $0.accepted == total
+                }
+                #expect(report.retried > 0)
+                #expect(report.deadLettered == 0)
+                #expect(counters[.resent] > 0)
+            }
+            let seen = try await stack.simulator.counters()
+            #expect(Set(seen.acceptedPerToken.keys) == Set(tokens.map(\.hex)))
+            #expect((seen.rejections["ServiceUnavailable"] ?? 0) > 0)
+        }
+    }
+
+    @Test("Sleep-after-N and the fleet-wide rate show in the worker's counters")
+    func throttling() async throws {
+        let total = 1_200
+        let tokens = (0..<total).map(Stack.token)
+        var options = Stack.Options()
+        options.appSettings = ["rate-per-second: 3000", "burst: 100", "sleep-after: 200", "sleep-ms: 5"]
+        try await Stack.with(options) { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { counters in
+                try await stack.publish(Stack.job(id: "throttled", audience: .broadcast))
+                let report = try await eventually("the throttled job") { try await stack.report("throttled") } until: { $0.isComplete }
+                #expect(report.accepted == total)
+                // 1,200 sends with a pause after every 200: at least 5 pauses.
+                #expect(counters[.sleepPauses] >= total / 200 - 1)
+                // A 100-permit burst cannot cover 1,200 sends: the worker waited for permits.
+                #expect(counters[.ratePermitWaits] > 0)
+            }
+            // A job override of the pause applies to that job alone.
+            try await stack.withWorker { counters in
+                try await stack.publish(
+                    Stack.job(id: "override", audience: .tokens(Array(tokens.prefix(100))), throttle: ThrottleOverride(sleepAfter: 10, sleepMilliseconds: 1)))
+                _ = try await eventually("the override job") { try await stack.report("override") } until: { $0.isComplete }
+                #expect(counters[.sleepPauses] >= 9)
+            }
+        }
+    }
+
+    @Test("Malformed jobs go to push.dlq with the reason and their bytes; the worker keeps going")
+    func badInput() async throws {
+        try await Stack.with { stack in
+            let notJSON = Array("{not json".utf8)
+            var unknownApp = Stack.job(id: "unknown-app", audience: .tokens([Stack.token(1)]))
+            unknownApp.app = "no-such-app"
+            var oversize = Stack.job(id: "oversize", audience: .tokens([Stack.token(1)]))
+            oversize.notification = APNsPayload(["aps": ["alert": .string(String(repeating: "x", count: 5_000))]])
+            let schemaViolation = Array(#"{"app":"news","environment":"sandbox","audience":{"tokens":["xyz"]},"notification":{"aps":{}},"headers":{"push-type":"alert"}}"#.utf8)
+            try await stack.withWorker { counters in
+                try await stack.publish(raw: notJSON, key: "a")
+                try await stack.publish(unknownApp)
+                try await stack.publish(raw: Array(oversize.jsonData()), key: "oversize")
+                try await stack.publish(raw: schemaViolation, key: "b")
+                try await stack.publish(Stack.job(id: "good", audience: .tokens([Stack.token(7)])))
+                let report = try await eventually("the good job after the bad ones") { try await stack.report("good") } until: { $0.isComplete }
+                #expect(report.accepted == 1)
+                let letters = try await stack.readTopic(PushTopic.deadLetters, count: 4).map { try DeadLetter.decode(from: Data($0.value)) }
+                #expect(letters.count == 4)
+                let byReason = Dictionary(grouping: letters, by: \.reason)
+                #expect(byReason["malformed-json"]?.first?.original == Data(notJSON))
+                #expect(byReason["unknown-app"]?.first?.field == "app")
+                #expect(byReason["payload-too-large"]?.first?.field == "notification")
+                #expect(byReason["invalid-token"]?.first?.field == "audience.tokens[0]")
+                #expect(letters.allSatisfy { $0.source?.topic == PushTopic.jobs && $0.original != nil })
+                #expect(counters[.deadLetteredMessages] == 4)
+            }
+        }
+    }
+
+    @Test("A job with a future send-at waits in the schedule and is sent when due")
+    func scheduledJob() async throws {
+        try await Stack.with { stack in
+            try await stack.register([Stack.token(1)])
+            try await stack.withWorker { counters in
+                // The worker has joined its groups once a first job went through.
+                try await stack.publish(Stack.job(id: "now", audience: .tokens([Stack.token(1)])))
+                _ = try await eventually("the worker to be ready") { try await stack.report("now") } until: { $0.isComplete }
+                var job = Stack.job(id: "later", audience: .tokens([Stack.token(1)]))
+                job.sendAt = Date().addingTimeInterval(2)
+                try await stack.publish(job)
+                let waiting = try await eventually("the job to be scheduled") { try await stack.report("later") } until: { $0.scheduledAt != nil }
+                #expect(waiting.expanded == 0)
+                let report = try await eventually("the scheduled job to be sent") { try await stack.report("later") } until: { $0.isComplete }
+                #expect(report.accepted == 1)
+                #expect(counters[.jobsScheduled] == 1)
+                #expect(counters[.jobsReleased] == 1)
+                #expect(Int64(report.scheduledAt ?? 0) <= Int64(Date().timeIntervalSince1970 * 1000))
+            }
+        }
+    }
+
+    @Test("A refused provider credential suspends the app instead of burning its audience")
+    func providerAuthentication() async throws {
+        let tokens = (0..<300).map(Stack.token)
+        var options = Stack.Options()
+        options.simulatorTrustsKey = false
+        try await Stack.with(options) { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { counters in
+                try await stack.publish(Stack.job(id: "bad-key", audience: .broadcast))
+                let report = try await eventually("every token parked") { try await stack.report("bad-key") } until: {
+                    $0.expansionComplete && $0.retried == tokens.count
+                }
+                #expect(report.accepted == 0)
+                #expect(report.deadLettered == 0)
+                #expect(counters[.providerSuspensions] >= 1)
+                let suspension = try await AppSuspension(client: stack.redis).reason(app: Stack.app)
+                #expect(suspension == "InvalidProviderToken")
+                let depth = try await ResendBuffer(client: stack.redis).depth(app: Stack.app)
+                #expect(depth == tokens.count)
+            }
+            // The simulator saw far fewer requests than the audience.
+            let seen = try await stack.simulator.counters()
+            #expect(seen.requests < tokens.count / 2)
+        }
+    }
+}

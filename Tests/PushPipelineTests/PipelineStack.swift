@@ -1,0 +1,166 @@
+import APNsCore
+import APNsSimulator
+import EmbeddedStack
+import Foundation
+import Kafka
+import Logging
+import PushConfiguration
+import PushCore
+import PushPipeline
+import PushStore
+import Redis
+import ServiceLifecycle
+import Testing
+
+/// The embedded stack (``EmbeddedStack``) plus what the tests use to drive and inspect it: a
+/// Redis client, the registry, job statistics and a producer.
+struct PipelineStack {
+    static let app = EmbeddedStack.app
+
+    let stack: EmbeddedStack
+    let redis: RedisClient
+    let registry: DeviceRegistry
+    let jobs: JobStore
+    let producer: KafkaProducer
+    let logger: Logger
+
+    typealias Options = EmbeddedStack.Options
+
+    var simulator: APNsSimulator { stack.simulator }
+    var cluster: EmbeddedKafkaCluster { stack.cluster }
+    var configuration: PushFleetConfiguration { stack.configuration }
+    var configurationPath: String { stack.configurationPath }
+
+    static func with<Value>(
+        _ options: Options = Options(),
+        simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in },
+        _ body: (PipelineStack) async throws -> Value
+    ) async throws -> Value {
+        var logger = Logger(label: "pushfleet.test")
+        logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+        let stack = try await EmbeddedStack.start(options, logger: logger, simulator: configureSimulator)
+        let redis = RedisClient(configuration: stack.redisServer.configuration)
+        let result: Result<Value, any Error>
+        do {
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+            let test = PipelineStack(
+                stack: stack, redis: redis,
+                registry: DeviceRegistry(
+                    client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards)),
+                jobs: JobStore(client: redis), producer: producer, logger: logger)
+            do {
+                result = .success(try await body(test))
+            } catch {
+                result = .failure(error)
+            }
+            await producer.close()
+        } catch {
+            result = .failure(error)
+        }
+        await redis.shutdown()
+        await stack.stop()
+        return try result.get()
+    }
+
+    /// A distinct 32-byte token for every `n`.
+    static func token(_ n: Int) -> DeviceToken {
+        try! DeviceToken(hex: String(repeating: "ab", count: 24) + String(format: "%016x", n))
+    }
+
+    /// Registers `tokens` in the sandbox.
+    func register(_ tokens: [DeviceToken], tags: [String] = []) async throws {
+        try await registry.bind(
+            tokens.map { DeviceRegistration(token: $0, environment: .sandbox, openID: nil, tags: tags, registeredAt: 1_000) },
+            app: Self.app)
+    }
+
+    /// A job of the app with an alert payload.
+    static func job(id: String, audience: Audience, throttle: ThrottleOverride? = nil) -> PushJob {
+        PushJob(
+            id: id, app: app, environment: .sandbox, audience: audience,
+            notification: APNsPayload(["aps": ["alert": "hello"]]), headers: PushHeaders(pushType: .alert), throttle: throttle)
+    }
+
+    func publish(_ job: PushJob) async throws {
+        try await publish(raw: Array(job.jsonData()), key: job.id)
+    }
+
+    func publish(raw: [UInt8], key: String?) async throws {
+        _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: key.map { Array($0.utf8) }, value: raw))
+    }
+
+    func report(_ jobID: String) async throws -> JobReport {
+        JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID))
+    }
+
+    /// Runs a worker in this process until `body` returns, then stops it gracefully.
+    func withWorker<Value>(
+        roles: Set<WorkerRole> = Set(WorkerRole.allCases),
+        counters: WorkerCounters = WorkerCounters(),
+        _ body: (WorkerCounters) async throws -> Value
+    ) async throws -> Value {
+        var workerLogger = logger
+        workerLogger[metadataKey: "worker"] = "in-process"
+        let worker = try PushWorker(configuration: configuration, roles: roles, counters: counters, logger: workerLogger)
+        let group = ServiceGroup(services: [worker], logger: workerLogger)
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            do {
+                let value = try await body(counters)
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return value
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    /// Reads every message of `topic` from the beginning until `count` arrived.
+    func readTopic(_ topic: String, count: Int, timeout: Duration = .seconds(60)) async throws -> [KafkaConsumerMessage] {
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: "reader-\(UUID().uuidString)", topics: [topic],
+                properties: ["fetch.wait.max.ms": "10"]),
+            logger: logger)
+        var messages: [KafkaConsumerMessage] = []
+        let deadline = ContinuousClock.now + timeout
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                await consumer.close()
+            }
+            for await message in consumer.messages {
+                messages.append(message)
+                consumer.markProcessed(message)
+                if messages.count >= count { break }
+            }
+            group.cancelAll()
+        }
+        await consumer.close()
+        return messages
+    }
+}
+
+/// Waits until `condition` holds, checking every 50 ms, or fails the test after `timeout` with
+/// `what` and the last observed value.
+func eventually<Observed: Sendable>(
+    _ what: String,
+    timeout: Duration = .seconds(120),
+    observe: () async throws -> Observed,
+    until condition: (Observed) -> Bool
+) async throws -> Observed {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        let observed = try await observe()
+        if condition(observed) { return observed }
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for \(what); last observed: \(observed)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}

@@ -1,0 +1,100 @@
+import APNsCore
+import APNsSimulator
+import Foundation
+import PushCore
+import PushPipeline
+import Testing
+
+@Suite("Worker processes sharing a campaign", .serialized)
+struct WorkerProcessTests {
+    typealias Stack = PipelineStack
+
+    @Test("SIGKILL of one of two workers mid-campaign misses no token; SIGTERM stops the rest cleanly")
+    func killedWorkerIsReplaced() async throws {
+        let total = 20_000
+        let tokens = (0..<total).map(Stack.token)
+        // A realistic answer time keeps the campaign running long enough to kill a worker mid-way.
+        try await Stack.with(simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
+            try await stack.register(tokens)
+            let first = try WorkerProcess.start(stack: stack, name: "worker-1")
+            let second = try WorkerProcess.start(stack: stack, name: "worker-2")
+            defer {
+                first.forceStop()
+                second.forceStop()
+            }
+            try await stack.publish(Stack.job(id: "campaign", audience: .broadcast))
+            let beforeKill = try await eventually("the campaign to be under way") {
+                try await stack.simulator.counters().accepted
+            } until: { $0 >= total / 5 }
+            first.kill()
+            let replacement = try WorkerProcess.start(stack: stack, name: "worker-3")
+            defer { replacement.forceStop() }
+
+            let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
+                try await stack.report("campaign")
+            } until: { $0.isComplete }
+            let seen = try await stack.simulator.counters()
+            let missed = tokens.filter { (seen.acceptedPerToken[$0.hex] ?? 0) == 0 }
+            let sentTwice = seen.acceptedPerToken.values.reduce(0) { $0 + max($1 - 1, 0) }
+            print("worker SIGKILL: killed after \(beforeKill) acceptances; \(missed.count) tokens missed, \(sentTwice) sent twice; duplicates skipped by markers \(report.duplicatesSkipped)")
+            #expect(missed.isEmpty)
+            #expect(report.accepted == total)
+            // At most the killed worker's in-flight window: chunks-in-flight (4) × chunk-size (1,000).
+            #expect(sentTwice <= 4 * 1_000)
+
+            try await second.stopGracefully()
+            try await replacement.stopGracefully()
+        }
+    }
+}
+
+/// A `pushfleet worker` process on the stack's configuration.
+final class WorkerProcess: Sendable {
+    let process = Process()
+
+    static func start(stack: PipelineStack, name: String) throws -> WorkerProcess {
+        let worker = WorkerProcess()
+        worker.process.executableURL = productsDirectory.appendingPathComponent("pushfleet")
+        worker.process.arguments = [
+            "worker", "--config", stack.configurationPath, "--role", "expand", "--role", "send", "--role", "feedback",
+            "--log-level", ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning",
+        ]
+        worker.process.environment = ProcessInfo.processInfo.environment.merging(["PUSHFLEET__KAFKA__GROUP_PREFIX": "e2e"]) { $1 }
+        try worker.process.run()
+        return worker
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM; expects exit status 0.
+    func stopGracefully() async throws {
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "worker exits 0 on SIGTERM")
+    }
+
+    func forceStop() {
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Where `pushfleet` was built: `PUSHFLEET_BIN_DIR`, or next to the test binary.
+    static var productsDirectory: URL {
+        if let directory = ProcessInfo.processInfo.environment["PUSHFLEET_BIN_DIR"] {
+            return URL(fileURLWithPath: directory)
+        }
+        var url = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("pushfleet").path) {
+                return url
+            }
+        }
+        return URL(fileURLWithPath: ".build/debug")
+    }
+}
