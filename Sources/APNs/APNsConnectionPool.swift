@@ -7,7 +7,11 @@ import Synchronization
 /// backoff, hands out streams to the least-loaded connection and makes callers wait for a free
 /// stream. The decisions live in ``APNsConnectionPoolStateMachine``; this type carries them out.
 final class APNsConnectionPool: Sendable {
-    private typealias Waiter = CheckedContinuation<Result<APNsConnection, APNsError>, Never>
+    /// A caller waiting for a stream, and its id (which keys its timeout).
+    private struct Waiter: Sendable {
+        let id: Int
+        let continuation: CheckedContinuation<Result<APNsConnection, APNsError>, Never>
+    }
     private typealias StateMachine = APNsConnectionPoolStateMachine<Waiter>
 
     private struct State: ~Copyable {
@@ -15,6 +19,10 @@ final class APNsConnectionPool: Sendable {
         var connections: [Int: APNsConnection] = [:]
         var nextWaiterID = 0
         var isShutdown = false
+        /// The timeout of each queued waiter, cancelled when the waiter is served: a busy pool
+        /// queues thousands of waiters a second, and timeouts left to fire would keep the event
+        /// loops scanning the queue (measured: a stall once they began to fire).
+        var timeouts: [Int: Scheduled<Void>] = [:]
     }
 
     private let state: Mutex<State>
@@ -59,9 +67,16 @@ final class APNsConnectionPool: Sendable {
             return state.nextWaiterID
         }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: Waiter) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<APNsConnection, APNsError>, Never>) in
+                let waiter = Waiter(id: waiterID, continuation: continuation)
                 let (result, connects, leased) = state.withLock { state in
-                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: continuation)
+                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: waiter)
+                    if case .queued = result {
+                        // Registered under the lock, so it exists before anyone can serve the waiter.
+                        state.timeouts[waiterID] = eventLoopGroup.any().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                            self.failWaiter(waiterID, with: APNsError(.timeout))
+                        }
+                    }
                     if case .leased(let id) = result {
                         return (result, connects, state.connections[id])
                     }
@@ -72,9 +87,7 @@ final class APNsConnectionPool: Sendable {
                 case .leased:
                     continuation.resume(returning: leased.map { .success($0) } ?? .failure(APNsError(.connectionLost)))
                 case .queued:
-                    eventLoopGroup.any().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-                        self.failWaiter(waiterID, with: APNsError(.timeout))
-                    }
+                    break
                 case .tooManyWaiters:
                     continuation.resume(returning: .failure(APNsError(.tooManyWaiters)))
                 case .shutdown:
@@ -103,7 +116,7 @@ final class APNsConnectionPool: Sendable {
             return (waiters, ids.compactMap { state.connections[$0] })
         }
         for waiter in waiters {
-            waiter.resume(returning: .failure(APNsError(.shutdown)))
+            finish(waiter, .failure(APNsError(.shutdown)))
         }
         for connection in connections {
             connection.close()
@@ -113,17 +126,20 @@ final class APNsConnectionPool: Sendable {
 
     private func failWaiter(_ waiterID: Int, with error: APNsError) {
         let waiter = state.withLock { $0.machine.cancelWaiter(waiterID) }
-        waiter?.resume(returning: .failure(error))
+        if let waiter { finish(waiter, .failure(error)) }
     }
 
     private func resume(_ leases: [(Waiter, APNsConnection?)]) {
         for (waiter, connection) in leases {
-            if let connection {
-                waiter.resume(returning: .success(connection))
-            } else {
-                waiter.resume(returning: .failure(APNsError(.connectionLost)))
-            }
+            finish(waiter, connection.map { .success($0) } ?? .failure(APNsError(.connectionLost)))
         }
+    }
+
+    /// Hands a waiter its result and cancels its timeout.
+    private func finish(_ waiter: Waiter, _ result: Result<APNsConnection, APNsError>) {
+        let timeout = state.withLock { $0.timeouts.removeValue(forKey: waiter.id) }
+        timeout?.cancel()
+        waiter.continuation.resume(returning: result)
     }
 
     private func open(_ connects: [StateMachine.Connect]) {
@@ -198,7 +214,7 @@ final class APNsConnectionPool: Sendable {
             return state.machine.closed(id)
         }
         for waiter in failed {
-            waiter.resume(returning: .failure(APNsError(.connectFailed)))
+            finish(waiter, .failure(APNsError(.connectFailed)))
         }
         open(connect.map { [$0] } ?? [])
     }
