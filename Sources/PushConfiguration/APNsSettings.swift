@@ -8,18 +8,24 @@ public struct APNsSettings: Sendable, Equatable {
     public var port: Int
     /// HTTP/2 connections per (app, environment) pool (`connections-per-pool`), ≥ 1; default 2.
     public var connectionsPerPool: Int
+    /// Streams one connection carries at once at most (`streams-per-connection`), 1...1000; the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS caps it further. Default 100: each open stream
+    /// makes opening and closing the others costlier, so more connections with fewer streams
+    /// each go faster (see benchmarks/results/pipeline.md).
+    public var streamsPerConnection: Int
     /// Time allowed for one APNs request (`request-timeout-ms`), ≥ 1 ms; default 10 seconds.
     public var requestTimeout: Duration
 
     /// Creates APNs settings; every parameter has the documented default.
     public init(
         endpoint: APNsEndpoint? = nil, caFile: String? = nil, port: Int = 443, connectionsPerPool: Int = 2,
-        requestTimeout: Duration = .milliseconds(10_000)
+        streamsPerConnection: Int = 100, requestTimeout: Duration = .milliseconds(10_000)
     ) {
         self.endpoint = endpoint
         self.caFile = caFile
         self.port = port
         self.connectionsPerPool = connectionsPerPool
+        self.streamsPerConnection = streamsPerConnection
         self.requestTimeout = requestTimeout
     }
 }

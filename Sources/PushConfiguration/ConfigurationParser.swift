@@ -73,6 +73,7 @@ struct ConfigurationParser {
             caFile: try section.path("ca-file", baseDirectory: baseDirectory),
             port: port,
             connectionsPerPool: try section.integer("connections-per-pool", default: 2, minimum: 1),
+            streamsPerConnection: try section.integer("streams-per-connection", default: 100, minimum: 1, maximum: 1000),
             requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)))
     }
 

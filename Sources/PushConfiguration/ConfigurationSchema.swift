@@ -21,7 +21,7 @@ indirect enum ConfigurationSchema: Sendable {
         ])),
         ("apns", .section([
             ("endpoint", .section([("host", .value), ("port", .value)])),
-            ("ca-file", .value), ("port", .value), ("connections-per-pool", .value),
+            ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("streams-per-connection", .value),
             ("request-timeout-ms", .value),
         ])),
         ("registry", .section([("shards", .value)])),

@@ -19,6 +19,7 @@ extension PushFleetConfiguration {
           ca-file: /path/ca.pem                  # optional: trust roots instead of the system's
           port: 443                              # Apple's port, 443 or 2197; default 443
           connections-per-pool: 2                # default 2, ≥ 1
+          streams-per-connection: 100            # default 100, 1...1000 (the server may allow fewer)
           request-timeout-ms: 10000              # default 10000, ≥ 1
         registry:
           shards: 16                             # default 16, 1...1024

@@ -31,6 +31,7 @@ extension APNsSettings {
             endpointOverride: endpoint.map { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
             trustRoots: caFile.map { .pemFile($0) } ?? .system,
             connectionsPerPool: connectionsPerPool,
+            maxConcurrentStreamsPerConnection: streamsPerConnection,
             requestTimeout: requestTimeout)
     }
 }

@@ -26,6 +26,7 @@ import Testing
         #expect(configuration.apns.caFile == nil)
         #expect(configuration.apns.port == 443)
         #expect(configuration.apns.connectionsPerPool == 2)
+        #expect(configuration.apns.streamsPerConnection == 100)
         #expect(configuration.apns.requestTimeout == .seconds(10))
 
         #expect(configuration.registry.shards == 16)
@@ -69,6 +70,7 @@ import Testing
               ca-file: ca.pem
               port: 2197
               connections-per-pool: 5
+              streams-per-connection: 250
               request-timeout-ms: 2500
             registry: {shards: 1024}
             worker: {chunk-size: 1, chunks-in-flight: 2, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5}
@@ -105,7 +107,7 @@ import Testing
         #expect(configuration.redis.poolSize == 9)
         #expect(configuration.apns == APNsSettings(
             endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
-            connectionsPerPool: 5, requestTimeout: .milliseconds(2500)))
+            connectionsPerPool: 5, streamsPerConnection: 250, requestTimeout: .milliseconds(2500)))
         #expect(configuration.registry.shards == 1024)
         #expect(configuration.worker == WorkerSettings(
             chunkSize: 1, chunksInFlight: 2, notificationsInFlight: 3, permitBlock: 4, resendPollInterval: .milliseconds(5)))

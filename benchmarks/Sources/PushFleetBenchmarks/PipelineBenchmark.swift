@@ -24,6 +24,9 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Worker process counts to run, comma separated.") var workers = "1,2"
     @Option(help: "Partitions of push.deliveries (the mock cluster keeps ~5 MB each).") var deliveryPartitions: Int32 = 64
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
+    @Option(help: "apns.connections-per-pool of the workers.") var connections = 2
+    @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "warning"
+    @Option(help: "apns.streams-per-connection of the workers.") var streams = 100
     @Option(help: "The h2load binary.") var h2load = "h2load"
     @Option(help: "Notifications of the h2load reference run.") var h2loadCount = 200_000
     @OptionGroup var results: ResultOptions
@@ -65,7 +68,8 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         await redis.shutdown()
         await stack.stop()
 
-        let report = PipelineBenchmarkReport(devices: devices, registrationSeconds: registerSeconds, runs: runs, h2load: reference)
+        let report = PipelineBenchmarkReport(
+            devices: devices, connectionsPerPool: connections, streamsPerConnection: streams, registrationSeconds: registerSeconds, runs: runs, h2load: reference)
         try results.write(name: "pipeline", result: report, markdown: report.markdown)
     }
 
@@ -153,7 +157,11 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     private func startWorker(stack: EmbeddedStack) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: pushfleet)
-        process.arguments = ["worker", "--config", stack.configurationPath, "--role", "expand", "--role", "send", "--role", "feedback", "--log-level", "warning"]
+        process.arguments = ["worker", "--config", stack.configurationPath, "--role", "expand", "--role", "send", "--role", "feedback", "--log-level", workerLogLevel]
+        process.environment = ProcessInfo.processInfo.environment.merging([
+            "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
+            "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
+        ]) { $1 }
         try process.run()
         return process
     }
@@ -218,13 +226,15 @@ struct PipelineRun: Codable {
 
 struct PipelineBenchmarkReport: Codable {
     var devices: Int
+    var connectionsPerPool: Int
+    var streamsPerConnection: Int
     var registrationSeconds: Double
     var runs: [PipelineRun]
     var h2load: APNsBenchmarkReport.Measurement
 
     var markdown: String {
         var lines = [
-            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → last acceptance by the simulator. Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback).",
+            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → last acceptance by the simulator. Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams.",
             "",
             "| workers | seconds | notifications/s | vs h2load | worker CPU s / 100k | worker RSS at 10% (MB) | at end (MB) | peak (MB) | exit |",
             "|---|---|---|---|---|---|---|---|---|",
