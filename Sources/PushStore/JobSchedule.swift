@@ -57,7 +57,7 @@ public final class JobSchedule: Sendable {
         let now = clock()
         let leaseEnd = now + lease.wholeMilliseconds
         let reply = try await client.runScript(
-            JobScripts.claimSchedule,
+            LeasedQueueScripts.claimDue,
             keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
             arguments: [.string(String(now)), .string(String(leaseEnd)), .integer(limit)]
         )
@@ -78,7 +78,7 @@ public final class JobSchedule: Sendable {
     public func remove(jobID: String) async throws {
         try RegistryValidation.jobID(jobID)
         _ = try await client.runScript(
-            JobScripts.unschedule,
+            LeasedQueueScripts.remove,
             keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
             arguments: [.string(jobID)]
         )

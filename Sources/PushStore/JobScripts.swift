@@ -103,37 +103,4 @@ enum JobScripts {
         """
     )
 
-    /// Claims up to `limit` jobs due at `now`: moves each one's due time to `until` (the end of
-    /// the lease) and returns it with its JSON. A due id without JSON (never written by
-    /// ``schedule``) is dropped.
-    ///
-    /// KEYS: schedule due, schedule jobs. ARGV: now ms, lease end ms, limit.
-    /// Returns `{id, JSON, id, JSON, …}`.
-    static let claimSchedule = RedisScript(
-        """
-        local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-        local claimed = {}
-        for _, id in ipairs(due) do
-          local json = redis.call('HGET', KEYS[2], id)
-          if json then
-            redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
-            claimed[#claimed + 1] = id
-            claimed[#claimed + 1] = json
-          else
-            redis.call('ZREM', KEYS[1], id)
-          end
-        end
-        return claimed
-        """
-    )
-
-    /// Removes a scheduled job. KEYS: schedule due, schedule jobs. ARGV: job id.
-    /// Returns 1 if it was scheduled, else 0.
-    static let unschedule = RedisScript(
-        """
-        local removed = redis.call('ZREM', KEYS[1], ARGV[1])
-        redis.call('HDEL', KEYS[2], ARGV[1])
-        return removed
-        """
-    )
 }

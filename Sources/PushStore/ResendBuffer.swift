@@ -100,7 +100,7 @@ public final class ResendBuffer: Sendable {
         let now = clock()
         let keys = ResendKeyspace(app: app)
         let reply = try await client.runScript(
-            ResendScripts.claimDue,
+            LeasedQueueScripts.claimDue,
             keys: [.string(keys.due), .string(keys.entries)],
             arguments: [.string(String(now)), .string(String(now + policy.lease.wholeMilliseconds)), .integer(limit)]
         )
@@ -138,7 +138,7 @@ public final class ResendBuffer: Sendable {
         guard !entries.isEmpty else { return [] }
         let keys = ResendKeyspace(app: app)
         let reply = try await client.runScript(
-            ResendScripts.complete,
+            LeasedQueueScripts.remove,
             keys: [.string(keys.due), .string(keys.entries)],
             arguments: entries.map { .string(ResendKeyspace.member(jobID: $0.jobID, token: $0.token)) }
         )
