@@ -170,6 +170,21 @@ public actor LocalRedisServer {
         )
     }
 
+    /// Stops the server answering, keeping its data (SIGSTOP): an outage for tests. Connections
+    /// stay open and commands wait until ``resume()``.
+    public func pause() {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGSTOP)
+        }
+    }
+
+    /// Lets a paused server answer again (SIGCONT).
+    public func resume() {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGCONT)
+        }
+    }
+
     /// Kills the process and waits for it to exit. SIGKILL rather than SIGTERM: a child launched
     /// from a Swift concurrency (libdispatch) thread inherits that thread's signal mask, in which
     /// SIGTERM is blocked, and the server persists nothing anyway.

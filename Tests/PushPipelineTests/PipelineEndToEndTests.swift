@@ -6,6 +6,7 @@ import Kafka
 import PushCore
 import PushPipeline
 import PushStore
+import Redis
 import Testing
 
 @Suite("Pipeline end to end: embedded Kafka, redis-server, APNs simulator", .serialized)
@@ -100,6 +101,45 @@ struct PipelineEndToEndTests {
                 #expect(Set(seen.acceptedPerToken.keys) == expectedAnyNone)
                 #expect(anyNone.accepted == expectedAnyNone.count)
             }
+        }
+    }
+
+    @Test("Redis away mid-campaign: the worker waits, then finishes; nothing lost, nothing sent twice")
+    func redisOutage() async throws {
+        let total = 20_000
+        let tokens = (0..<total).map(Stack.token)
+        try await Stack.with { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { _ in
+                try await stack.publish(Stack.job(id: "outage", audience: .broadcast))
+                _ = try await eventually("the campaign to be under way") {
+                    try await stack.simulator.counters().accepted
+                } until: { $0 >= total / 10 }
+                await stack.stack.redisServer.pause()
+                // Observed, not assumed: once Redis is away, acceptances stop (what was in flight
+                // still lands, then nothing more is sent).
+                var previous = try await stack.simulator.counters().accepted
+                let stalledAt = try await eventually("sending to stop while Redis is away") { () async throws -> (Int, Int) in
+                    try await Task.sleep(for: .seconds(1))
+                    let now = try await stack.simulator.counters().accepted
+                    defer { previous = now }
+                    return (now, now - previous)
+                } until: { $0.1 == 0 }
+                #expect(stalledAt.0 < total)
+                // The outage outlasts the Redis command timeout (5 s), so the worker's commands
+                // fail and go through its retry with backoff, not just wait.
+                try await Task.sleep(for: .seconds(6))
+                #expect(try await stack.simulator.counters().accepted == stalledAt.0)
+                await stack.stack.redisServer.resume()
+                let report = try await eventually("the campaign to finish after the outage") { try await stack.report("outage") } until: {
+                    $0.isComplete
+                }
+                #expect(report.accepted == total)
+                #expect(report.deadLettered == 0)
+            }
+            let seen = try await stack.simulator.counters()
+            #expect(seen.acceptedPerToken.count == total)
+            #expect(seen.acceptedPerToken.values.allSatisfy { $0 == 1 })
         }
     }
 
