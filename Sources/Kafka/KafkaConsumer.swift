@@ -348,6 +348,25 @@ public final class KafkaConsumer: Service, Sendable {
             onRebalance?(.assigned(changed))
         default:
             let revoked = Set(changed)
+            // Buffered messages of the revoked partitions stay for the next owner; those already
+            // with the application get up to the revoke grace period to finish, so the next
+            // owner does not process them a second time while they are still in progress.
+            let buffered = state.withLock { state in
+                var counts: [KafkaTopicPartition: Int] = [:]
+                for message in state.buffer where revoked.contains(message.topicPartition) {
+                    counts[message.topicPartition, default: 0] += 1
+                }
+                state.buffer.removeAll { revoked.contains($0.topicPartition) }
+                return counts
+            }
+            let deadline = ContinuousClock.now + configuration.revokeGracePeriod
+            while ContinuousClock.now < deadline {
+                let inProgress = state.withLock { state in
+                    revoked.reduce(0) { $0 + state.tracker.unprocessedCount(of: $1) - (buffered[$1] ?? 0) }
+                }
+                if inProgress <= 0 { break }
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(2))
+            }
             do {
                 try commitQueue.sync { try commitProcessed(of: revoked) }
             } catch {
@@ -355,13 +374,11 @@ public final class KafkaConsumer: Service, Sendable {
             }
             state.withLock { state in
                 for partition in revoked {
-                    // Messages of this partition still with the application will be acknowledged
-                    // into a stale epoch; stop counting them as outstanding.
-                    let buffered = state.buffer.lazy.filter { $0.topicPartition == partition }.count
-                    state.handedOut -= state.tracker.unprocessedCount(of: partition) - buffered
+                    // Messages of this partition still with the application (past the grace
+                    // period) will be acknowledged into a stale epoch; stop counting them.
+                    state.handedOut -= state.tracker.unprocessedCount(of: partition) - (buffered[partition] ?? 0)
                     state.tracker.revoke(partition)
                 }
-                state.buffer.removeAll { revoked.contains($0.topicPartition) }
             }
             rd_kafka_assign(handle, nil)
             logger.debug("partitions revoked", metadata: ["kafka.partitions": "\(changed)"])

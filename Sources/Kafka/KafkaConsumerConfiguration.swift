@@ -19,6 +19,9 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var commitInterval: Duration
     /// On close, how long to wait for messages already handed to the application.
     public var shutdownGracePeriod: Duration
+    /// When partitions are revoked, how long the rebalance waits for their messages already
+    /// handed to the application, before committing and letting the next owner take them.
+    public var revokeGracePeriod: Duration
     /// Any librdkafka property; these win over the fields above.
     public var properties: KafkaConfigurationProperties
 
@@ -32,6 +35,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         bufferCapacity: Int = 1_000,
         commitInterval: Duration = .milliseconds(500),
         shutdownGracePeriod: Duration = .seconds(10),
+        revokeGracePeriod: Duration = .seconds(10),
         properties: KafkaConfigurationProperties = [:]
     ) {
         self.bootstrapServers = bootstrapServers
@@ -43,6 +47,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         self.bufferCapacity = bufferCapacity
         self.commitInterval = commitInterval
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.revokeGracePeriod = revokeGracePeriod
         self.properties = properties
     }
 

@@ -33,16 +33,14 @@ final class NotificationSender: Sendable {
         self.inFlight = AsyncPermits(context.configuration.worker.notificationsInFlight)
     }
 
-    /// Sends `job` to `deliveries` and settles the outcomes.
+    /// Outcomes settled (markers written) per batch while a chunk's answers arrive: a worker
+    /// that dies or loses its partitions mid-chunk leaves fewer tokens to be sent again.
+    static let settleBatch = 250
+
+    /// Sends `job` to `deliveries` and settles every outcome, ``settleBatch`` at a time as the
+    /// answers arrive.
     func deliver(_ deliveries: [Delivery], of job: PushJob, jobID: String, app: PushApp) async throws {
         guard !deliveries.isEmpty else { return }
-        let results = await send(deliveries, of: job, jobID: jobID, app: app)
-        try await settle(zip(deliveries, results).map { ($0, $1) }, of: job, jobID: jobID, app: app)
-    }
-
-    // MARK: - Sending
-
-    private func send(_ deliveries: [Delivery], of job: PushJob, jobID: String, app: PushApp) async -> [SendResult] {
         guard let client = clients[app.id] else {
             preconditionFailure("every configured app has an APNs client")
         }
@@ -64,15 +62,15 @@ final class NotificationSender: Sendable {
         }
         let inFlight = self.inFlight
         let counters = context.counters
-        return await withTaskGroup(of: (Int, SendResult).self) { group in
-            var results = [SendResult](repeating: .notSent(reason: "worker-stopping"), count: deliveries.count)
+        // The group's leftover outcomes (the last partial batch and what was not sent), or the
+        // first settling failure.
+        let leftover = await withTaskGroup(of: (Int, SendResult).self) { group -> Result<[(Delivery, SendResult)], any Error> in
+            var notSentReason = "worker-stopping"
             var next = 0
             while next < deliveries.count {
                 do {
                     if let reason = try await context.suspensions.reason(app: app.id) {
-                        for index in next..<deliveries.count {
-                            results[index] = .notSent(reason: "suspended: \(reason)")
-                        }
+                        notSentReason = "suspended: \(reason)"
                         break
                     }
                     let admitted = try await throttle.admit(app: app.id, policy: policy, requested: deliveries.count - next)
@@ -98,12 +96,28 @@ final class NotificationSender: Sendable {
                     break
                 }
             }
+            var batch: [(Delivery, SendResult)] = []
+            batch.reserveCapacity(Self.settleBatch)
+            var firstError: (any Error)?
             for await (index, result) in group {
-                results[index] = result
+                if result.wasSent { counters.add(.notificationsSent) }
+                batch.append((deliveries[index], result))
+                if batch.count >= Self.settleBatch && firstError == nil {
+                    do {
+                        try await settle(batch, of: job, jobID: jobID, app: app)
+                    } catch {
+                        firstError = error
+                    }
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
-            counters.add(.notificationsSent, results.reduce(0) { $0 + ($1.wasSent ? 1 : 0) })
-            return results
+            if let firstError { return .failure(firstError) }
+            for index in next..<deliveries.count {
+                batch.append((deliveries[index], .notSent(reason: notSentReason)))
+            }
+            return .success(batch)
         }
+        try await settle(try leftover.get(), of: job, jobID: jobID, app: app)
     }
 
     // MARK: - Settling

@@ -39,7 +39,9 @@ struct WorkerProcessTests {
             print("worker SIGKILL: killed after \(beforeKill) acceptances; \(missed.count) tokens missed, \(sentTwice) sent twice; duplicates skipped by markers \(report.duplicatesSkipped)")
             #expect(missed.isEmpty)
             #expect(report.accepted == total)
-            // At most the killed worker's in-flight window: chunks-in-flight (4) × chunk-size (1,000).
+            // Sent twice: at most what the killed worker had sent and not yet settled, within its
+            // window of chunks-in-flight (4) × chunk-size (1,000). Survivors finish the chunks of
+            // revoked partitions before the rebalance completes, and settle every 250 answers.
             #expect(sentTwice <= 4 * 1_000)
 
             try await second.stopGracefully()
