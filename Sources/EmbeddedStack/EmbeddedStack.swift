@@ -142,6 +142,14 @@ public final class EmbeddedStack: Sendable {
         }
     }
 
+    /// The arguments of a `pushfleet worker` process on this stack, taking every role.
+    public func workerArguments(logLevel: String) -> [String] {
+        [
+            "worker", "--config", configurationPath, "--role", "expand", "--role", "send", "--role", "feedback",
+            "--log-level", logLevel,
+        ]
+    }
+
     /// Stops redis-server and the simulator and removes the directory. The Kafka cluster stops
     /// when the last reference to it goes.
     public func stop() async {

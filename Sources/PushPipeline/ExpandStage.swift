@@ -59,10 +59,12 @@ struct ExpandStage: Sendable {
 
         let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
         job.id = jobID
+        // The job with its id, as stored for resends, scheduled, and sent as shard tasks.
+        let spec = Array(job.jsonData())
         if let sendAt = job.sendAt, sendAt.timeIntervalSinceNow > 0.5 {
             let dueAt = Int64((sendAt.timeIntervalSince1970 * 1000).rounded(.up))
             _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {
-                try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: Array(job.jsonData())))
+                try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: spec))
                 try await context.jobs.set(jobID: jobID, ["scheduled-at": Int(dueAt)])
             }
             context.counters.add(.jobsScheduled)
@@ -70,7 +72,6 @@ struct ExpandStage: Sendable {
             return
         }
 
-        let spec = Array(job.jsonData())
         _ = try await Retrying.run("storing job \(jobID)", logger: context.logger) {
             try await context.jobs.saveSpec(jobID: jobID, json: spec)
         }
@@ -94,10 +95,9 @@ struct ExpandStage: Sendable {
             try await setCounters(["expansion-complete": 1], jobID: jobID)
         case .tags, .broadcast:
             let shards = context.registry.shardCount(for: app.id)
-            let value = Array(job.jsonData())
             let tasks = (0..<shards).map { shard in
                 KafkaProducerMessage(
-                    topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: value,
+                    topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,
                     headers: [KafkaHeader(name: PushMessageHeader.shard, value: String(shard))])
             }
             try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")

@@ -1,5 +1,6 @@
 import APNsCore
 import APNsSimulator
+import EmbeddedStack
 import Foundation
 import PushCore
 import PushPipeline
@@ -57,11 +58,8 @@ final class WorkerProcess: Sendable {
     static func start(stack: PipelineStack, name: String) throws -> WorkerProcess {
         let worker = WorkerProcess()
         worker.process.executableURL = productsDirectory.appendingPathComponent("pushfleet")
-        worker.process.arguments = [
-            "worker", "--config", stack.configurationPath, "--role", "expand", "--role", "send", "--role", "feedback",
-            "--log-level", ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning",
-        ]
-        worker.process.environment = ProcessInfo.processInfo.environment.merging(["PUSHFLEET__KAFKA__GROUP_PREFIX": "e2e"]) { $1 }
+        worker.process.arguments = stack.stack.workerArguments(
+            logLevel: ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning")
         try worker.process.run()
         return worker
     }

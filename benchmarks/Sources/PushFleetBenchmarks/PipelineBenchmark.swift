@@ -114,7 +114,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(250))
             accepted = try await stack.simulator.counters().accepted
             let elapsed = (ContinuousClock.now - start).seconds
-            let rss = processes.map { Self.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
+            let rss = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
             samples.append(PipelineRun.Sample(seconds: elapsed, accepted: accepted, workerRSSMegabytes: rss.map { Double($0) / 1024 }))
             if rssAtTenth.isEmpty && accepted >= devices / 10 { rssAtTenth = rss }
             if accepted > lastAccepted {
@@ -127,8 +127,8 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         let seconds = (ContinuousClock.now - start).seconds
         let workerCPU = zip(processes, cpuBefore).map { ResourceUsage.cpuSeconds(ofProcess: $0.processIdentifier) - $1 }
         let benchCPU = ResourceUsage.selfCPUSeconds() - benchCPUBefore
-        let rssAtEnd = processes.map { Self.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
-        let peak = processes.map { Self.memoryKilobytes($0.processIdentifier, field: "VmHWM") }
+        let rssAtEnd = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
+        let peak = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmHWM") }
         let counters = try await stack.simulator.counters()
         let statistics = try await jobs.statistics(jobID: jobID)
         var exitStatuses: [Int32] = []
@@ -157,21 +157,13 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     private func startWorker(stack: EmbeddedStack) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: pushfleet)
-        process.arguments = ["worker", "--config", stack.configurationPath, "--role", "expand", "--role", "send", "--role", "feedback", "--log-level", workerLogLevel]
+        process.arguments = stack.workerArguments(logLevel: workerLogLevel)
         process.environment = ProcessInfo.processInfo.environment.merging([
             "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
             "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
         ]) { $1 }
         try process.run()
         return process
-    }
-
-    /// A field of /proc/<pid>/status in kB (VmRSS now, VmHWM the peak).
-    static func memoryKilobytes(_ pid: Int32, field: String) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
-        else { return 0 }
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 
     private func h2loadReference(stack: EmbeddedStack) async throws -> APNsBenchmarkReport.Measurement {

@@ -25,4 +25,12 @@ enum ResourceUsage {
         guard fields.count > 13, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return 0 }
         return (utime + stime) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// A field of /proc/<pid>/status in kB: `VmRSS` (resident now) or `VmHWM` (the peak).
+    static func memoryKilobytes(_ pid: Int32, field: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+        else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
 }
