@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "PushConfiguration", targets: ["PushConfiguration"]),
         .library(name: "PushPipeline", targets: ["PushPipeline"]),
         .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
+        .library(name: "PushAPI", targets: ["PushAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,6 +42,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The HTTP API. Default traits off: no swift-configuration, no full Foundation in the server.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // C boundary: Debian's librdkafka-dev and libhiredis-dev.
@@ -163,6 +168,27 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `pushfleet api`: the HTTP API over the registry, push.jobs and job statistics.
+        .target(
+            name: "PushAPI",
+            dependencies: [
+                "APNsCore",
+                "Kafka",
+                "PushConfiguration",
+                "PushCore",
+                "PushPipeline",
+                "PushStore",
+                "Redis",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The whole stack on one machine (embedded Kafka, redis-server, the simulator, a
         // configuration file) for the demo, the end-to-end tests and the benchmarks.
         .target(
@@ -189,6 +215,8 @@ let package = Package(
                 "PushStore",
                 "EmbeddedStack",
                 "APNsSimulator",
+                "APNsCore",
+                "PushAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -286,8 +314,10 @@ let package = Package(
                 "PushStore",
                 "Redis",
                 "EmbeddedStack",
+                "PushAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -17,6 +17,9 @@ public final class EmbeddedStack: Sendable {
     public static let bundleID = "com.example.news"
     public static let teamID = "TEAM123456"
     public static let keyID = "KEY1234567"
+    /// A second app with its own API key, for cross-app isolation: same team and signing key.
+    public static let otherApp = "shop"
+    public static let otherBundleID = "com.example.shop"
 
     /// How to set the stack up.
     public struct Options: Sendable {
@@ -46,11 +49,15 @@ public final class EmbeddedStack: Sendable {
     public let directory: URL
     public let configurationPath: String
     public let configuration: PushFleetConfiguration
+    /// The HTTP API key of each app (``app`` and ``otherApp``), freshly generated; the
+    /// configuration holds only their SHA-256 digests.
+    public let apiKeys: [String: String]
 
     private init(
         cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer, simulator: APNsSimulator, directory: URL,
-        configurationPath: String, configuration: PushFleetConfiguration
+        configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String]
     ) {
+        self.apiKeys = apiKeys
         self.cluster = cluster
         self.redisServer = redisServer
         self.simulator = simulator
@@ -74,7 +81,7 @@ public final class EmbeddedStack: Sendable {
         var simulatorConfiguration = APNsSimulatorConfiguration(
             threads: options.simulatorThreads,
             providerKeys: [APNsSimulatorProviderKey(keyID: keyID, teamID: teamID, publicKey: trusted)],
-            bundleIDs: [bundleID])
+            bundleIDs: [bundleID, otherBundleID])
         configureSimulator(&simulatorConfiguration)
         let simulator = try APNsSimulator(configuration: simulatorConfiguration, logger: logger)
         try await simulator.start()
@@ -92,6 +99,13 @@ public final class EmbeddedStack: Sendable {
         } catch {
             try? await simulator.shutdown()
             throw error
+        }
+        var apiKeys: [String: String] = [:]
+        var digests: [String: String] = [:]
+        for app in [app, otherApp] {
+            let key = "pfk_" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            apiKeys[app] = key
+            digests[app] = "sha256:" + SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
         }
         func section(_ lines: [String], indent: Int, emptyValue: String = "{}") -> String {
             guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
@@ -120,13 +134,23 @@ public final class EmbeddedStack: Sendable {
             \(section(options.workerSettings, indent: 2))
             resend:
             \(section(options.resendSettings, indent: 2))
+            api:
+              host: 127.0.0.1
+              port: 0
             apps:
               \(app):
                 bundle-id: \(bundleID)
                 environments: [sandbox]
                 auth:
                   token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}
+                api-keys: ["\(digests[app] ?? "")"]
             \(section(options.appSettings, indent: 4, emptyValue: "# no more settings"))
+              \(otherApp):
+                bundle-id: \(otherBundleID)
+                environments: [sandbox]
+                auth:
+                  token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}
+                api-keys: ["\(digests[otherApp] ?? "")"]
             """
         let configurationPath = directory.appendingPathComponent("pushfleet.yaml").path
         do {
@@ -134,7 +158,7 @@ public final class EmbeddedStack: Sendable {
             let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
             return EmbeddedStack(
                 cluster: cluster, redisServer: redisServer, simulator: simulator, directory: directory,
-                configurationPath: configurationPath, configuration: configuration)
+                configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys)
         } catch {
             await redisServer.stop()
             try? await simulator.shutdown()

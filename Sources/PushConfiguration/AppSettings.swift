@@ -20,13 +20,19 @@ public struct AppSettings: Sendable, Equatable {
     public var sleepMilliseconds: Int
     /// Overrides `apns.connections-per-pool` for this app (`connections-per-pool`), ≥ 1; default none.
     public var connectionsPerPool: Int?
+    /// Digests of the app's HTTP API keys (`api-keys`: a list of `sha256:<hex>`); default none.
+    public var apiKeys: [APIKeyDigest]
+    /// A file of more digests, one `sha256:<hex>` per line (`api-keys-file`, e.g. a mounted
+    /// secret), read when the API starts; default none. An app without any key cannot be used
+    /// through the API.
+    public var apiKeysFile: String?
 
     /// Creates app settings. `burst: nil` (the default) resolves to `max(1, ⌈ratePerSecond⌉)`; the
     /// other parameters have the documented defaults.
     public init(
         id: String, bundleID: String, environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
         ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
-        connectionsPerPool: Int? = nil
+        connectionsPerPool: Int? = nil, apiKeys: [APIKeyDigest] = [], apiKeysFile: String? = nil
     ) {
         self.id = id
         self.bundleID = bundleID
@@ -37,6 +43,8 @@ public struct AppSettings: Sendable, Equatable {
         self.sleepAfter = sleepAfter
         self.sleepMilliseconds = sleepMilliseconds
         self.connectionsPerPool = connectionsPerPool
+        self.apiKeys = apiKeys
+        self.apiKeysFile = apiKeysFile
     }
 
     /// `max(1, ⌈ratePerSecond⌉)`, clamped to `Int32.max` (and 1 for a non-finite rate).

@@ -31,29 +31,16 @@ extension ConfigurationParser {
             burst: try section.integer("burst", minimum: 1),
             sleepAfter: try section.integer("sleep-after", default: 0, minimum: 0),
             sleepMilliseconds: try section.integer("sleep-ms", default: 0, minimum: 0),
-            connectionsPerPool: try section.integer("connections-per-pool", minimum: 1))
+            connectionsPerPool: try section.integer("connections-per-pool", minimum: 1),
+            apiKeys: try apiKeys(section, key: "api-keys"),
+            apiKeysFile: try section.path("api-keys-file", baseDirectory: baseDirectory))
     }
 
     /// `apps.<id>.environments`: a non-empty list of `sandbox` / `production` without duplicates
     /// (a single string, optionally comma-separated, is accepted too, for environment overrides).
     func environments(_ section: ConfigSection, key: String) throws(ConfigurationError) -> [APNsEnvironment] {
-        guard let node = section.node(key) else { return [.sandbox, .production] }
-        var items: [(text: String, origin: ConfigOrigin)] = []
-        switch node {
-        case let .sequence(elements, _):
-            for element in elements {
-                guard case let .scalar(scalar, origin) = element, scalar.kind == .string else {
-                    throw ConfigurationError(
-                        key: section.keyPath(key), message: "expected a list of environment names, found \(element.article) in it",
-                        origin: element.origin)
-                }
-                items.append((scalar.text, origin))
-            }
-        case let .scalar(scalar, origin) where scalar.kind == .string:
-            items = scalar.text.split(separator: ",").map { (String($0).trimmingCharacters(in: .whitespaces), origin) }
-        default:
-            throw section.error(key, "expected a list of environment names, found \(node.article)")
-        }
+        guard section.has(key) else { return [.sandbox, .production] }
+        let items = try stringList(section, key: key, of: "environment names")
         guard !items.isEmpty else {
             throw section.error(key, "must list at least one environment")
         }
@@ -71,6 +58,46 @@ extension ConfigurationParser {
             environments.append(environment)
         }
         return environments
+    }
+
+    /// `apps.<id>.api-keys`: a list of `sha256:<64 hex>` digests (or one comma-separated string);
+    /// default none.
+    func apiKeys(_ section: ConfigSection, key: String) throws(ConfigurationError) -> [APIKeyDigest] {
+        guard section.has(key) else { return [] }
+        var digests: [APIKeyDigest] = []
+        for item in try stringList(section, key: key, of: "key digests") {
+            guard let digest = APIKeyDigest(item.text) else {
+                // Never echo the value: it may be a key pasted by mistake instead of its digest.
+                throw ConfigurationError(
+                    key: section.keyPath(key), message: "expected 'sha256:' and the 64 hex digits of the key's SHA-256 digest",
+                    origin: item.origin)
+            }
+            digests.append(digest)
+        }
+        return digests
+    }
+
+    /// A list of strings: a YAML sequence of strings, or one string of comma-separated items
+    /// (the form environment overrides take).
+    func stringList(_ section: ConfigSection, key: String, of what: String) throws(ConfigurationError) -> [(text: String, origin: ConfigOrigin)] {
+        guard let node = section.node(key) else { return [] }
+        switch node {
+        case let .sequence(elements, _):
+            var items: [(text: String, origin: ConfigOrigin)] = []
+            for element in elements {
+                guard case let .scalar(scalar, origin) = element, scalar.kind == .string else {
+                    throw ConfigurationError(
+                        key: section.keyPath(key), message: "expected a list of \(what), found \(element.article) in it",
+                        origin: element.origin)
+                }
+                items.append((scalar.text, origin))
+            }
+            return items
+        case let .scalar(scalar, origin) where scalar.kind == .string:
+            return scalar.text.split(separator: ",").map { (String($0).trimmingCharacters(in: .whitespaces), origin) }
+        default:
+            throw section.error(key, "expected a list of \(what), found \(node.article)")
+        }
     }
 
     /// `apps.<id>.auth`: exactly one of `token`, `certificate`, `pkcs12`.

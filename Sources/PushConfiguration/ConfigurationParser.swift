@@ -15,6 +15,7 @@ struct ConfigurationParser {
             worker: try worker(file.section("worker")),
             resend: try resend(file.section("resend")),
             metrics: try metrics(file.section("metrics")),
+            api: try api(file.section("api")),
             apps: try apps(file, key: "apps"))
     }
 
@@ -107,6 +108,14 @@ struct ConfigurationParser {
             maxDelay: .milliseconds(maxDelay),
             maxAge: .seconds(try section.integer("max-age-seconds", default: 3600, minimum: 1)),
             lease: .milliseconds(try section.integer("lease-ms", default: 30_000, minimum: 1)))
+    }
+
+    /// `api:`.
+    func api(_ section: ConfigSection) throws(ConfigurationError) -> APISettings {
+        APISettings(
+            host: try section.string("host") ?? "0.0.0.0",
+            port: try section.integer("port", default: 8080, minimum: 0, maximum: 65535),
+            maxBodyBytes: try section.integer("max-body-bytes", default: 2 * 1024 * 1024, minimum: 1024))
     }
 
     /// `metrics:`.

@@ -34,6 +34,7 @@ indirect enum ConfigurationSchema: Sendable {
             ("max-age-seconds", .value), ("lease-ms", .value),
         ])),
         ("metrics", .section([("port", .value)])),
+        ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
         ("apps", .apps(.section([
             ("bundle-id", .value), ("environments", .value),
             ("auth", .section([
@@ -42,7 +43,7 @@ indirect enum ConfigurationSchema: Sendable {
                 ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
             ])),
             ("rate-per-second", .value), ("burst", .value), ("sleep-after", .value),
-            ("sleep-ms", .value), ("connections-per-pool", .value),
+            ("sleep-ms", .value), ("connections-per-pool", .value), ("api-keys", .value), ("api-keys-file", .value),
         ]))),
     ])
 

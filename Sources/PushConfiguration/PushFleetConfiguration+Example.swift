@@ -37,6 +37,10 @@ extension PushFleetConfiguration {
           lease-ms: 30000                        # ≥ 1
         metrics:
           port: null                             # optional 0...65535 (for later)
+        api:                                     # `pushfleet api`
+          host: 0.0.0.0                          # default 0.0.0.0
+          port: 8080                             # default 8080, 0...65535 (0: any free port)
+          max-body-bytes: 2097152                # default 2 MiB, ≥ 1024
         apps:                                    # required, at least one; a MAPPING keyed by app id (1–64 bytes of A-Z a-z 0-9 . _ -)
           news:
             bundle-id: com.example.news          # required
@@ -50,6 +54,8 @@ extension PushFleetConfiguration {
             sleep-after: 0                       # default 0 = never; ≥ 0: a worker pauses after every N sends
             sleep-ms: 0                          # default 0, ≥ 0
             connections-per-pool: null           # optional ≥ 1, overrides apns.connections-per-pool
+            api-keys: []                         # HTTP API keys as SHA-256 digests: ["sha256:<64 hex>", …] (`printf %s KEY | sha256sum`)
+            api-keys-file: null                  # optional: a file of more digests, one per line (a mounted secret)
 
         # Relative file paths (key-file, ca-file, password-file, …) are resolved against this file's directory.
         # Environment variables PUSHFLEET__<SECTION>__<KEY>… override or add a value before validation, e.g.

@@ -27,6 +27,7 @@ extension PushFleetConfiguration {
         if let caFile = apns.caFile { files.append(("apns.ca-file", caFile)) }
         if let passwordFile = redis.passwordFile { files.append(("redis.password-file", passwordFile)) }
         for app in apps.values.sorted(by: { $0.id < $1.id }) {
+            if let apiKeysFile = app.apiKeysFile { files.append(("apps.\(app.id).api-keys-file", apiKeysFile)) }
             let prefix = "apps.\(app.id).auth"
             switch app.auth {
             case let .token(_, _, keyFile):

@@ -17,6 +17,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
     public var resend: ResendSettings
     /// Metrics settings (`metrics:`); default no metrics port.
     public var metrics: MetricsSettings
+    /// HTTP API settings (`api:`); defaults as documented on ``APISettings``.
+    public var api: APISettings
     /// The apps, keyed by app id (`apps:`); at least one.
     public var apps: [String: AppSettings]
 
@@ -25,7 +27,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         kafka: KafkaSettings, redis: RedisSettings = RedisSettings(), apns: APNsSettings = APNsSettings(),
         registry: RegistrySettings = RegistrySettings(), worker: WorkerSettings = WorkerSettings(),
         resend: ResendSettings = ResendSettings(), metrics: MetricsSettings = MetricsSettings(),
-        apps: [String: AppSettings]
+        api: APISettings = APISettings(), apps: [String: AppSettings]
     ) {
         self.kafka = kafka
         self.redis = redis
@@ -34,6 +36,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         self.worker = worker
         self.resend = resend
         self.metrics = metrics
+        self.api = api
         self.apps = apps
     }
 

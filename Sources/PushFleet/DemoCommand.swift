@@ -9,15 +9,18 @@ import PushConfiguration
 import PushCore
 import PushPipeline
 import PushStore
+import PushAPI
 import Redis
 import ServiceLifecycle
+import UnixSignals
 
 /// `pushfleet demo`: the whole pipeline on the embedded stack — librdkafka's mock cluster, a
 /// local `redis-server`, the APNs simulator over HTTP/2 + TLS — with a worker (expand, send) and
-/// the feedback worker in this process. It registers demo devices (some of them uninstalled at
-/// the simulator), runs a broadcast, an openid and a tag campaign plus three malformed jobs, shows
-/// progress, prints each campaign's statistics and checks them against the simulator, the
-/// registry and the dead-letter topic: exit 1 if anything disagrees.
+/// the feedback worker and the HTTP API in this process. It registers demo devices (some of them
+/// uninstalled at the simulator), runs a broadcast, an openid and a tag campaign through the API
+/// (with an idempotent replay and a refused job) plus three malformed jobs straight to Kafka,
+/// shows progress, posts device receipts, prints each campaign's statistics and checks them
+/// against the simulator, the registry and the dead-letter topic: exit 1 if anything disagrees.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -31,6 +34,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(help: "Log level for the components (trace, debug, info, notice, warning, error).")
     var logLevel: String = "error"
+
+    @Flag(help: "After the campaigns, keep the stack and the API up (printing how to call it) until SIGINT or SIGTERM.")
+    var serve = false
 
     func validate() throws {
         guard devices >= 100 else { throw ValidationError("--devices must be at least 100") }
@@ -83,71 +89,144 @@ struct DemoCommand: AsyncParsableCommand {
 
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
         let worker = try PushWorker(configuration: stack.configuration, roles: Set(WorkerRole.allCases), logger: logger)
-        let group = ServiceGroup(services: [worker], logger: logger)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let api = PushAPIServer(configuration: stack.configuration, logger: logger) { port in
+            portContinuation.yield(port)
+            portContinuation.finish()
+        }
+        let group = ServiceGroup(services: [worker, api], logger: logger)
         let jobs = JobStore(client: redis)
         var consistent = true
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             do {
+                var portIterator = ports.makeAsyncIterator()
+                guard let port = await portIterator.next() else { throw ValidationError("the API did not start") }
+                let client = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: stack.apiKeys[app])
+                say("worker started (expand, send, feedback roles) in consumer groups pushfleet.expand/.send/.feedback")
+                say("API listening on http://127.0.0.1:\(port)")
                 consistent = try await runCampaigns(
-                    stack: stack, registry: registry, jobs: jobs, producer: producer, tokens: tokens, uninstalled: uninstalled, logger: logger)
+                    stack: stack, registry: registry, jobs: jobs, producer: producer, client: client, tokens: tokens,
+                    uninstalled: uninstalled, logger: logger)
+                if serve {
+                    try await waitForSignal(port: port, stack: stack)
+                }
             } catch {
                 await group.triggerGracefulShutdown()
                 throw error
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
-            say("worker stopped gracefully: \(worker.counters.snapshot().filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+            say("worker and API stopped gracefully: \(worker.counters.snapshot().filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         }
         await producer.close()
         return consistent
     }
 
+    /// `--serve`: says how to call the API (and prints a machine-readable line for scripts),
+    /// then waits for SIGINT or SIGTERM.
+    private func waitForSignal(port: Int, stack: EmbeddedStack) async throws {
+        let url = "http://127.0.0.1:\(port)"
+        let app = EmbeddedStack.app
+        let key = stack.apiKeys[app] ?? ""
+        say("serving until Ctrl-C (SIGINT) or SIGTERM; try:")
+        detail("curl -s \(url)/readyz")
+        detail("curl -s -H 'Authorization: Bearer \(key)' \(url)/v1/apps/\(app)/devices")
+        detail("curl -s -H 'Authorization: Bearer \(key)' -H 'Content-Type: application/json' -d '{\"environment\":\"sandbox\",\"audience\":{\"broadcast\":true},\"notification\":{\"aps\":{\"alert\":\"Hello\"}},\"headers\":{\"push-type\":\"alert\"}}' \(url)/v1/apps/\(app)/push")
+        detail("configuration: \(stack.configurationPath) · OpenAPI: schemas/openapi.yaml")
+        print("PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "")")
+        fflush(nil)
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        for await _ in signals {
+            break
+        }
+    }
+
     private func runCampaigns(
-        stack: EmbeddedStack, registry: DeviceRegistry, jobs: JobStore, producer: KafkaProducer, tokens: [DeviceToken],
-        uninstalled: [DeviceToken], logger: Logger
+        stack: EmbeddedStack, registry: DeviceRegistry, jobs: JobStore, producer: KafkaProducer, client: PushAPIClient,
+        tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger
     ) async throws -> Bool {
         let app = EmbeddedStack.app
         var consistent = true
-        say("worker started (expand, send, feedback roles) in consumer groups pushfleet.expand/.send/.feedback")
 
         let uninstalledSet = Set(uninstalled)
         let sportsValid = tokens.enumerated().filter { $0.offset.isMultiple(of: 3) && !uninstalledSet.contains($0.element) }.count
         let openIDs = (0..<5).map { "user-\($0)" } + ["nobody"]
-        let campaigns: [(PushJob, expectedAccepted: Int)] = [
-            (Self.job("demo-broadcast", .broadcast, "Today's headlines"), tokens.count - uninstalled.count),
-            (Self.job("demo-openids", .openIDs(openIDs), "A message for you"), 5 - openIDs.prefix(5).filter { uninstalledSet.contains(tokens[Int($0.dropFirst(5))! * 10]) }.count),
-            (Self.job("demo-sports", .tags(TagExpression(all: ["sports"])), "Kick-off in 10 minutes"), sportsValid),
+        let campaigns: [(label: String, job: PushJob, expectedAccepted: Int)] = [
+            ("broadcast", Self.job(.broadcast, "Today's headlines"), tokens.count - uninstalled.count),
+            ("openids", Self.job(.openIDs(openIDs), "A message for you"), 5 - openIDs.prefix(5).filter { uninstalledSet.contains(tokens[Int($0.dropFirst(5))! * 10]) }.count),
+            ("sports", Self.job(.tags(TagExpression(all: ["sports"])), "Kick-off in 10 minutes"), sportsValid),
         ]
-        say("publishing three campaigns and three malformed jobs to \(PushTopic.jobs)")
+        say("publishing three campaigns through the API (POST /v1/apps/\(app)/push, each with an Idempotency-Key)")
+        var published: [(label: String, jobID: String, expectedAccepted: Int)] = []
+        for (label, job, expected) in campaigns {
+            let answer = try await client.request(
+                "POST", "/v1/apps/\(app)/push", rawBody: job.jsonData(),
+                headers: ["Content-Type": "application/json", "Idempotency-Key": "demo-\(label)"])
+            guard answer.status == 202, let jobID = answer.json?.objectValue?["job"]?.stringValue else {
+                throw ValidationError("the API refused the \(label) campaign: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            }
+            detail("202 \(label): job \(jobID)")
+            published.append((label, jobID, expected))
+        }
+        let replay = try await client.request(
+            "POST", "/v1/apps/\(app)/push", rawBody: campaigns[0].job.jsonData(),
+            headers: ["Content-Type": "application/json", "Idempotency-Key": "demo-broadcast"])
+        let replayedID = replay.json?.objectValue?["job"]?.stringValue
+        detail("the broadcast again with the same Idempotency-Key: \(replay.status), job \(replayedID ?? "?") (replayed, not published twice)")
+        if replayedID != published[0].jobID {
+            detail("✗ expected the first job's id")
+            consistent = false
+        }
+        var tooLong = campaigns[0].job
+        tooLong.headers.collapseID = String(repeating: "x", count: 65)
+        let refused = try await client.request("POST", "/v1/apps/\(app)/push", rawBody: tooLong.jsonData(), headers: ["Content-Type": "application/json"])
+        detail("a job with a 65-byte collapse-id: \(refused.status) \(String(decoding: refused.body, as: UTF8.self))")
+
+        say("publishing three malformed jobs straight to \(PushTopic.jobs) (the workers dead-letter them)")
         let bad: [(String, [UInt8])] = [
             ("bad-json", Array(#"{"app": "news", "#.utf8)),
             ("bad-priority", Array(#"{"id":"bad-priority","app":"news","environment":"sandbox","audience":{"broadcast":true},"notification":{"aps":{"content-available":1}},"headers":{"push-type":"background","priority":10}}"#.utf8)),
-            ("bad-app", Array(Self.job("bad-app", .broadcast, "x", app: "no-such-app").jsonData())),
+            ("bad-app", Array(Self.job(.broadcast, "x", app: "no-such-app", id: "bad-app").jsonData())),
         ]
-        for (job, _) in campaigns {
-            _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
-        }
         for (key, bytes) in bad {
             _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(key.utf8), value: bytes))
         }
 
-        for (job, expectedAccepted) in campaigns {
-            let jobID = job.id ?? ""
-            let start = ContinuousClock.now
-            var report = JobReport(jobID: jobID, counters: [:])
-            while !report.isComplete {
-                try await Task.sleep(for: .milliseconds(200))
-                report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID))
-                progress(jobID, report)
-                guard ContinuousClock.now - start < .seconds(300) else { throw ValidationError("campaign \(jobID) did not finish in 5 minutes") }
-            }
-            print("")
+        var acceptedTotal = 0
+        for (label, jobID, expectedAccepted) in published {
+            let follower = JobFollower(jobs: jobs, timeout: .seconds(300))
+            let (_, end) = try await follower.follow(jobID: jobID, label: label.padding(toLength: 10, withPad: " ", startingAt: 0))
+            guard end == .complete else { throw ValidationError("campaign \(label) did not finish in 5 minutes") }
+            let status = try await client.request("GET", "/v1/apps/\(app)/jobs/\(jobID)")
+            let report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID))
             report.lines.forEach { detail($0) }
-            if report.accepted != expectedAccepted {
-                detail("✗ expected \(expectedAccepted) accepted")
+            let apiAccepted = status.json?.objectValue?["accepted"]?.intValue
+            if report.accepted != expectedAccepted || apiAccepted != report.accepted {
+                detail("✗ expected \(expectedAccepted) accepted (the API says \(apiAccepted.map(String.init) ?? "?"))")
                 consistent = false
             }
+            acceptedTotal += report.accepted
+        }
+
+        // Devices report receipts: their notification service extension posts "delivered",
+        // and "opened" when the user taps; each device counts once.
+        let broadcastID = published[0].jobID
+        let reporting = tokens.filter { !uninstalledSet.contains($0) }.prefix(100)
+        for (index, token) in reporting.enumerated() {
+            for event in index < 10 ? ["delivered", "opened", "delivered"] : ["delivered"] {
+                _ = try await client.request(
+                    "POST", "/v1/apps/\(app)/receipts", json: ["job": .string(broadcastID), "token": .string(token.hex), "event": .string(event)])
+            }
+        }
+        let receipts = try await client.request("GET", "/v1/apps/\(app)/jobs/\(broadcastID)")
+        let delivered = receipts.json?.objectValue?["delivered"]?.intValue ?? -1
+        let opened = receipts.json?.objectValue?["opened"]?.intValue ?? -1
+        say("receipts: \(reporting.count) devices reported the broadcast delivered (10 of them twice), 10 opened it")
+        detail("GET /v1/apps/\(app)/jobs/\(broadcastID): delivered \(delivered), opened \(opened)")
+        if delivered != reporting.count || opened != 10 {
+            detail("✗ expected delivered \(reporting.count), opened 10")
+            consistent = false
         }
 
         // The feedback worker removes the uninstalled devices as their events arrive.
@@ -160,28 +239,20 @@ struct DemoCommand: AsyncParsableCommand {
         let counters = try await stack.simulator.counters()
         say("checking the simulator, the registry and \(PushTopic.deadLetters)")
         detail("simulator: \(counters.accepted) accepted, \(counters.duplicates) duplicates, \(counters.rejections) refused")
+        detail("statistics: \(acceptedTotal) accepted over the three campaigns")
         detail("registry: \(count.sandbox) devices left of \(tokens.count) (\(uninstalled.count) uninstalled removed by the feedback worker)")
         let admin = try KafkaAdmin(bootstrapServers: stack.cluster.bootstrapServers, logger: logger)
         let letters = Int(try await admin.highWatermarks(topic: PushTopic.deadLetters).values.reduce(0, +))
         detail("\(PushTopic.deadLetters): \(letters) dead letters (the three malformed jobs, with their reasons and bytes)")
-        return consistent && counters.duplicates == 0 && count.sandbox == tokens.count - uninstalled.count && letters == bad.count
+        return consistent && counters.duplicates == 0 && counters.accepted == acceptedTotal
+            && count.sandbox == tokens.count - uninstalled.count && letters == bad.count
     }
 
-    private static func job(_ id: String, _ audience: Audience, _ title: String, app: String = EmbeddedStack.app) -> PushJob {
+    private static func job(_ audience: Audience, _ title: String, app: String = EmbeddedStack.app, id: String? = nil) -> PushJob {
         PushJob(
             id: id, app: app, environment: .sandbox, audience: audience,
             notification: APNsPayload(["aps": ["alert": ["title": .string(title), "body": "PushFleet demo"], "sound": "default"]]),
-            headers: PushHeaders(pushType: .alert, collapseID: id))
-    }
-
-    private func progress(_ jobID: String, _ report: JobReport) {
-        let total = max(report.targeted, 1)
-        let done = report.finished
-        let width = 30
-        let filled = min(width, done * width / total)
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let line = "    \(jobID.padding(toLength: 15, withPad: " ", startingAt: 0)) \(bar) \(done)/\(report.targeted) accepted \(report.accepted) failed \(report.failedByReason.values.reduce(0, +)) retried \(report.retried)"
-        FileHandle.standardOutput.write(Data(("\r" + line).utf8))
+            headers: PushHeaders(pushType: .alert))
     }
 
     private func say(_ text: String) { print("▸ \(text)") }

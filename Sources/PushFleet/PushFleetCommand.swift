@@ -6,5 +6,8 @@ struct PushFleetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushfleet",
         abstract: "A push pipeline for iOS apps: Kafka jobs in, APNs notifications out.",
-        subcommands: [DemoCommand.self, WorkerCommand.self, FeedbackCommand.self, StatsCommand.self, JobCommand.self])
+        subcommands: [
+            DemoCommand.self, WorkerCommand.self, FeedbackCommand.self, APICommand.self, SendCommand.self, CampaignCommand.self,
+            DevicesCommand.self, StatsCommand.self, JobsCommand.self, JobCommand.self,
+        ])
 }

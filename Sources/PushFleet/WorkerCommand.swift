@@ -60,6 +60,16 @@ struct ProcessOptions: ParsableArguments {
     }
 
     func runWorker(roles: Set<WorkerRole>, label: String) async throws {
+        try await runService(label: label) { configuration, logger in
+            try PushWorker(configuration: configuration, roles: roles, logger: logger)
+        }
+    }
+
+    /// Runs one long-lived service with logs on stderr at `--log-level`, until SIGTERM or
+    /// SIGINT shuts it down gracefully.
+    func runService(
+        label: String, _ makeService: (PushFleetConfiguration, Logger) throws -> any Service
+    ) async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
@@ -70,15 +80,15 @@ struct ProcessOptions: ParsableArguments {
         }
         let logger = Logger(label: label)
         let configuration = try loadConfiguration()
-        let worker: PushWorker
+        let service: any Service
         do {
-            worker = try PushWorker(configuration: configuration, roles: roles, logger: logger)
+            service = try makeService(configuration, logger)
         } catch {
             throw ValidationError("configuration \(config): \(error)")
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: worker)],
+                services: [.init(service: service)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()

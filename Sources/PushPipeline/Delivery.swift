@@ -21,6 +21,8 @@ enum SendResult: Sendable {
     case failure(APNsError)
     /// Not sent: the app's sending is suspended, or the worker is stopping.
     case notSent(reason: String)
+    /// Not sent, and never will be: the job was cancelled.
+    case cancelled
 
     /// How the outcome is handled.
     var responseClass: APNsResponseClass {
@@ -28,6 +30,7 @@ enum SendResult: Sendable {
         case .response(let response): response.responseClass
         case .failure(let error): error.code == .shutdown || error.code == .cancelled ? .retryable : error.responseClass
         case .notSent: .retryable
+        case .cancelled: .permanent
         }
     }
 
@@ -37,6 +40,7 @@ enum SendResult: Sendable {
         case .response(let response): response.reason?.rawValue ?? (response.isSuccess ? "Success" : "HTTP\(response.status)")
         case .failure(let error): "\(error.code)"
         case .notSent(let reason): reason
+        case .cancelled: "cancelled"
         }
     }
 
@@ -51,7 +55,7 @@ enum SendResult: Sendable {
         switch self {
         case .response(let response): max(response.attempts, 1)
         case .failure: 1
-        case .notSent: 0
+        case .notSent, .cancelled: 0
         }
     }
 }

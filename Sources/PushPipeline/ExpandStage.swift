@@ -31,6 +31,10 @@ struct ExpandStage: Sendable {
         do {
             try await process(message)
             return true
+        } catch let cancelled as JobCancelled {
+            context.counters.add(.jobsCancelled)
+            context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(cancelled.jobID)"])
+            return true
         } catch {
             return await context.settleFailure(of: message, error, stage: "expand stage")
         }
@@ -53,12 +57,27 @@ struct ExpandStage: Sendable {
                     app: app.id)
                 return
             }
+            try await stopIfCancelled(jobID)
             try await expandShard(shard, of: job, jobID: jobID)
             return
         }
 
         let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
         job.id = jobID
+        try await stopIfCancelled(jobID)
+        if let key = job.idempotencyKey {
+            let owner = try await Retrying.run("claiming the idempotency key of job \(jobID)", logger: context.logger) {
+                try await context.idempotency.claim(app: app.id, key: key, jobID: jobID)
+            }
+            if let owner, owner.jobID != jobID {
+                context.counters.add(.duplicateJobs)
+                context.logger.notice(
+                    "job skipped: its idempotency key belongs to another job",
+                    metadata: ["job": "\(jobID)", "app": "\(app.id)", "first-job": "\(owner.jobID)"])
+                try await setCounters(["duplicate-job": 1, "expansion-complete": 1], jobID: jobID)
+                return
+            }
+        }
         // The job with its id, as stored for resends, scheduled, and sent as shard tasks.
         let spec = Array(job.jsonData())
         if let sendAt = job.sendAt, sendAt.timeIntervalSinceNow > 0.5 {
@@ -144,6 +163,16 @@ struct ExpandStage: Sendable {
         context.counters.add(.shardTasks)
     }
 
+    /// Throws ``JobCancelled`` when the job was cancelled.
+    fileprivate func stopIfCancelled(_ jobID: String) async throws {
+        let cancelled = try await Retrying.run("checking whether job \(jobID) was cancelled", logger: context.logger) {
+            try await context.cancellations.isCancelled(jobID)
+        }
+        if cancelled {
+            throw JobCancelled(jobID: jobID)
+        }
+    }
+
     private func setCounters(_ counters: [String: Int], jobID: String) async throws {
         try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
             try await context.jobs.set(jobID: jobID, counters)
@@ -204,6 +233,7 @@ struct ExpandStage: Sendable {
 
         private mutating func flush() async throws {
             guard !window.isEmpty else { return }
+            try await stage.stopIfCancelled(jobID)
             let messages = window.map { chunk in
                 KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
             }

@@ -1,5 +1,6 @@
-public import APNsCore
+import APNsCore
 import Foundation
+import PushStore
 
 /// A job's statistics as `pushfleet stats` shows them, computed from its counters in Redis
 /// (``JobStore/statistics(jobID:)``).
@@ -32,12 +33,34 @@ public struct JobReport: Sendable, Hashable {
     /// When the job waits in the schedule: its due time (ms since 1970).
     public var scheduledAt: Int?
     public var expansionComplete: Bool
+    /// The job was cancelled (``JobStore/cancel(jobID:at:)``).
+    public var cancelRequested: Bool
+    /// Tokens not sent because the job was cancelled.
+    public var cancelled: Int
+    /// Devices that reported the notification delivered, and opened (receipts).
+    public var delivered: Int
+    public var opened: Int
+    /// The job was skipped: its idempotency key belongs to another job.
+    public var duplicateJob: Bool
 
-    /// Tokens with a final outcome: accepted, refused or dead-lettered.
-    public var finished: Int { accepted + failedByReason.values.reduce(0, +) + deadLettered }
+    /// Tokens with a final outcome: accepted, refused, dead-lettered or cancelled.
+    public var finished: Int { accepted + failed + deadLettered + cancelled }
+
+    /// Refusals, all reasons together.
+    public var failed: Int { failedByReason.values.reduce(0, +) }
 
     /// Every expanded token has a final outcome and the expansion is complete.
     public var isComplete: Bool { expansionComplete && finished >= expanded }
+
+    /// Where the job is: `cancelled`, `complete`, `scheduled` (waiting for its send-at),
+    /// `queued` (published, not expanded yet) or `in-progress`.
+    public var state: String {
+        if cancelRequested { return "cancelled" }
+        if isComplete { return "complete" }
+        if scheduledAt != nil && expanded == 0 { return "scheduled" }
+        if expanded == 0 && targeted == 0 && shards == 0 && !expansionComplete { return "queued" }
+        return "in-progress"
+    }
 
     public init(jobID: String, counters: [String: Int]) {
         self.jobID = jobID
@@ -71,18 +94,23 @@ public struct JobReport: Sendable, Hashable {
         self.shardsDone = shardsDone
         scheduledAt = counters["scheduled-at"]
         expansionComplete = (counters["expansion-complete"] ?? 0) > 0 || (shards > 0 && shardsDone >= shards)
+        cancelRequested = counters[JobStore.cancelRequestedCounter] != nil
+        cancelled = counters["cancelled"] ?? 0
+        delivered = counters[ReceiptEvent.delivered.rawValue] ?? 0
+        opened = counters[ReceiptEvent.opened.rawValue] ?? 0
+        duplicateJob = (counters["duplicate-job"] ?? 0) > 0
     }
 
     /// The figures as `name value` lines for people.
     public var lines: [String] {
         var lines = [
             "job            \(jobID)",
-            "state          \(isComplete ? "complete" : scheduledAt != nil && expanded == 0 ? "scheduled" : "in progress")",
+            "state          \(state)" + (duplicateJob ? " (skipped: its idempotency key belongs to another job)" : ""),
             "targeted       \(targeted)",
             "expanded       \(expanded) in \(chunks) chunk(s)" + (shards > 0 ? ", \(shardsDone)/\(shards) shards scanned" : ""),
             "sent           \(sent)",
             "accepted       \(accepted)",
-            "failed         \(failedByReason.values.reduce(0, +)) (invalid tokens \(invalidTokens), removed \(removed))",
+            "failed         \(failed) (invalid tokens \(invalidTokens), removed \(removed))",
         ]
         for (reason, count) in failedByReason.sorted(by: { $0.key < $1.key }) {
             lines.append("  \(reason.padding(toLength: 27, withPad: " ", startingAt: 0)) \(count)")
@@ -92,6 +120,12 @@ public struct JobReport: Sendable, Hashable {
             "dead-lettered  \(deadLettered)",
             "duplicates     \(duplicatesSkipped) skipped",
         ]
+        if cancelRequested {
+            lines.append("cancelled      \(cancelled) not sent")
+        }
+        if delivered > 0 || opened > 0 {
+            lines.append("receipts       \(delivered) delivered, \(opened) opened")
+        }
         if unknownOpenIDs > 0 || otherEnvironment > 0 {
             lines.append("openids        \(unknownOpenIDs) unknown, \(otherEnvironment) on the other environment")
         }

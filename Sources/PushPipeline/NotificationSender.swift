@@ -15,7 +15,8 @@ import PushStore
 /// - permanent failure → `push.dlq` with APNs's reason;
 /// - retryable (and not sent) → the resend buffer, or `push.dlq` once it gave up;
 /// - provider-authentication problem → the app is suspended fleet-wide, loudly, and the rest of
-///   its audience waits in the resend buffer instead of being burnt.
+///   its audience waits in the resend buffer instead of being burnt;
+/// - job cancelled → what is not sent yet is settled as `cancelled`, never sent.
 ///
 /// Side effects (feedback, dead letters, resend entries) are written before the sent markers,
 /// so a worker that dies in between sends again rather than loses.
@@ -65,12 +66,16 @@ final class NotificationSender: Sendable {
         // The group's leftover outcomes (the last partial batch and what was not sent), or the
         // first settling failure.
         let leftover = await withTaskGroup(of: (Int, SendResult).self) { group -> Result<[(Delivery, SendResult)], any Error> in
-            var notSentReason = "worker-stopping"
+            var notSent = SendResult.notSent(reason: "worker-stopping")
             var next = 0
             while next < deliveries.count {
                 do {
+                    if try await context.cancellations.isCancelled(jobID) {
+                        notSent = .cancelled
+                        break
+                    }
                     if let reason = try await context.suspensions.reason(app: app.id) {
-                        notSentReason = "suspended: \(reason)"
+                        notSent = .notSent(reason: "suspended: \(reason)")
                         break
                     }
                     let admitted = try await throttle.admit(app: app.id, policy: policy, requested: deliveries.count - next)
@@ -113,7 +118,7 @@ final class NotificationSender: Sendable {
             }
             if let firstError { return .failure(firstError) }
             for index in next..<deliveries.count {
-                batch.append((deliveries[index], .notSent(reason: notSentReason)))
+                batch.append((deliveries[index], notSent))
             }
             return .success(batch)
         }
@@ -136,6 +141,11 @@ final class NotificationSender: Sendable {
 
         for (delivery, result) in outcomes {
             let reason = result.reason
+            if case .cancelled = result {
+                counters.add(.cancelledNotifications)
+                record("cancelled", sent: false)
+                continue
+            }
             switch result.responseClass {
             case .success:
                 counters.add(.accepted)

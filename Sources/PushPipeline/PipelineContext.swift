@@ -21,6 +21,8 @@ final class PipelineContext: Sendable {
     let limiter: RateLimiter
     let schedule: JobSchedule
     let suspensions: SuspensionCache
+    let cancellations: CancellationCache
+    let idempotency: IdempotencyKeys
     let counters: WorkerCounters
     let logger: Logger
     let clock: @Sendable () -> Int64
@@ -45,6 +47,8 @@ final class PipelineContext: Sendable {
         self.limiter = RateLimiter(client: redis)
         self.schedule = JobSchedule(client: redis, clock: clock)
         self.suspensions = SuspensionCache(store: AppSuspension(client: redis))
+        self.cancellations = CancellationCache(store: jobs)
+        self.idempotency = IdempotencyKeys(client: redis)
         self.counters = counters
         self.logger = logger
         self.clock = clock

@@ -45,11 +45,7 @@ public final class PushWorker: Service, Sendable {
 
     public func run() async throws {
         let kafka = configuration.kafka
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                bootstrapServers: kafka.bootstrapServers, clientID: "pushfleet-worker",
-                properties: KafkaConfigurationProperties(kafka.properties)),
-            logger: logger)
+        let producer = try kafka.makeProducer(clientID: "pushfleet-worker", logger: logger)
         let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-worker"), logger: logger)
         let (clients, distinctClients) = try makeAPNsClients()
         let context = PipelineContext(

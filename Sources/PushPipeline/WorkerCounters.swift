@@ -26,6 +26,9 @@ public final class WorkerCounters: Sendable {
         case providerSuspensions = "provider-suspensions"
         case feedbackRemoved = "feedback-removed"
         case feedbackKept = "feedback-kept"
+        case jobsCancelled = "jobs-cancelled"
+        case cancelledNotifications = "cancelled-notifications"
+        case duplicateJobs = "duplicate-jobs"
     }
 
     private let values = Mutex([Int](repeating: 0, count: Name.allCases.count))

@@ -18,6 +18,8 @@ struct JobKeyspace: Sendable {
     var chunks: String { base + "chunks" }
     /// SET of binary tokens that reached a final outcome (sent markers).
     var sent: String { base + "sent" }
+    /// SET of binary tokens that reported `event` (delivered, opened).
+    func receipts(_ event: ReceiptEvent) -> String { base + "receipts:" + event.rawValue }
 
     /// ZSET job id → due time (ms since 1970): jobs waiting for their send-at time.
     static let scheduleDue = "pf:{schedule}:due"

@@ -91,6 +91,35 @@ enum JobScripts {
         """
     )
 
+    /// Marks a job cancelled once (`HSETNX`) and refreshes the TTL.
+    ///
+    /// KEYS: stats. ARGV: counter name, value (the request time), TTL ms.
+    /// Returns 1 if the job was cancelled now, 0 if it was cancelled before.
+    static let cancel = RedisScript(
+        """
+        local new = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        return new
+        """
+    )
+
+    /// Counts a device's receipt once: `SADD` of the token to the event's set; only when it is
+    /// new is the event's counter incremented. Refreshes both TTLs.
+    ///
+    /// KEYS: the event's receipts set, stats. ARGV: binary token, counter name, TTL ms.
+    /// Returns 1 if the receipt was new, else 0.
+    static let recordReceipt = RedisScript(
+        """
+        local new = redis.call('SADD', KEYS[1], ARGV[1])
+        if new == 1 then
+          redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        redis.call('PEXPIRE', KEYS[2], ARGV[3])
+        return new
+        """
+    )
+
     // MARK: - Job schedule
 
     /// Adds or replaces a scheduled job.

@@ -5,6 +5,7 @@ import Foundation
 import Kafka
 import Logging
 import PushConfiguration
+import PushAPI
 import PushCore
 import PushPipeline
 import PushStore
@@ -100,14 +101,41 @@ struct PipelineStack {
         counters: WorkerCounters = WorkerCounters(),
         _ body: (WorkerCounters) async throws -> Value
     ) async throws -> Value {
+        let worker = try PushWorker(configuration: configuration, roles: roles, counters: counters, logger: workerLogger)
+        return try await run([worker]) { try await body(counters) }
+    }
+
+    /// Runs a worker (every role) and the HTTP API in this process until `body` returns, then
+    /// stops both gracefully. `body` gets a client of the API holding the app's key.
+    func withAPI<Value>(_ body: (PushAPIClient, WorkerCounters) async throws -> Value) async throws -> Value {
+        let counters = WorkerCounters()
+        let worker = try PushWorker(configuration: configuration, roles: Set(WorkerRole.allCases), counters: counters, logger: workerLogger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let api = PushAPIServer(configuration: configuration, logger: workerLogger) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        return try await run([worker, api]) {
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            let client = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: stack.apiKeys[Self.app])
+            return try await body(client, counters)
+        }
+    }
+
+    private var workerLogger: Logger {
         var workerLogger = logger
         workerLogger[metadataKey: "worker"] = "in-process"
-        let worker = try PushWorker(configuration: configuration, roles: roles, counters: counters, logger: workerLogger)
-        let group = ServiceGroup(services: [worker], logger: workerLogger)
+        return workerLogger
+    }
+
+    /// Runs `services` in one group while `body` runs, then shuts them down gracefully.
+    private func run<Value>(_ services: [any Service], _ body: () async throws -> Value) async throws -> Value {
+        let group = ServiceGroup(services: services, logger: workerLogger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             do {
-                let value = try await body(counters)
+                let value = try await body()
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
                 return value

@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import PushConfiguration
+import PushCore
+
+/// One request being answered: the request, its route's path parameters and the server's
+/// environment, with the checks every handler shares (API key, parameters, JSON body).
+struct APICall {
+    var request: Request
+    let parameters: [String: String]
+    let api: APIEnvironment
+
+    /// A path parameter, percent-decoded.
+    ///
+    /// - Throws: ``APIError`` 400 naming the parameter when it is not valid percent-encoding.
+    func parameter(_ name: String) throws -> String {
+        guard let raw = parameters[name] else {
+            preconditionFailure("route without parameter \(name)")
+        }
+        guard raw.contains("%") else { return raw }
+        guard let decoded = raw.removingPercentEncoding else {
+            throw APIError.invalid(name, "is not valid percent-encoded UTF-8")
+        }
+        return decoded
+    }
+
+    /// The app named by the path, once the request proved it holds one of the app's keys:
+    /// unknown app → 404; no `Authorization: Bearer …` → 401; another app's key or none → 403.
+    func authorizedApp() throws -> AppSettings {
+        let id = try parameter("app")
+        guard let app = api.apps[id] else {
+            throw APIError.notFound("no app '\(APIValidation.printable(id))' is configured", field: "app")
+        }
+        guard let header = request.headers[.authorization] else {
+            throw APIError(.unauthorized, "unauthorized", "an API key is required: Authorization: Bearer <key>", field: "Authorization")
+                .withChallenge()
+        }
+        let prefix = "Bearer "
+        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix.lowercased() else {
+            throw APIError(.unauthorized, "unauthorized", "the Authorization header must be 'Bearer <key>'", field: "Authorization")
+                .withChallenge()
+        }
+        let key = String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+        guard api.keyring.accepts(key, for: app.id) else {
+            throw APIError(.forbidden, "forbidden", "the API key is not one of app \(app.id)'s keys", field: "Authorization")
+        }
+        return app
+    }
+
+    /// The request body, at most `api.max-body-bytes` (413 beyond), as JSON (415 when another
+    /// content type is declared).
+    mutating func jsonBody() async throws -> (bytes: [UInt8], value: JSONValue) {
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+            throw APIError(.unsupportedMediaType, "unsupported-media-type", "the body must be application/json", field: "Content-Type")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: api.maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw APIError(.contentTooLarge, "payload-too-large", "the body is larger than \(api.maxBodyBytes) bytes", field: nil)
+        }
+        let bytes = Array(buffer.readableBytesView)
+        guard !bytes.isEmpty else {
+            throw APIError.invalid("body", "a JSON body is required", code: "invalid-json")
+        }
+        do {
+            return (bytes, try JSONValue(parsing: Data(bytes)))
+        } catch {
+            throw APIError.invalid("body", "the body is not valid JSON: \(error)", code: "invalid-json")
+        }
+    }
+
+    /// The body as a JSON object.
+    mutating func jsonObject() async throws -> JSONObject {
+        guard let object = try await jsonBody().value.objectValue else {
+            throw APIError.invalid("body", "the body must be a JSON object", code: "invalid-json")
+        }
+        return object
+    }
+}
+
+extension APIError {
+    /// Adds `WWW-Authenticate: Bearer` (RFC 6750) to a 401.
+    func withChallenge() -> APIError {
+        var error = self
+        error.headers[.wwwAuthenticate] = "Bearer"
+        return error
+    }
+}

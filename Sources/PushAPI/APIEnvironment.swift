@@ -1,0 +1,39 @@
+import Kafka
+import Logging
+import PushConfiguration
+import PushPipeline
+import PushStore
+import Redis
+
+/// What the API's handlers share: the configured apps and their keys, the registry, the job
+/// store, the publisher, the clients (for readiness) and the metrics.
+final class APIEnvironment: Sendable {
+    let apps: [String: AppSettings]
+    let keyring: APIKeyring
+    let registry: DeviceRegistry
+    let jobs: JobStore
+    let publisher: JobPublisher
+    let redis: RedisClient
+    let admin: KafkaAdmin
+    let metrics: APIMetrics
+    let maxBodyBytes: Int
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    init(
+        configuration: PushFleetConfiguration, keyring: APIKeyring, redis: RedisClient, producer: KafkaProducer,
+        admin: KafkaAdmin, metrics: APIMetrics, logger: Logger
+    ) {
+        apps = configuration.apps
+        self.keyring = keyring
+        registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
+        jobs = JobStore(client: redis)
+        publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
+        self.redis = redis
+        self.admin = admin
+        self.metrics = metrics
+        maxBodyBytes = configuration.api.maxBodyBytes
+        self.logger = logger
+        clock = DeviceRegistry.systemClock
+    }
+}

@@ -1,0 +1,74 @@
+import Hummingbird
+import HTTPTypes
+import Kafka
+import Logging
+import PushCore
+import PushStore
+import Redis
+
+/// Answers every request from ``APIRoutes/all``: 404 for an unknown path and 405 (with `Allow`)
+/// for a known path with another method, both with the JSON error body; handler errors become
+/// their JSON answers (``APIError``, registry input errors as 400), and Kafka or Redis being
+/// away becomes 503. Nothing a client sends makes it answer 500.
+struct APIResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let api: APIEnvironment
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        let start = ContinuousClock.now
+        let pathSegments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var matched: (APIRoute, [String: String])?
+        var allowed: [HTTPRequest.Method] = []
+        for route in APIRoutes.all {
+            guard let parameters = route.match(Array(pathSegments)) else { continue }
+            if route.method == request.method {
+                matched = (route, parameters)
+                break
+            }
+            allowed.append(route.method)
+        }
+        let response: Response
+        let routeLabel: String
+        if let (route, parameters) = matched {
+            routeLabel = route.path
+            var call = APICall(request: request, parameters: parameters, api: api)
+            response = await answer { try await route.handler(&call) }
+        } else if !allowed.isEmpty {
+            routeLabel = "other"
+            var error = APIError(.methodNotAllowed, "method-not-allowed", "\(request.method) is not allowed here; use \(allowed.map(\.rawValue).joined(separator: ", "))")
+            error.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            response = APIResponse.json(error.body, status: error.status, headers: error.headers)
+        } else {
+            routeLabel = "other"
+            let error = APIError.notFound("no such route: \(request.method) \(APIValidation.printable(request.uri.path))", field: nil)
+            response = APIResponse.json(error.body, status: error.status)
+        }
+        api.metrics.request(route: routeLabel, method: request.method.rawValue, status: response.status.code, duration: .now - start)
+        return response
+    }
+
+    private func answer(_ handler: () async throws -> Response) async -> Response {
+        var error: APIError
+        do {
+            return try await handler()
+        } catch let apiError as APIError {
+            error = apiError
+        } catch let registryError as DeviceRegistryError where registryError.code != .unexpectedReply {
+            error = APIError(.badRequest, registryError.code.rawValue, registryError.message, field: registryError.field)
+        } catch let redisError as RedisClientError {
+            api.logger.warning("Redis error while answering", metadata: ["error": "\(redisError)"])
+            error = APIError(.serviceUnavailable, "unavailable", "Redis is not answering; retry later")
+        } catch let kafkaError as KafkaError {
+            api.logger.warning("Kafka error while answering", metadata: ["error": "\(kafkaError)"])
+            error = APIError(.serviceUnavailable, "unavailable", "Kafka did not confirm the job; retry later (with the same Idempotency-Key)")
+        } catch let other {
+            api.logger.error("unexpected error while answering", metadata: ["error": "\(other)"])
+            error = APIError(.serviceUnavailable, "unavailable", "the request could not be completed; retry later")
+        }
+        var response = APIResponse.json(error.body, status: error.status)
+        for field in error.headers {
+            response.headers.append(field)
+        }
+        return response
+    }
+}

@@ -1,0 +1,65 @@
+public import Logging
+public import PushConfiguration
+public import ServiceLifecycle
+import Hummingbird
+import Kafka
+import NIOCore
+import PushPipeline
+import Redis
+
+/// `pushfleet api`: the HTTP API (Hummingbird) over the device registry, `push.jobs` and the
+/// job statistics, as a `Service` that stops on graceful shutdown: it stops accepting, answers
+/// what is in flight, then closes its Kafka producer (flushing) and Redis connections.
+public struct PushAPIServer: Service {
+    let configuration: PushFleetConfiguration
+    let logger: Logger
+    let onListening: @Sendable (Int) async -> Void
+
+    /// - Parameter onListening: called with the bound port once the server accepts requests
+    ///   (with `api.port: 0`, the port the system chose).
+    public init(configuration: PushFleetConfiguration, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
+        self.configuration = configuration
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        var digests: [String: [APIKeyDigest]] = [:]
+        for app in configuration.apps.values {
+            digests[app.id] = try app.allAPIKeys()
+            if digests[app.id]?.isEmpty ?? true {
+                logger.notice("app \(app.id) has no API key: every API call for it is refused", metadata: ["app": "\(app.id)"])
+            }
+        }
+        let producer = try configuration.kafka.makeProducer(clientID: "pushfleet-api", logger: logger)
+        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-api"), logger: logger)
+        let admin = try KafkaAdmin(
+            bootstrapServers: configuration.kafka.bootstrapServers,
+            properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)
+        let environment = APIEnvironment(
+            configuration: configuration, keyring: APIKeyring(digests), redis: redis, producer: producer, admin: admin,
+            metrics: APIMetrics(), logger: logger)
+        let onListening = self.onListening
+        let logger = self.logger
+        let application = Application(
+            responder: APIResponder(api: environment),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.api.host, port: configuration.api.port), serverName: "PushFleet"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.info("API listening", metadata: ["port": "\(port)"])
+                await onListening(port)
+            },
+            logger: logger)
+        let result: Result<Void, any Error>
+        do {
+            try await application.run()
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        await producer.close()
+        await redis.shutdown()
+        try result.get()
+    }
+}

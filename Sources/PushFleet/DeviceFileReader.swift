@@ -1,0 +1,124 @@
+import APNsCore
+import Foundation
+import PushCore
+import PushStore
+
+/// Reads a device file a batch at a time without loading it: CSV (`token,environment,openid,tags`
+/// with tags separated by `|`, an optional header line) or JSON lines (`{"token", "environment",
+/// "openid", "tags"}`). Lines that are not valid are reported with their number and skipped.
+struct DeviceFileReader {
+    enum Format: String, CaseIterable {
+        case csv, jsonl
+    }
+
+    let format: Format
+    let defaultEnvironment: APNsEnvironment?
+    private let handle: FileHandle
+    private var pending: [UInt8] = []
+    private var atEnd = false
+    private(set) var lineNumber = 0
+    private(set) var bytesRead = 0
+    let fileSize: Int
+
+    init(path: String, format: Format, defaultEnvironment: APNsEnvironment?) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw DeviceFileError(line: nil, message: "cannot open \(path)")
+        }
+        self.handle = handle
+        self.format = format
+        self.defaultEnvironment = defaultEnvironment
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        fileSize = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// The next batch of up to `limit` devices, the rejected lines met on the way, or nil at
+    /// the end of the file.
+    mutating func nextBatch(limit: Int) throws -> (devices: [DeviceRegistration], rejected: [DeviceFileError])? {
+        var devices: [DeviceRegistration] = []
+        var rejected: [DeviceFileError] = []
+        while devices.count < limit, let line = try nextLine() {
+            lineNumber += 1
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            if format == .csv && lineNumber == 1 && text.lowercased().hasPrefix("token,") { continue }
+            do {
+                devices.append(try parse(text))
+            } catch let error as DeviceFileError {
+                rejected.append(error)
+            }
+        }
+        if devices.isEmpty && rejected.isEmpty && atEnd && pending.isEmpty { return nil }
+        return (devices, rejected)
+    }
+
+    private mutating func nextLine() throws -> [UInt8]? {
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(pending[..<newline])
+                pending.removeSubrange(...newline)
+                return line
+            }
+            if atEnd {
+                guard !pending.isEmpty else { return nil }
+                defer { pending = [] }
+                return pending
+            }
+            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+            if chunk.isEmpty {
+                atEnd = true
+                try? handle.close()
+            } else {
+                bytesRead += chunk.count
+                pending.append(contentsOf: chunk)
+            }
+        }
+    }
+
+    private func parse(_ text: String) throws -> DeviceRegistration {
+        var tokenText: String
+        var environmentText: String?
+        var openID: String?
+        var tags: [String] = []
+        switch format {
+        case .csv:
+            let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard fields.count <= 4 else { throw fail("expected token,environment,openid,tags") }
+            tokenText = fields[0]
+            environmentText = fields.count > 1 && !fields[1].isEmpty ? fields[1] : nil
+            openID = fields.count > 2 && !fields[2].isEmpty ? fields[2] : nil
+            tags = fields.count > 3 ? fields[3].split(separator: "|").map(String.init) : []
+        case .jsonl:
+            guard let object = try? JSONValue(parsing: Data(text.utf8)).objectValue else { throw fail("not a JSON object") }
+            guard let token = object["token"]?.stringValue else { throw fail("token: a string is required") }
+            tokenText = token
+            environmentText = object["environment"]?.stringValue
+            openID = object["openid"]?.stringValue
+            if let list = object["tags"] {
+                guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else { throw fail("tags: a list of strings is expected") }
+                tags = array.compactMap(\.stringValue)
+            }
+        }
+        let token: DeviceToken
+        do {
+            token = try DeviceToken(hex: tokenText)
+        } catch {
+            throw fail("token: \(error)")
+        }
+        guard let environment = environmentText.map(APNsEnvironment.init(rawValue:)) ?? defaultEnvironment else {
+            throw fail(environmentText == nil ? "environment: missing (or pass --environment)" : "environment: must be sandbox or production")
+        }
+        return DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags)
+    }
+
+    private func fail(_ message: String) -> DeviceFileError {
+        DeviceFileError(line: lineNumber, message: message)
+    }
+}
+
+/// A line of a device file that could not be imported.
+struct DeviceFileError: Error, CustomStringConvertible {
+    let line: Int?
+    let message: String
+
+    var description: String { line.map { "line \($0): \(message)" } ?? message }
+}

@@ -1,0 +1,229 @@
+import APNsCore
+import ArgumentParser
+import Foundation
+import PushCore
+import PushStore
+
+/// `pushfleet devices …`: the device registry from the command line.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "Import, bind, unbind and tag devices in the registry.",
+        subcommands: [Import.self, Bind.self, Unbind.self, Tags.self])
+
+    /// `pushfleet devices import FILE --app APP`
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import devices from a CSV or JSON-lines file, streamed (millions of rows, constant memory).",
+            discussion: """
+                CSV: token,environment,openid,tags (tags separated by '|'; a header line is optional). \
+                JSON lines: {"token": …, "environment": …, "openid": …, "tags": […]}. \
+                Lines that are not valid are reported with their number and skipped. \
+                Exit status: 0 every line imported, 1 some lines rejected (the rest imported), 64 usage.
+                """)
+
+        @OptionGroup var options: ClientOptions
+
+        @Option(help: "The app id.")
+        var app: String
+
+        @Option(help: "csv or jsonl (default: from the file's extension).")
+        var format: String?
+
+        @Option(help: "The environment of lines that name none (sandbox or production).")
+        var environment: String?
+
+        @Option(help: "Devices per batch.")
+        var batchSize = 5_000
+
+        @Argument(help: "The file.")
+        var file: String
+
+        func run() async throws {
+            let format = try resolvedFormat()
+            var defaultEnvironment: APNsEnvironment?
+            if let environment {
+                guard let value = APNsEnvironment(rawValue: environment) else {
+                    throw ValidationError("--environment must be sandbox or production")
+                }
+                defaultEnvironment = value
+            }
+            guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+            var reader: DeviceFileReader
+            do {
+                reader = try DeviceFileReader(path: file, format: format, defaultEnvironment: defaultEnvironment)
+            } catch let error as DeviceFileError {
+                throw ValidationError(error.description)
+            }
+            let start = ContinuousClock.now
+            let (imported, rejected) = try await ClientSession.with(options, kafka: false) { session in
+                _ = try session.app(app)
+                let registry = session.registry
+                var bar = ProgressBar(label: "importing", toStandardError: true)
+                var imported = 0
+                var rejected = 0
+                while let (batch, bad) = try reader.nextBatch(limit: batchSize) {
+                    for error in bad {
+                        printError("pushfleet: \(file): \(error)")
+                    }
+                    rejected += bad.count
+                    let (bound, refused) = try await bind(batch, registry: registry, firstLine: reader.lineNumber)
+                    imported += bound
+                    rejected += refused
+                    if !options.json {
+                        bar.update(
+                            done: reader.bytesRead >> 10, total: max(reader.fileSize >> 10, 1),
+                            detail: "KiB · \(ProgressBar.grouped(imported)) devices")
+                    }
+                }
+                if !options.json { bar.finish() }
+                return (imported, rejected)
+            }
+            let seconds = Double((ContinuousClock.now - start).components.seconds) + Double((ContinuousClock.now - start).components.attoseconds) / 1e18
+            if options.json {
+                let summary: JSONValue = [
+                    "app": .string(app), "imported": .number(JSONNumber(imported)), "rejected": .number(JSONNumber(rejected)),
+                ]
+                print(String(decoding: summary.compactData(), as: UTF8.self))
+            } else {
+                print("▸ imported \(ProgressBar.grouped(imported)) devices into app \(app) in \(String(format: "%.1f", seconds)) s; \(rejected) line(s) rejected")
+            }
+            if rejected > 0 { throw ExitCode(1) }
+        }
+
+        /// Binds a batch; a device the registry refuses (its openid or a tag) is reported and
+        /// left out, and the rest bound.
+        private func bind(_ batch: [DeviceRegistration], registry: DeviceRegistry, firstLine: Int) async throws -> (Int, Int) {
+            var devices = batch
+            var refused = 0
+            while !devices.isEmpty {
+                do {
+                    try await registry.bind(devices, app: app)
+                    return (devices.count, refused)
+                } catch let error as DeviceRegistryError {
+                    guard let field = error.field, field.hasPrefix("devices["),
+                          let close = field.firstIndex(of: "]"),
+                          let index = Int(field[field.index(field.startIndex, offsetBy: 8)..<close]), devices.indices.contains(index)
+                    else { throw error }
+                    printError("pushfleet: \(file): device \(devices[index].token.hex): \(field): \(error.message)")
+                    devices.remove(at: index)
+                    refused += 1
+                }
+            }
+            return (0, refused)
+        }
+
+        private func resolvedFormat() throws -> DeviceFileReader.Format {
+            if let format {
+                guard let value = DeviceFileReader.Format(rawValue: format) else { throw ValidationError("--format must be csv or jsonl") }
+                return value
+            }
+            let lower = file.lowercased()
+            if lower.hasSuffix(".csv") { return .csv }
+            if lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") { return .jsonl }
+            throw ValidationError("cannot tell the format of \(file) from its extension; pass --format csv or --format jsonl")
+        }
+    }
+
+    /// `pushfleet devices bind TOKEN --app APP --environment ENV [--openid U] [--tag T]…`
+    struct Bind: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bind a device (register it, log a user in on it, tag it).")
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Option(help: "sandbox or production.") var environment: String
+        @Option(help: "The user logged in on the device.") var openid: String?
+        @Option(name: .customLong("tag"), help: "A tag (repeatable).") var tags: [String] = []
+        @Argument(help: "The device token (hex).") var token: String
+
+        func run() async throws {
+            let deviceToken = try parseToken(token)
+            guard let environment = APNsEnvironment(rawValue: environment) else {
+                throw ValidationError("--environment must be sandbox or production")
+            }
+            try await ClientSession.with(options, kafka: false) { session in
+                _ = try session.app(app)
+                try await session.registry.bind(app: app, token: deviceToken, environment: environment, openID: openid, tags: tags)
+                try await printDevice(deviceToken, session: session)
+            }
+        }
+
+        private func printDevice(_ token: DeviceToken, session: ClientSession) async throws {
+            guard let record = try await session.registry.device(app: app, token: token) else { return }
+            if options.json {
+                let value: JSONValue = [
+                    "token": .string(record.token.hex), "environment": .string(record.environment.rawValue),
+                    "openid": record.openID.map { .string($0) } ?? .null, "tags": .array(record.tags.sorted().map { .string($0) }),
+                ]
+                print(String(decoding: value.compactData(), as: UTF8.self))
+            } else {
+                print("▸ bound \(record.token.hex) (\(record.environment.rawValue)) openid \(record.openID ?? "-") tags \(record.tags.sorted().joined(separator: ","))")
+            }
+        }
+    }
+
+    /// `pushfleet devices unbind TOKEN --app APP`
+    struct Unbind: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unbind a device (logout, uninstall): remove it from every set and mapping.",
+            discussion: "Exit status: 0 removed, 2 not registered.")
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Argument(help: "The device token (hex).") var token: String
+
+        func run() async throws {
+            let deviceToken = try parseToken(token)
+            let removed = try await ClientSession.with(options, kafka: false) { session in
+                _ = try session.app(app)
+                return try await session.registry.unbind(app: app, token: deviceToken)
+            }
+            print(options.json ? #"{"token":"\#(deviceToken.hex)","removed":\#(removed)}"# : removed ? "▸ unbound \(deviceToken.hex)" : "device \(deviceToken.hex) is not registered")
+            if !removed { throw ExitCode(2) }
+        }
+    }
+
+    /// `pushfleet devices tags TOKEN --app APP [--add T]… [--remove T]…`
+    struct Tags: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a device's tags, after adding and removing some.",
+            discussion: "Exit status: 0, or 2 when the device is not registered.")
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Option(help: "A tag to add (repeatable).") var add: [String] = []
+        @Option(help: "A tag to remove (repeatable).") var remove: [String] = []
+        @Argument(help: "The device token (hex).") var token: String
+
+        func run() async throws {
+            let deviceToken = try parseToken(token)
+            let tags: [String]
+            do {
+                tags = try await ClientSession.with(options, kafka: false) { session in
+                    _ = try session.app(app)
+                    let registry = session.registry
+                    if !add.isEmpty { _ = try await registry.addTags(add, app: app, token: deviceToken) }
+                    if !remove.isEmpty { _ = try await registry.removeTags(remove, app: app, token: deviceToken) }
+                    return try await registry.tags(app: app, token: deviceToken).sorted()
+                }
+            } catch let error as DeviceRegistryError where error.code == .deviceNotRegistered {
+                printError("pushfleet: device \(deviceToken.hex) is not registered for app \(app)")
+                throw ExitCode(2)
+            }
+            if options.json {
+                print(String(decoding: JSONValue.object(["tags": .array(tags.map { .string($0) })]).compactData(), as: UTF8.self))
+            } else {
+                print(tags.joined(separator: "\n"))
+            }
+        }
+    }
+}
+
+/// A device token argument, or a usage error saying what is wrong with it.
+func parseToken(_ text: String) throws -> DeviceToken {
+    do {
+        return try DeviceToken(hex: text)
+    } catch {
+        throw ValidationError("'\(text.prefix(80))' is not a device token: \(error)")
+    }
+}

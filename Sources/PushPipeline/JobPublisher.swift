@@ -1,0 +1,63 @@
+public import Kafka
+public import PushCore
+public import PushStore
+
+/// Publishes jobs to `push.jobs` the way the HTTP API and the CLI do: the job's idempotency key
+/// is claimed first (a second request with the same key gets the first job's id and publishes
+/// nothing), the job is stored (so its status can be asked for at once), and the call returns
+/// only once Kafka confirmed the message. A job whose publishing failed gives its key back, so
+/// the request can be retried.
+public struct JobPublisher: Sendable {
+    let producer: KafkaProducer
+    let jobs: JobStore
+    let idempotency: IdempotencyKeys
+
+    /// The custom payload key that carries the job id to the device, next to `aps`:
+    /// `{"pushfleet": {"job": "<id>"}}`; the app's notification service extension reads it and
+    /// reports receipts with it.
+    public static let receiptKey = "pushfleet"
+
+    public init(producer: KafkaProducer, jobs: JobStore, idempotency: IdempotencyKeys) {
+        self.producer = producer
+        self.jobs = jobs
+        self.idempotency = idempotency
+    }
+
+    /// What became of a job handed to ``publish(_:digest:)``.
+    public enum Outcome: Sendable, Hashable {
+        /// Published now.
+        case published(jobID: String)
+        /// Its idempotency key was used before by the same request: that job's id; nothing
+        /// was published.
+        case replayed(jobID: String)
+        /// Its idempotency key was used before by a different request (another digest).
+        case conflict(jobID: String)
+    }
+
+    /// Publishes a validated job that carries its id.
+    ///
+    /// - Parameter digest: identifies the request (a hash of its body), so that the same
+    ///   idempotency key with another request is told apart; empty when not known.
+    /// - Throws: `KafkaError` or `RedisClientError` when Kafka or Redis is away (the key's
+    ///   claim is released when it can be).
+    public func publish(_ job: PushJob, digest: String = "") async throws -> Outcome {
+        guard let jobID = job.id else {
+            preconditionFailure("JobPublisher publishes jobs that carry their id")
+        }
+        if let key = job.idempotencyKey,
+           let owner = try await idempotency.claim(app: job.app, key: key, jobID: jobID, digest: digest) {
+            return owner.digest == digest ? .replayed(jobID: owner.jobID) : .conflict(jobID: owner.jobID)
+        }
+        let json = Array(job.jsonData())
+        do {
+            try await jobs.saveSpec(jobID: jobID, json: json)
+            _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: json))
+        } catch {
+            if let key = job.idempotencyKey {
+                try? await idempotency.release(app: job.app, key: key, jobID: jobID)
+            }
+            throw error
+        }
+        return .published(jobID: jobID)
+    }
+}

@@ -1,0 +1,136 @@
+import APNsCore
+import APNsSimulator
+import EmbeddedStack
+import Foundation
+import Kafka
+import PushAPI
+import PushConfiguration
+import PushCore
+import PushPipeline
+import PushStore
+import Testing
+
+/// Jobs through the HTTP API on the real stack: publishing with idempotency keys, status,
+/// cancel, receipts, and jobs of one app invisible to another.
+@Suite(.serialized) struct APIJobTests {
+    static let app = EmbeddedStack.app
+
+    static func pushBody(_ audience: JSONValue, throttle: JSONValue? = nil) -> JSONValue {
+        var body: JSONObject = [
+            "environment": "sandbox", "audience": audience,
+            "notification": ["aps": ["alert": "hello"]], "headers": ["push-type": "alert"],
+        ]
+        if let throttle { body["throttle"] = throttle }
+        return .object(body)
+    }
+
+    @Test func theSameIdempotencyKeyPublishesOnce() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<300).map(PipelineStack.token)
+            try await stack.register(tokens)
+            try await stack.withAPI { api, _ in
+                let body = Self.pushBody(["broadcast": true])
+                let push = "/v1/apps/\(Self.app)/push"
+                let first = try await api.request("POST", push, json: body, headers: ["Idempotency-Key": "campaign-1"])
+                #expect(first.status == 202)
+                let jobID = try #require(first.json?.objectValue?["job"]?.stringValue)
+                #expect(first.json?.objectValue?["replayed"] == .bool(false))
+                #expect(first.header("Location") == "/v1/apps/\(Self.app)/jobs/\(jobID)")
+
+                let again = try await api.request("POST", push, json: body, headers: ["Idempotency-Key": "campaign-1"])
+                #expect(again.status == 202)
+                #expect(again.json?.objectValue?["job"]?.stringValue == jobID)
+                #expect(again.json?.objectValue?["replayed"] == .bool(true))
+
+                let changed = try await api.request("POST", push, json: Self.pushBody(["tokens": [.string(tokens[0].hex)]]), headers: ["Idempotency-Key": "campaign-1"])
+                #expect(changed.status == 409)
+                #expect(changed.errorField == "Idempotency-Key")
+
+                let status = try await eventually("the campaign completes") {
+                    try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
+                } until: { $0?["state"]?.stringValue == "complete" }
+                #expect(status?["accepted"]?.intValue == tokens.count)
+                #expect(status?["targeted"]?.intValue == tokens.count)
+                let counters = try await stack.simulator.counters()
+                #expect(counters.accepted == tokens.count, "one set of notifications: each device once")
+                #expect(counters.duplicates == 0)
+                let admin = try KafkaAdmin(bootstrapServers: stack.cluster.bootstrapServers, logger: stack.logger)
+                let messages = try await admin.highWatermarks(topic: PushTopic.jobs).values.reduce(0, +)
+                #expect(messages == Int64(1 + stack.configuration.registry.shards), "the job and its shard tasks, once")
+
+                // The payload the workers send carries the job id for receipts.
+                let spec = try #require(try await stack.jobs.spec(jobID: jobID))
+                let job = try PushJob.decodeAndValidate(from: Data(spec))
+                #expect(job.notification.object["pushfleet"] == ["job": .string(jobID)])
+                #expect(job.idempotencyKey == "campaign-1")
+            }
+        }
+    }
+
+    @Test func receiptsCountEachDeviceOnceAndJobsStayWithTheirApp() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<5).map(PipelineStack.token)
+            try await stack.register(tokens)
+            try await stack.withAPI { api, _ in
+                let answer = try await api.request(
+                    "POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["tokens": .array(tokens.map { .string($0.hex) })]))
+                let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
+                let receipts = "/v1/apps/\(Self.app)/receipts"
+                for (token, event) in [(0, "delivered"), (0, "delivered"), (1, "delivered"), (0, "opened"), (0, "opened")] {
+                    let receipt = try await api.request("POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[token].hex), "event": .string(event)])
+                    #expect(receipt.status == 200)
+                }
+                let status = try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
+                #expect(status?["delivered"]?.intValue == 2)
+                #expect(status?["opened"]?.intValue == 1)
+                let repeated = try await api.request("POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[1].hex), "event": "delivered"])
+                #expect(repeated.json == ["counted": false])
+                let unknown = try await api.request("POST", receipts, json: ["job": "no-such-job", "token": .string(tokens[1].hex), "event": "delivered"])
+                #expect(unknown.status == 404)
+
+                let otherKey = stack.stack.apiKeys[EmbeddedStack.otherApp]
+                let other = EmbeddedStack.otherApp
+                #expect(try await api.request("GET", "/v1/apps/\(other)/jobs/\(jobID)", key: otherKey).status == 404)
+                #expect(try await api.request("POST", "/v1/apps/\(other)/jobs/\(jobID)/cancel", key: otherKey).status == 404)
+                #expect(try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)", key: otherKey).status == 403)
+                #expect(try await api.request("POST", "/v1/apps/\(other)/receipts", json: ["job": .string(jobID), "token": .string(tokens[2].hex), "event": "delivered"], key: otherKey).status == 404)
+                #expect(try await stack.report(jobID).delivered == 2)
+            }
+        }
+    }
+
+    @Test func aCancelledJobStopsSending() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<400).map(PipelineStack.token)
+            try await stack.register(tokens)
+            try await stack.withAPI { api, _ in
+                // Slow on purpose: 20 notifications, then a 100 ms pause, so the cancel lands mid-way.
+                let answer = try await api.request(
+                    "POST", "/v1/apps/\(Self.app)/push",
+                    json: Self.pushBody(["broadcast": true], throttle: ["sleep-after": 20, "sleep-ms": 100]))
+                let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
+                _ = try await eventually("some notifications are accepted") {
+                    try await stack.report(jobID).accepted
+                } until: { $0 >= 20 }
+                let cancelled = try await api.request("POST", "/v1/apps/\(Self.app)/jobs/\(jobID)/cancel")
+                #expect(cancelled.status == 200)
+                #expect(cancelled.json?.objectValue?["state"]?.stringValue == "cancelled")
+
+                let report = try await eventually("every token has its outcome") {
+                    try await stack.report(jobID)
+                } until: { $0.expansionComplete && $0.finished >= $0.expanded }
+                #expect(report.cancelled > 0, "the rest of the audience is settled as cancelled")
+                #expect(report.accepted + report.cancelled == tokens.count)
+                #expect(report.accepted < tokens.count)
+                #expect(try await stack.simulator.counters().accepted == report.accepted, "nothing cancelled reaches APNs")
+                #expect(try await api.request("POST", "/v1/apps/\(Self.app)/jobs/\(jobID)/cancel").status == 200, "cancelling again is harmless")
+
+                let small = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["tokens": [.string(tokens[0].hex)]]))
+                let smallID = try #require(small.json?.objectValue?["job"]?.stringValue)
+                _ = try await eventually("the small job completes") { try await stack.report(smallID) } until: { $0.isComplete }
+                let late = try await api.request("POST", "/v1/apps/\(Self.app)/jobs/\(smallID)/cancel")
+                #expect(late.status == 409)
+            }
+        }
+    }
+}

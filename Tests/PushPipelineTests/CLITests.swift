@@ -1,0 +1,156 @@
+import APNsCore
+import APNsSimulator
+import EmbeddedStack
+import Foundation
+import PushCore
+import PushStore
+import Testing
+
+/// The `pushfleet` client commands as operators run them: separate processes on the stack's
+/// configuration file.
+@Suite("pushfleet client commands", .serialized)
+struct CLITests {
+    static let app = EmbeddedStack.app
+
+    @Test("devices import streams 200,000 devices from a CSV file")
+    func importsTwoHundredThousandDevices() async throws {
+        try await PipelineStack.with { stack in
+            let count = 200_000
+            let file = stack.stack.directory.appendingPathComponent("devices.csv")
+            var text = "token,environment,openid,tags\n"
+            text.reserveCapacity(count * 90)
+            for index in 0..<count {
+                let openID = index.isMultiple(of: 10) ? "user-\(index)" : ""
+                let tags = index.isMultiple(of: 3) ? "sports|news" : ""
+                text += "\(PipelineStack.token(index).hex),sandbox,\(openID),\(tags)\n"
+            }
+            try text.write(to: file, atomically: true, encoding: .utf8)
+
+            let run = try await CLIProcess.run(["devices", "import", "--app", Self.app, "--config", stack.configurationPath, "--json", file.path])
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(run.standardOutput.contains(#""imported":200000"#), "\(run.standardOutput)")
+            #expect(run.standardOutput.contains(#""rejected":0"#))
+            #expect(try await stack.registry.deviceCount(app: Self.app).sandbox == count)
+            let device = try #require(try await stack.registry.device(app: Self.app, token: PipelineStack.token(30)))
+            #expect(device.openID == "user-30")
+            #expect(Set(device.tags) == ["sports", "news"])
+            #expect(try await stack.registry.appTags(app: Self.app)["sports"] == (count + 2) / 3)
+        }
+    }
+
+    @Test("devices import reports bad lines by number and imports the rest")
+    func importReportsBadLines() async throws {
+        try await PipelineStack.with { stack in
+            let file = stack.stack.directory.appendingPathComponent("devices.jsonl")
+            let lines = [
+                #"{"token":"\#(PipelineStack.token(1).hex)","environment":"sandbox","tags":["a"]}"#,
+                #"{"token":"xyz","environment":"sandbox"}"#,
+                #"{"token":"\#(PipelineStack.token(2).hex)","environment":"staging"}"#,
+                #"{"token":"\#(PipelineStack.token(3).hex)","environment":"sandbox","tags":["bad\u0001tag"]}"#,
+                #"not json"#,
+                #"{"token":"\#(PipelineStack.token(4).hex)","environment":"sandbox","openid":"u"}"#,
+            ]
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let run = try await CLIProcess.run(["devices", "import", "--app", Self.app, "--config", stack.configurationPath, file.path])
+            #expect(run.status == 1)
+            for line in [2, 3, 5] {
+                #expect(run.standardError.contains("line \(line):"), "\(run.standardError)")
+            }
+            #expect(run.standardError.contains(PipelineStack.token(3).hex), "the refused tag names its device")
+            #expect(run.standardOutput.contains("imported 2 devices"), "\(run.standardOutput)")
+            #expect(run.standardOutput.contains("4 line(s) rejected"))
+            #expect(try await stack.registry.deviceCount(app: Self.app).sandbox == 2)
+        }
+    }
+
+    @Test("campaign --follow ends with the campaign's totals")
+    func campaignFollowShowsTheTotals() async throws {
+        let tokens = (0..<1_000).map(PipelineStack.token)
+        let uninstalled = stride(from: 0, to: tokens.count, by: 100).map { tokens[$0] }
+        try await PipelineStack.with(simulator: { simulator in
+            simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 1) })
+        }) { stack in
+            try await stack.register(tokens, tags: ["all"])
+            try await stack.withWorker { _ in
+                let run = try await CLIProcess.run([
+                    "campaign", "--config", stack.configurationPath, "--app", Self.app, "--broadcast",
+                    "--title", "Hello", "--body", "from the CLI", "--follow", "--timeout", "120",
+                ])
+                #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
+                let summary = run.standardOutput.split(separator: "\n").suffix(12).joined(separator: "\n")
+                #expect(summary.contains("state          complete"), "\(run.standardOutput)")
+                #expect(summary.contains("targeted       1000"))
+                #expect(summary.contains("accepted       990"))
+                #expect(summary.contains("failed         10 (invalid tokens 10"))
+                #expect(try await stack.simulator.counters().accepted == 990)
+
+                let one = try await CLIProcess.run([
+                    "send", "--config", stack.configurationPath, "--app", Self.app, "--token", tokens[1].hex,
+                    "--title", "Just you", "--follow", "--json",
+                ])
+                #expect(one.status == 0, "\(one.standardError)")
+                let status = try JSONValue(parsing: Data(one.standardOutput.utf8)).objectValue
+                #expect(status?["accepted"]?.intValue == 1)
+                #expect(status?["state"]?.stringValue == "complete")
+            }
+        }
+    }
+
+    @Test("jobs cancel and usage errors have meaningful exit codes")
+    func exitCodes() async throws {
+        try await PipelineStack.with { stack in
+            let unknown = try await CLIProcess.run(["jobs", "cancel", "--config", stack.configurationPath, "no-such-job"])
+            #expect(unknown.status == 2)
+            #expect(unknown.standardError.contains("no job 'no-such-job'"))
+            let noAudience = try await CLIProcess.run(["campaign", "--config", stack.configurationPath, "--app", Self.app, "--title", "x"])
+            #expect(noAudience.status == 64)
+            #expect(noAudience.standardError.contains("exactly one audience"))
+            let badApp = try await CLIProcess.run(["send", "--config", stack.configurationPath, "--app", "nope", "--token", "abcd", "--title", "x"])
+            #expect(badApp.status == 64)
+            #expect(badApp.standardError.contains("unknown app 'nope'"))
+            let unbound = try await CLIProcess.run(["devices", "unbind", "--config", stack.configurationPath, "--app", Self.app, PipelineStack.token(9).hex])
+            #expect(unbound.status == 2)
+        }
+    }
+}
+
+/// Runs `pushfleet` to completion, its output captured in files (no pipe can fill up).
+enum CLIProcess {
+    struct Run {
+        let status: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    static func run(_ arguments: [String]) async throws -> Run {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outURL = directory.appendingPathComponent("out")
+        let errURL = directory.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        let process = Process()
+        process.executableURL = WorkerProcess.productsDirectory.appendingPathComponent("pushfleet")
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = err
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        try out.close()
+        try err.close()
+        return Run(
+            status: status,
+            standardOutput: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+            standardError: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
+}
