@@ -15,7 +15,7 @@ enum DeviceRoutes {
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", addTags),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", removeTag),
         APIRoute(.get, "/v1/apps/{app}/devices", "countDevices", count),
-        APIRoute(.get, "/v1/apps/{app}/tags", "listTags", appTags),
+        APIRoute(.get, "/v1/apps/{app}/tags", "getAppTags", appTags),
     ]
 
     static func bind(_ call: inout APICall) async throws -> Response {

@@ -6,9 +6,9 @@ import Redis
 /// `/healthz` (the process answers), `/readyz` (Kafka and Redis answer), `/metrics`.
 enum HealthRoutes {
     static let routes: [APIRoute] = [
-        APIRoute(.get, "/healthz", "health", { _ in APIResponse.json(["status": "ok"]) }),
-        APIRoute(.get, "/readyz", "readiness", readiness),
-        APIRoute(.get, "/metrics", "metrics", { call in
+        APIRoute(.get, "/healthz", "getHealth", { _ in APIResponse.json(["status": "ok"]) }),
+        APIRoute(.get, "/readyz", "getReadiness", readiness),
+        APIRoute(.get, "/metrics", "getMetrics", { call in
             APIResponse.text(call.api.metrics.exposition(), contentType: "text/plain; version=0.0.4")
         }),
     ]

@@ -8,7 +8,7 @@ import PushStore
 /// `/v1/apps/{app}/jobs/{job}` (status, cancel) and `/v1/apps/{app}/receipts`.
 enum JobRoutes {
     static let routes: [APIRoute] = [
-        APIRoute(.get, "/v1/apps/{app}/jobs/{job}", "getJob", status),
+        APIRoute(.get, "/v1/apps/{app}/jobs/{job}", "getJobStatus", status),
         APIRoute(.post, "/v1/apps/{app}/jobs/{job}/cancel", "cancelJob", cancel),
         APIRoute(.post, "/v1/apps/{app}/receipts", "postReceipt", receipt),
     ]

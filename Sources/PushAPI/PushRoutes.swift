@@ -13,7 +13,7 @@ import PushPipeline
 /// return the same job id without publishing again.
 enum PushRoutes {
     static let routes: [APIRoute] = [
-        APIRoute(.post, "/v1/apps/{app}/push", "push", push),
+        APIRoute(.post, "/v1/apps/{app}/push", "publishPush", push),
     ]
 
     static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
