@@ -14,7 +14,7 @@ final class APIEnvironment: Sendable {
     let jobs: JobStore
     let publisher: JobPublisher
     let redis: RedisClient
-    let admin: KafkaAdmin
+    let readiness: ReadinessProbe
     let metrics: APIMetrics
     let maxBodyBytes: Int
     let logger: Logger
@@ -30,7 +30,7 @@ final class APIEnvironment: Sendable {
         jobs = JobStore(client: redis)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
         self.redis = redis
-        self.admin = admin
+        readiness = ReadinessProbe(redis: redis, admin: admin)
         self.metrics = metrics
         maxBodyBytes = configuration.api.maxBodyBytes
         self.logger = logger

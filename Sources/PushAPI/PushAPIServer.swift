@@ -1,4 +1,5 @@
 public import Logging
+public import Prometheus
 public import PushConfiguration
 public import ServiceLifecycle
 import Hummingbird
@@ -14,11 +15,18 @@ public struct PushAPIServer: Service {
     let configuration: PushFleetConfiguration
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
+    let registry: PrometheusCollectorRegistry
 
+    /// - Parameter registry: what `/metrics` serves (the process's swift-metrics registry when it
+    ///   bootstrapped one); the API's own series are added to it.
     /// - Parameter onListening: called with the bound port once the server accepts requests
     ///   (with `api.port: 0`, the port the system chose).
-    public init(configuration: PushFleetConfiguration, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
+    public init(
+        configuration: PushFleetConfiguration, logger: Logger, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
         self.configuration = configuration
+        self.registry = registry
         self.logger = logger
         self.onListening = onListening
     }
@@ -38,7 +46,7 @@ public struct PushAPIServer: Service {
             properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)
         let environment = APIEnvironment(
             configuration: configuration, keyring: APIKeyring(digests), redis: redis, producer: producer, admin: admin,
-            metrics: APIMetrics(), logger: logger)
+            metrics: APIMetrics(registry: registry), logger: logger)
         let onListening = self.onListening
         let logger = self.logger
         let application = Application(

@@ -90,7 +90,8 @@ struct ConfigurationParser {
             chunksInFlight: try section.integer("chunks-in-flight", default: 8, minimum: 1),
             notificationsInFlight: try section.integer("notifications-in-flight", default: 2000, minimum: 1),
             permitBlock: try section.integer("permit-block", default: 100, minimum: 1),
-            resendPollInterval: .milliseconds(try section.integer("resend-poll-ms", default: 200, minimum: 1)))
+            resendPollInterval: .milliseconds(try section.integer("resend-poll-ms", default: 200, minimum: 1)),
+            shutdownDeadline: .seconds(try section.integer("shutdown-deadline-seconds", default: 30, minimum: 1)))
     }
 
     /// `resend:`.

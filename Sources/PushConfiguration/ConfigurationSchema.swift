@@ -27,7 +27,7 @@ indirect enum ConfigurationSchema: Sendable {
         ("registry", .section([("shards", .value)])),
         ("worker", .section([
             ("chunk-size", .value), ("chunks-in-flight", .value), ("notifications-in-flight", .value),
-            ("permit-block", .value), ("resend-poll-ms", .value),
+            ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value),
         ])),
         ("resend", .section([
             ("max-attempts", .value), ("base-delay-ms", .value), ("max-delay-ms", .value),

@@ -1,6 +1,7 @@
 /// Metrics endpoint settings (`metrics:`).
 public struct MetricsSettings: Sendable, Equatable {
-    /// Port to serve metrics on (`port`), 0...65535; default none (no metrics endpoint).
+    /// Port on which `pushfleet worker` and `pushfleet feedback` serve `/healthz`, `/readyz` and
+    /// `/metrics` (`port`), 0...65535; default none. (`pushfleet api` serves them on its own port.)
     public var port: Int?
 
     /// Creates metrics settings; `port` defaults to none.

@@ -29,6 +29,7 @@ extension PushFleetConfiguration {
           notifications-in-flight: 2000          # default 2000, ≥ 1
           permit-block: 100                      # default 100, ≥ 1 (rate permits taken per Redis call)
           resend-poll-ms: 200                    # default 200, ≥ 1
+          shutdown-deadline-seconds: 30          # default 30, ≥ 1: after SIGTERM, work still running is cancelled (to the resend buffer)
         resend:
           max-attempts: 5                        # ≥ 1
           base-delay-ms: 1000                    # ≥ 0
@@ -36,7 +37,7 @@ extension PushFleetConfiguration {
           max-age-seconds: 3600                  # ≥ 1
           lease-ms: 30000                        # ≥ 1
         metrics:
-          port: null                             # optional 0...65535 (for later)
+          port: null                             # optional 0...65535: workers serve /healthz, /readyz and /metrics on it
         api:                                     # `pushfleet api`
           host: 0.0.0.0                          # default 0.0.0.0
           port: 8080                             # default 8080, 0...65535 (0: any free port)

@@ -18,10 +18,10 @@ struct APICommand: AsyncParsableCommand {
         if let port, !(0...65535).contains(port) {
             throw ValidationError("--port must be 0...65535")
         }
-        try await options.runService(label: "pushfleet.api") { configuration, logger in
+        try await options.runService(label: "pushfleet.api") { configuration, logger, registry in
             var configuration = configuration
             if let port { configuration.api.port = port }
-            return PushAPIServer(configuration: configuration, logger: logger)
+            return [PushAPIServer(configuration: configuration, logger: logger, registry: registry)]
         }
     }
 }

@@ -2,6 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushConfiguration
+import Metrics
+import Prometheus
+import PushAPI
 import PushPipeline
 import ServiceLifecycle
 import UnixSignals
@@ -60,15 +63,20 @@ struct ProcessOptions: ParsableArguments {
     }
 
     func runWorker(roles: Set<WorkerRole>, label: String) async throws {
-        try await runService(label: label) { configuration, logger in
-            try PushWorker(configuration: configuration, roles: roles, logger: logger)
+        try await runService(label: label) { configuration, logger, registry in
+            var services: [any Service] = [try PushWorker(configuration: configuration, roles: roles, logger: logger)]
+            if let port = configuration.metrics.port {
+                services.append(OperationsServer(configuration: configuration, registry: registry, port: port, logger: logger))
+            }
+            return services
         }
     }
 
-    /// Runs one long-lived service with logs on stderr at `--log-level`, until SIGTERM or
-    /// SIGINT shuts it down gracefully.
+    /// Runs long-lived services with logs on stderr at `--log-level` and swift-metrics going to
+    /// a Prometheus registry, until SIGTERM or SIGINT shuts them down gracefully (within
+    /// `worker.shutdown-deadline-seconds`, after which their work is cancelled).
     func runService(
-        label: String, _ makeService: (PushFleetConfiguration, Logger) throws -> any Service
+        label: String, _ makeServices: (PushFleetConfiguration, Logger, PrometheusCollectorRegistry) throws -> [any Service]
     ) async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -78,19 +86,22 @@ struct ProcessOptions: ParsableArguments {
             handler.logLevel = level
             return handler
         }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: label)
         let configuration = try loadConfiguration()
-        let service: any Service
+        let services: [any Service]
         do {
-            service = try makeService(configuration, logger)
+            services = try makeServices(configuration, logger, registry)
         } catch {
             throw ValidationError("configuration \(config): \(error)")
         }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [.init(service: service)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
-        try await group.run()
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.worker.shutdownDeadline
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: groupConfiguration).run()
     }
 }

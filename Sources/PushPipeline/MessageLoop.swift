@@ -8,11 +8,13 @@ enum MessageLoop {
     static func run(
         _ consumer: KafkaConsumer,
         concurrency: Int,
+        metrics: PipelineMetrics,
         handler: @escaping @Sendable (KafkaConsumerMessage) async -> Bool
     ) async {
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             for await message in consumer.messages {
+                metrics.consumed(topic: message.topic)
                 if running >= concurrency {
                     await group.next()
                     running -= 1

@@ -63,6 +63,7 @@ final class NotificationSender: Sendable {
         }
         let inFlight = self.inFlight
         let counters = context.counters
+        let metrics = context.metrics
         // The group's leftover outcomes (the last partial batch and what was not sent), or the
         // first settling failure.
         let leftover = await withTaskGroup(of: (Int, SendResult).self) { group -> Result<[(Delivery, SendResult)], any Error> in
@@ -81,10 +82,15 @@ final class NotificationSender: Sendable {
                     let admitted = try await throttle.admit(app: app.id, policy: policy, requested: deliveries.count - next)
                     for index in next..<(next + admitted) {
                         await inFlight.acquire()
+                        metrics.sendStarted()
                         var request = template
                         request.deviceToken = deliveries[index].token
                         group.addTask {
-                            defer { inFlight.release() }
+                            let start = ContinuousClock.now
+                            defer {
+                                metrics.sendFinished(app: app.id, after: .now - start)
+                                inFlight.release()
+                            }
                             do {
                                 return (index, .response(try await client.send(request)))
                             } catch let error as APNsError {
@@ -139,8 +145,21 @@ final class NotificationSender: Sendable {
         var finished: [(entry: ResendEntry, counter: String, sent: Bool)] = []
         var authFailure: String?
 
+        var outcomeCounts: [String: [String: Int]] = [:]
+        defer {
+            for (outcome, reasons) in outcomeCounts {
+                for (reason, count) in reasons {
+                    context.metrics.outcome(app: app.id, outcome: outcome, reason: reason, count: count)
+                }
+            }
+        }
         for (delivery, result) in outcomes {
             let reason = result.reason
+            if case .cancelled = result {
+                outcomeCounts["cancelled", default: [:]]["cancelled", default: 0] += 1
+            } else {
+                outcomeCounts[result.responseClass.rawValue, default: [:]][reason, default: 0] += 1
+            }
             if case .cancelled = result {
                 counters.add(.cancelledNotifications)
                 record("cancelled", sent: false)

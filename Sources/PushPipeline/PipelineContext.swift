@@ -23,6 +23,7 @@ final class PipelineContext: Sendable {
     let suspensions: SuspensionCache
     let cancellations: CancellationCache
     let idempotency: IdempotencyKeys
+    let metrics = PipelineMetrics()
     let counters: WorkerCounters
     let logger: Logger
     let clock: @Sendable () -> Int64

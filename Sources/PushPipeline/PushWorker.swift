@@ -73,7 +73,7 @@ public final class PushWorker: Service, Sendable {
         await withDiscardingTaskGroup { group in
             for (consumer, concurrency, handler) in consumers {
                 group.addTask { try? await consumer.run() }
-                group.addTask { await MessageLoop.run(consumer, concurrency: concurrency, handler: handler) }
+                group.addTask { await MessageLoop.run(consumer, concurrency: concurrency, metrics: context.metrics, handler: handler) }
             }
             if roles.contains(.send) {
                 group.addTask { await ResendDrainer(context: context, sender: sender).run() }

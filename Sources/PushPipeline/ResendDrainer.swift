@@ -37,6 +37,7 @@ struct ResendDrainer: Sendable {
 
     /// One round for one app; returns the entries it handled.
     func drain(_ app: PushApp) async throws -> Int {
+        context.metrics.resendDepth(app: app.id, try await context.resend.depth(app: app.id))
         if try await context.suspensions.reason(app: app.id) != nil { return 0 }
         let entries = try await context.resend.claimDue(app: app.id, limit: batchSize)
         guard !entries.isEmpty else { return 0 }

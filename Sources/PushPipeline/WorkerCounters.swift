@@ -1,3 +1,4 @@
+import CoreMetrics
 import Synchronization
 
 /// What one worker process did since it started: the figures behind its log lines and the
@@ -32,13 +33,18 @@ public final class WorkerCounters: Sendable {
     }
 
     private let values = Mutex([Int](repeating: 0, count: Name.allCases.count))
+    /// The same figures as `pushfleet_worker_events_total{event}` (swift-metrics).
+    private let series: [CoreMetrics.Counter]
 
-    public init() {}
+    public init() {
+        series = Name.allCases.map { CoreMetrics.Counter(label: "pushfleet_worker_events_total", dimensions: [("event", $0.rawValue)]) }
+    }
 
     public func add(_ name: Name, _ amount: Int = 1) {
         guard amount != 0 else { return }
         let index = Self.index(of: name)
         values.withLock { $0[index] += amount }
+        series[index].increment(by: amount)
     }
 
     public subscript(_ name: Name) -> Int {

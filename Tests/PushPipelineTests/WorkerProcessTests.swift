@@ -17,8 +17,8 @@ struct WorkerProcessTests {
         // A realistic answer time keeps the campaign running long enough to kill a worker mid-way.
         try await Stack.with(simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
             try await stack.register(tokens)
-            let first = try WorkerProcess.start(stack: stack, name: "worker-1")
-            let second = try WorkerProcess.start(stack: stack, name: "worker-2")
+            let first = try WorkerProcess.start(stack: stack)
+            let second = try WorkerProcess.start(stack: stack)
             defer {
                 first.forceStop()
                 second.forceStop()
@@ -28,7 +28,7 @@ struct WorkerProcessTests {
                 try await stack.simulator.counters().accepted
             } until: { $0 >= total / 5 }
             first.kill()
-            let replacement = try WorkerProcess.start(stack: stack, name: "worker-3")
+            let replacement = try WorkerProcess.start(stack: stack)
             defer { replacement.forceStop() }
 
             let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
@@ -55,11 +55,13 @@ struct WorkerProcessTests {
 final class WorkerProcess: Sendable {
     let process = Process()
 
-    static func start(stack: PipelineStack, name: String) throws -> WorkerProcess {
+    /// Starts a worker with every role; `environment` adds `PUSHFLEET__…` overrides.
+    static func start(stack: PipelineStack, environment: [String: String] = [:]) throws -> WorkerProcess {
         let worker = WorkerProcess()
         worker.process.executableURL = productsDirectory.appendingPathComponent("pushfleet")
         worker.process.arguments = stack.stack.workerArguments(
             logLevel: ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning")
+        worker.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         try worker.process.run()
         return worker
     }
@@ -69,10 +71,13 @@ final class WorkerProcess: Sendable {
         process.waitUntilExit()
     }
 
-    /// SIGTERM; expects exit status 0.
+    /// SIGTERM; expects exit status 0 (within the configured shutdown deadline, else the
+    /// process would have been cancelled and exited otherwise).
     func stopGracefully() async throws {
         process.terminate()
-        process.waitUntilExit()
+        while process.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "worker exits 0 on SIGTERM")
     }
 

@@ -1,0 +1,73 @@
+import CoreMetrics
+import Synchronization
+
+/// The pipeline's series, through swift-metrics (a process serving `/metrics` bootstraps the
+/// Prometheus factory; elsewhere they cost nothing). Labels are bounded: topic, app, outcome
+/// class, APNs reason and event names — never a token or a job id.
+final class PipelineMetrics: Sendable {
+    private let outcomes = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let depths = Mutex<[String: CoreMetrics.Gauge]>([:])
+    private let consumed = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// `pushfleet_notifications_in_flight`: handed to the APNs client, not answered yet.
+    private let inFlight = CoreMetrics.Meter(label: "pushfleet_notifications_in_flight")
+
+    func sendStarted() {
+        inFlight.increment()
+    }
+
+    /// The answer came (or the send failed) after `duration`.
+    func sendFinished(app: String, after duration: Duration) {
+        inFlight.decrement()
+        apnsLatency(app: app, duration)
+    }
+
+    /// `pushfleet_messages_consumed_total{topic}`: jobs, chunks, feedback events taken from Kafka.
+    func consumed(topic: String) {
+        counter(in: consumed, key: topic) {
+            CoreMetrics.Counter(label: "pushfleet_messages_consumed_total", dimensions: [("topic", topic)])
+        }.increment()
+    }
+
+    /// `pushfleet_notifications_total{app, outcome, reason}`: final and retryable outcomes.
+    func outcome(app: String, outcome: String, reason: String, count: Int = 1) {
+        counter(in: outcomes, key: "\(app)\u{0}\(outcome)\u{0}\(reason)") {
+            CoreMetrics.Counter(
+                label: "pushfleet_notifications_total", dimensions: [("app", app), ("outcome", outcome), ("reason", reason)])
+        }.increment(by: count)
+    }
+
+    /// `pushfleet_apns_request_duration_seconds{app}`: from handing a request to the APNs client
+    /// to its answer (waiting for a stream included).
+    private func apnsLatency(app: String, _ duration: Duration) {
+        let timer = latencies.withLock { timers in
+            if let timer = timers[app] { return timer }
+            let timer = CoreMetrics.Timer(label: "pushfleet_apns_request_duration_seconds", dimensions: [("app", app)])
+            timers[app] = timer
+            return timer
+        }
+        timer.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// `pushfleet_resend_buffer_depth{app}`: entries waiting in the app's resend buffer.
+    func resendDepth(app: String, _ depth: Int) {
+        let gauge = depths.withLock { gauges in
+            if let gauge = gauges[app] { return gauge }
+            let gauge = CoreMetrics.Gauge(label: "pushfleet_resend_buffer_depth", dimensions: [("app", app)])
+            gauges[app] = gauge
+            return gauge
+        }
+        gauge.record(depth)
+    }
+
+    private func counter(
+        in store: borrowing Mutex<[String: CoreMetrics.Counter]>, key: String, make: () -> CoreMetrics.Counter
+    ) -> CoreMetrics.Counter {
+        store.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = make()
+            counters[key] = counter
+            return counter
+        }
+    }
+}

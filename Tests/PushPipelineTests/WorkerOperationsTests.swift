@@ -1,0 +1,115 @@
+import APNsCore
+import APNsSimulator
+import EmbeddedStack
+import Foundation
+import PushAPI
+import PushCore
+import PushConfiguration
+import PushPipeline
+import PushStore
+import Testing
+
+/// Worker processes as operators run them: their health and metrics endpoints, and SIGTERM in
+/// the middle of a campaign.
+@Suite("Worker operations", .serialized)
+struct WorkerOperationsTests {
+    typealias Stack = PipelineStack
+
+    @Test("a worker serves /healthz, /readyz and the pipeline's series on /metrics")
+    func metricsAfterASmallCampaign() async throws {
+        let tokens = (0..<500).map(Stack.token)
+        let uninstalled = Array(tokens.prefix(5))
+        try await Stack.with(simulator: { simulator in
+            simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 10_000) })
+        }) { stack in
+            try await stack.register(tokens)
+            let port = try freeLocalPort()
+            let worker = try WorkerProcess.start(stack: stack, environment: ["PUSHFLEET__METRICS__PORT": String(port)])
+            defer { worker.forceStop() }
+            let endpoints = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
+            _ = try await eventually("the worker's endpoints answer") {
+                try? await endpoints.request("GET", "/healthz").status
+            } until: { $0 == 200 }
+            let ready = try await endpoints.request("GET", "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.json?.objectValue?["status"]?.stringValue == "ready")
+
+            try await stack.publish(Stack.job(id: "observed", audience: .broadcast))
+            _ = try await eventually("the campaign completes") { try await stack.report("observed") } until: { $0.isComplete }
+            _ = try await eventually("the feedback worker removed the uninstalled devices") {
+                try await stack.registry.deviceCount(app: Stack.app).sandbox
+            } until: { $0 == tokens.count - uninstalled.count }
+
+            let text = String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
+            func value(_ series: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+            }
+            #expect(value(#"pushfleet_notifications_total{app="news",outcome="success",reason="Success"}"#) == 495, "\(text)")
+            #expect(value(#"pushfleet_notifications_total{app="news",outcome="invalidToken",reason="Unregistered"}"#) == 5)
+            #expect(value(#"pushfleet_messages_consumed_total{topic="push.jobs"}"#) == Double(1 + stack.configuration.registry.shards))
+            #expect((value(#"pushfleet_messages_consumed_total{topic="push.deliveries"}"#) ?? 0) >= 1)
+            #expect(value(#"pushfleet_messages_consumed_total{topic="push.feedback"}"#) == 5)
+            #expect(value(#"pushfleet_worker_events_total{event="feedback-removed"}"#) == 5)
+            #expect(value(#"pushfleet_worker_events_total{event="accepted"}"#) == 495)
+            #expect(value(#"pushfleet_apns_request_duration_seconds_count{app="news"}"#) == 500)
+            #expect(value(#"pushfleet_resend_buffer_depth{app="news"}"#) == 0)
+            #expect(value("pushfleet_notifications_in_flight") == 0)
+            #expect(!text.contains(tokens[0].hex), "labels never carry a token")
+            #expect(!text.contains("observed"), "labels never carry a job id")
+            try await worker.stopGracefully()
+        }
+    }
+
+    @Test("SIGTERM mid-campaign: the worker exits 0 and the campaign completes on the other with no token missed")
+    func sigtermDuringACampaign() async throws {
+        let total = 20_000
+        let tokens = (0..<total).map(Stack.token)
+        try await Stack.with(simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
+            try await stack.register(tokens)
+            let deadline = ["PUSHFLEET__WORKER__SHUTDOWN_DEADLINE_SECONDS": "20"]
+            let first = try WorkerProcess.start(stack: stack, environment: deadline)
+            let second = try WorkerProcess.start(stack: stack, environment: deadline)
+            defer {
+                first.forceStop()
+                second.forceStop()
+            }
+            try await stack.publish(Stack.job(id: "campaign", audience: .broadcast))
+            _ = try await eventually("the campaign to be under way") {
+                try await stack.simulator.counters().accepted
+            } until: { $0 >= total / 5 }
+            let stopping = ContinuousClock.now
+            try await first.stopGracefully()
+            let stoppedAfter = ContinuousClock.now - stopping
+            #expect(stoppedAfter < .seconds(20), "within the shutdown deadline")
+
+            let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
+                try await stack.report("campaign")
+            } until: { $0.isComplete }
+            let seen = try await stack.simulator.counters()
+            let missed = tokens.filter { (seen.acceptedPerToken[$0.hex] ?? 0) == 0 }
+            let sentTwice = seen.acceptedPerToken.values.reduce(0) { $0 + max($1 - 1, 0) }
+            print("worker SIGTERM: stopped in \(stoppedAfter); \(missed.count) tokens missed, \(sentTwice) sent twice")
+            #expect(missed.isEmpty)
+            #expect(report.accepted == total)
+            #expect(sentTwice == 0, "a graceful stop finishes or hands back its work: nothing is sent twice")
+            try await second.stopGracefully()
+        }
+    }
+}
+
+/// A TCP port nothing listens on right now (bound to 0 and released).
+func freeLocalPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    guard bound else { throw POSIXError(.EADDRINUSE) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
