@@ -21,5 +21,13 @@ PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build
 echo "== pushfleet demo (embedded stack)"
 "$BIN_DIR/pushfleet" demo
 
+echo "== capacity benchmark, quick mode (100,000 devices; keeps the harness working)"
+QUICK_RESULTS=$(mktemp -d)
+"$BIN_DIR/pushfleet-bench" capacity --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+for file in capacity-quick.json capacity-quick.md capacity-quick.png; do
+  test -s "$QUICK_RESULTS/$file" || { echo "the quick capacity benchmark did not write $file" >&2; exit 1; }
+done
+rm -rf "$QUICK_RESULTS"
+
 echo "== Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests)"
 PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" python3 -m pytest -q Tests/schema Tests/interop Tests/deploy

@@ -5,42 +5,62 @@ import ArgumentParser
 import Crypto
 import EmbeddedStack
 import Foundation
+import Histogram
 import Kafka
 import Logging
 import PushCore
 import PushStore
 import Redis
 
-/// End-to-end broadcast: the embedded stack (mock Kafka and the simulator in this process, a
-/// redis-server), N registered devices, 1, 2, … `pushfleet worker` processes, one broadcast job.
-/// Measures job publish → last acceptance, throughput over time, worker CPU and RSS (at 10% of
-/// the audience and at the end, to show it does not grow with the audience), and h2load against
-/// the same simulator in the same run as the machine's HTTP/2 reference.
+/// The capacity benchmark: the embedded stack (mock Kafka and the simulator in this process, a
+/// redis-server), N registered devices, 1, 2 and 4 `pushfleet worker` processes, one broadcast
+/// job each. Measures job publish → acceptance for every notification (throughput over time and
+/// the latency distribution, in an HdrHistogram), worker CPU per 100k, RSS (at 10% of the
+/// audience, at the end, peak: it must not grow with the audience), and in the same run h2load
+/// (the machine's HTTP/2 limit) and the aioapns peer client against the same simulator. Writes
+/// JSON, a Markdown table and a PNG chart (benchmarks/plot_capacity.py).
 struct PipelineBenchmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pipeline", abstract: "Broadcast end to end through worker processes, with h2load as the reference.")
+        commandName: "capacity",
+        abstract: "Broadcast end to end through 1, 2, 4 worker processes, with h2load and aioapns as references.",
+        aliases: ["pipeline"])
 
-    @Option(help: "Registered devices; the broadcast goes to all of them.") var devices = 1_000_000
-    @Option(help: "Worker process counts to run, comma separated.") var workers = "1,2"
+    @Flag(help: "Quick mode for CI: 100,000 devices, small reference runs, results named capacity-quick (under 2 minutes).")
+    var quick = false
+    @Option(help: "Registered devices; the broadcast goes to all of them (default 1,000,000; 100,000 with --quick).") var devices: Int?
+    @Option(help: "Worker process counts to run, comma separated.") var workers = "1,2,4"
     @Option(help: "Partitions of push.deliveries (the mock cluster keeps ~5 MB each).") var deliveryPartitions: Int32 = 64
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
-    @Option(help: "apns.connections-per-pool of the workers.") var connections = 2
+    @Option(help: "apns.connections-per-pool of the workers.") var connections = 4
     @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "warning"
     @Option(help: "apns.streams-per-connection of the workers.") var streams = 100
+    @Option(help: "The simulator's answer time, uniform between LOW-HIGH milliseconds (0 for none).") var latencyMs = "2-10"
     @Option(help: "The h2load binary.") var h2load = "h2load"
-    @Option(help: "Notifications of the h2load reference run.") var h2loadCount = 200_000
+    @Option(help: "Notifications of the h2load reference run (default 200,000; 50,000 with --quick).") var h2loadCount: Int?
+    @Option(help: "The Python interpreter with aioapns installed.") var python = "python3"
+    @Option(help: "The aioapns benchmark script.") var aioapnsScript = "benchmarks/aioapns_bench.py"
+    @Option(help: "Notifications of the aioapns reference run (default 20,000; 5,000 with --quick).") var aioapnsCount: Int?
+    @Option(help: "The chart script (matplotlib).") var plotScript = "benchmarks/plot_capacity.py"
+    @Option(help: "Results name (default capacity; capacity-quick with --quick).") var name: String?
     @OptionGroup var results: ResultOptions
+
+    private var deviceCount: Int { devices ?? (quick ? 100_000 : 1_000_000) }
 
     func run() async throws {
         var logger = Logger(label: "pushfleet.bench")
         logger.logLevel = .error
         let workerCounts = workers.split(separator: ",").compactMap { Int($0) }
+        let devices = deviceCount
         var options = EmbeddedStack.Options()
         options.deliveryPartitions = deliveryPartitions
         options.jobPartitions = 16
         options.simulatorThreads = 1
         options.workerSettings = ["chunks-in-flight: 4", "notifications-in-flight: 2000"]
-        let stack = try await EmbeddedStack.start(options, logger: logger) { $0.tracksDuplicates = false }
+        let latency = try simulatorLatency()
+        let stack = try await EmbeddedStack.start(options, logger: logger) {
+            $0.tracksDuplicates = false
+            $0.latency = latency
+        }
         defer { try? FileManager.default.removeItem(at: stack.directory) }
 
         let redis = RedisClient(configuration: stack.redisServer.configuration)
@@ -64,13 +84,38 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         }
         await producer.close()
 
-        let reference = try await h2loadReference(stack: stack)
+        let (reference, peer) = try await references(stack: stack)
         await redis.shutdown()
         await stack.stop()
 
         let report = PipelineBenchmarkReport(
-            devices: devices, connectionsPerPool: connections, streamsPerConnection: streams, registrationSeconds: registerSeconds, runs: runs, h2load: reference)
-        try results.write(name: "pipeline", result: report, markdown: report.markdown)
+            devices: devices, connectionsPerPool: connections, streamsPerConnection: streams, simulatorLatency: latencyMs,
+            registrationSeconds: registerSeconds, runs: runs, h2load: reference, aioapns: peer)
+        let resultName = name ?? (quick ? "capacity-quick" : "capacity")
+        try results.write(name: resultName, result: report, markdown: report.markdown(chart: "\(resultName).png"))
+        try plot(name: resultName)
+    }
+
+    private func simulatorLatency() throws -> APNsSimulatorLatency {
+        if latencyMs == "0" { return .none }
+        let bounds = latencyMs.split(separator: "-").compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] >= 0, bounds[1] >= bounds[0] else {
+            throw ValidationError("--latency-ms is LOW-HIGH in milliseconds, e.g. 2-10, or 0")
+        }
+        return .uniform(.milliseconds(bounds[0]), .milliseconds(bounds[1]))
+    }
+
+    /// Runs the chart script: throughput over time and the latency distribution, as a PNG.
+    private func plot(name: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [python, plotScript, "\(results.results)/\(name).json", "\(results.results)/\(name).png"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError.failed("\(plotScript) exited with \(process.terminationStatus)")
+        }
+        print("chart: \(results.results)/\(name).png")
     }
 
     static func token(_ n: Int) -> DeviceToken {
@@ -107,13 +152,20 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             producer: producer)
         var samples: [PipelineRun.Sample] = []
         var rssAtTenth: [Int] = []
+        // Job publish → acceptance of each notification, at the sampling resolution (250 ms).
+        var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000, numberOfSignificantValueDigits: .three)
         var accepted = 0
+        let devices = deviceCount
         var lastProgress = ContinuousClock.now
         var lastAccepted = 0
         while accepted < devices {
             try await Task.sleep(for: .milliseconds(250))
+            let previous = accepted
             accepted = try await stack.simulator.counters().accepted
             let elapsed = (ContinuousClock.now - start).seconds
+            if accepted > previous {
+                latency.record(UInt64((elapsed * 1000).rounded()), count: UInt64(accepted - previous))
+            }
             let rss = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
             samples.append(PipelineRun.Sample(seconds: elapsed, accepted: accepted, workerRSSMegabytes: rss.map { Double($0) / 1024 }))
             if rssAtTenth.isEmpty && accepted >= devices / 10 { rssAtTenth = rss }
@@ -145,6 +197,9 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             workerRSSAtEndMegabytes: rssAtEnd.map { Double($0) / 1024 },
             workerPeakRSSMegabytes: peak.map { Double($0) / 1024 },
             simulatorRequests: counters.requests, jobAccepted: statistics["accepted"] ?? 0, workerExitStatuses: exitStatuses,
+            latencyP50Milliseconds: Double(latency.valueAtPercentile(50)), latencyP99Milliseconds: Double(latency.valueAtPercentile(99)),
+            latencyMaxMilliseconds: Double(latency.max),
+            latencyPercentiles: stride(from: 0.0, through: 100.0, by: 2.5).map { [$0, Double(latency.valueAtPercentile($0))] },
             samples: samples)
         print(run.line)
         return run
@@ -166,7 +221,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         return process
     }
 
-    private func h2loadReference(stack: EmbeddedStack) async throws -> APNsBenchmarkReport.Measurement {
+    private func references(stack: EmbeddedStack) async throws -> (APNsBenchmarkReport.Measurement, APNsBenchmarkReport.Measurement) {
         let keyPEM = try String(contentsOf: stack.directory.appendingPathComponent("\(EmbeddedStack.app).p8"), encoding: .utf8)
         let token = try APNsProviderToken(
             teamID: EmbeddedStack.teamID, keyID: EmbeddedStack.keyID, privateKey: P256.Signing.PrivateKey(pemRepresentation: keyPEM),
@@ -178,10 +233,24 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             port: stack.simulator.port, directory: stack.directory, authorization: token.value,
             topic: EmbeddedStack.bundleID, deviceToken: Self.token(1).hex, payloadFile: payloadFile, simulatorPID: getpid())
         let binary = h2load
-        let count = h2loadCount
-        return try await Task.detached {
-            try references.h2load(binary: binary, connections: 2, streamsPerConnection: 100, count: count)
+        let count = h2loadCount ?? (quick ? 50_000 : 200_000)
+        let connections = self.connections
+        let streams = self.streams
+        print("references: h2load (\(count)) and aioapns (\(aioapnsCount ?? (quick ? 5_000 : 20_000))) against the same simulator")
+        let limit = try await Task.detached {
+            try references.h2load(binary: binary, connections: connections, streamsPerConnection: streams, count: count)
         }.value
+        let python = self.python
+        let script = aioapnsScript
+        let peerCount = aioapnsCount ?? (quick ? 5_000 : 20_000)
+        let keyPath = stack.directory.appendingPathComponent("\(EmbeddedStack.app).p8").path
+        let payload = try String(contentsOf: payloadFile, encoding: .utf8)
+        let peer = try await Task.detached {
+            try references.aioapns(
+                python: python, script: script, keyPath: keyPath, keyID: EmbeddedStack.keyID, teamID: EmbeddedStack.teamID,
+                payload: payload, connections: connections, streamsPerConnection: streams, count: peerCount)
+        }.value
+        return (limit, peer)
     }
 }
 
@@ -204,6 +273,12 @@ struct PipelineRun: Codable {
     var simulatorRequests: Int
     var jobAccepted: Int
     var workerExitStatuses: [Int32]
+    /// Job publish → acceptance of every notification of the broadcast (ms, 250 ms resolution).
+    var latencyP50Milliseconds: Double
+    var latencyP99Milliseconds: Double
+    var latencyMaxMilliseconds: Double
+    /// [percentile, ms] pairs every 2.5 percentiles, for the chart.
+    var latencyPercentiles: [[Double]]
     var samples: [Sample]
 
     var line: String {
@@ -220,25 +295,29 @@ struct PipelineBenchmarkReport: Codable {
     var devices: Int
     var connectionsPerPool: Int
     var streamsPerConnection: Int
+    var simulatorLatency: String
     var registrationSeconds: Double
     var runs: [PipelineRun]
     var h2load: APNsBenchmarkReport.Measurement
+    var aioapns: APNsBenchmarkReport.Measurement
 
-    var markdown: String {
+    func markdown(chart: String) -> String {
         var lines = [
-            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → last acceptance by the simulator. Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams.",
+            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
             "",
-            "| workers | seconds | notifications/s | vs h2load | worker CPU s / 100k | worker RSS at 10% (MB) | at end (MB) | peak (MB) | exit |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "![throughput over time and latency distribution](\(chart))",
+            "",
+            "| workers | seconds | notifications/s | vs h2load | latency p50 / p99 / max (s) | worker CPU s / 100k | worker RSS at 10% (MB) | at end (MB) | peak (MB) | exit |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for run in runs {
             func megabytes(_ values: [Double]) -> String { values.map { String(format: "%.0f", $0) }.joined(separator: " / ") }
             lines.append(
-                "| \(run.workers) | \(String(format: "%.1f", run.seconds)) | \(String(format: "%.0f", run.notificationsPerSecond)) | \(String(format: "%.0f%%", run.notificationsPerSecond / h2load.notificationsPerSecond * 100)) | \(String(format: "%.2f", run.workerCPUSecondsPer100k)) | \(megabytes(run.workerRSSAtTenthMegabytes)) | \(megabytes(run.workerRSSAtEndMegabytes)) | \(megabytes(run.workerPeakRSSMegabytes)) | \(run.workerExitStatuses.map(String.init).joined(separator: ",")) |")
+                "| \(run.workers) | \(String(format: "%.1f", run.seconds)) | \(String(format: "%.0f", run.notificationsPerSecond)) | \(String(format: "%.0f%%", run.notificationsPerSecond / h2load.notificationsPerSecond * 100)) | \(String(format: "%.1f / %.1f / %.1f", run.latencyP50Milliseconds / 1000, run.latencyP99Milliseconds / 1000, run.latencyMaxMilliseconds / 1000)) | \(String(format: "%.2f", run.workerCPUSecondsPer100k)) | \(megabytes(run.workerRSSAtTenthMegabytes)) | \(megabytes(run.workerRSSAtEndMegabytes)) | \(megabytes(run.workerPeakRSSMegabytes)) | \(run.workerExitStatuses.map(String.init).joined(separator: ",")) |")
         }
         lines += [
             "",
-            "Reference in the same run: h2load, 2 connections × 100 streams, \(h2load.notifications) requests to the same simulator: \(String(format: "%.0f", h2load.notificationsPerSecond))/s (the machine's HTTP/2 limit with this simulator; it shares the 2 cores with nothing else then).",
+            "References in the same run, against the same simulator after the campaigns, \(connectionsPerPool) connections × \(streamsPerConnection) streams: h2load \(h2load.notifications) requests: \(String(format: "%.0f", h2load.notificationsPerSecond))/s (the machine's HTTP/2 limit with this simulator); aioapns (Python peer client) \(aioapns.notifications) requests: \(String(format: "%.0f", aioapns.notificationsPerSecond))/s.",
         ]
         return lines.joined(separator: "\n")
     }
