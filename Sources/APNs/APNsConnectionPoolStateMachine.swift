@@ -84,6 +84,12 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         return true
     }
 
+    /// Ready connections, streams in use over all connections, and callers waiting for one.
+    var statistics: (openConnections: Int, streamsInUse: Int, waiters: Int) {
+        let open = connections.count { if case .ready = $0.state { true } else { false } }
+        return (open, connections.reduce(0) { $0 + $1.inUse }, waiters.count)
+    }
+
     /// Streams in use on a connection (for tests and metrics).
     func streamsInUse(on id: ConnectionID) -> Int? {
         connections.first { $0.id == id }?.inUse

@@ -18,13 +18,16 @@ public struct OperationsServer: Service {
     let configuration: PushFleetConfiguration
     let registry: PrometheusCollectorRegistry
     let port: Int
+    /// The consumer groups whose lag `/metrics` reports, with their topics.
+    let lagGroups: [(group: String, topic: String)]
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
 
     public init(
-        configuration: PushFleetConfiguration, registry: PrometheusCollectorRegistry, port: Int, logger: Logger,
-        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        configuration: PushFleetConfiguration, registry: PrometheusCollectorRegistry, port: Int,
+        lagGroups: [(group: String, topic: String)] = [], logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
+        self.lagGroups = lagGroups
         self.configuration = configuration
         self.registry = registry
         self.port = port
@@ -45,9 +48,11 @@ public struct OperationsServer: Service {
             let (ready, body) = await probe.check()
             return APIResponse.json(body, status: ready ? .ok : .serviceUnavailable)
         }
+        let lagGroups = self.lagGroups
         router.get("/metrics") { _, _ in
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)
+            buffer += Array(await Self.consumerLag(lagGroups, admin: admin).utf8)
             return APIResponse.text(buffer, contentType: "text/plain; version=0.0.4")
         }
         let onListening = self.onListening
@@ -70,5 +75,27 @@ public struct OperationsServer: Service {
         }
         await redis.shutdown()
         try result.get()
+    }
+
+    /// `pushfleet_consumer_lag{group, topic, partition}`: messages of each partition beyond the
+    /// group's committed offset (the whole partition while nothing is committed), read from
+    /// Kafka at scrape time; groups Kafka does not answer for are left out.
+    static func consumerLag(_ groups: [(group: String, topic: String)], admin: KafkaAdmin) async -> String {
+        guard !groups.isEmpty else { return "" }
+        var lines = [
+            "# HELP pushfleet_consumer_lag Messages of the partition the consumer group has not committed yet.",
+            "# TYPE pushfleet_consumer_lag gauge",
+        ]
+        for (group, topic) in groups {
+            guard let marks = try? await admin.watermarks(topic: topic, timeout: .seconds(2)),
+                  let committed = try? await admin.committedOffsets(group: group, topic: topic, timeout: .seconds(2))
+            else { continue }
+            for partition in marks.keys.sorted() {
+                guard let mark = marks[partition] else { continue }
+                let offset = committed[partition].flatMap { $0 >= 0 ? $0 : nil } ?? mark.low
+                lines.append(#"pushfleet_consumer_lag{group="\#(group)",topic="\#(topic)",partition="\#(partition)"} \#(max(mark.high - offset, 0))"#)
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -60,7 +60,12 @@ enum PushRoutes {
             throw APIError(.badRequest, error.code.rawValue, error.message, field: error.field)
         }
         let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        let outcome = try await call.api.publisher.publish(job, digest: digest)
+        let outcome: JobPublisher.Outcome
+        do {
+            outcome = try await call.api.publisher.publish(job, digest: digest)
+        } catch let error as JobPublisher.JobTooLarge {
+            throw APIError(.contentTooLarge, "payload-too-large", error.description, field: "audience")
+        }
         switch outcome {
         case .published(let id), .replayed(let id):
             let replayed = if case .replayed = outcome { true } else { false }

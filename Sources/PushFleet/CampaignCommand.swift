@@ -80,7 +80,13 @@ struct NotificationOptions: ParsableArguments {
 enum CampaignRunner {
     static func publish(_ job: PushJob, follow: Bool, timeout: Int?, options: ClientOptions, session: ClientSession) async throws {
         let jobID: String
-        switch try await session.publisher.publish(job) {
+        let outcome: JobPublisher.Outcome
+        do {
+            outcome = try await session.publisher.publish(job)
+        } catch let error as JobPublisher.JobTooLarge {
+            throw ValidationError(error.description)
+        }
+        switch outcome {
         case .published(let id):
             jobID = id
             if !options.json { print("▸ job \(id) published to \(PushTopic.jobs)") }

@@ -66,7 +66,9 @@ struct ProcessOptions: ParsableArguments {
         try await runService(label: label) { configuration, logger, registry in
             var services: [any Service] = [try PushWorker(configuration: configuration, roles: roles, logger: logger)]
             if let port = configuration.metrics.port {
-                services.append(OperationsServer(configuration: configuration, registry: registry, port: port, logger: logger))
+                let lagGroups = roles.sorted { $0.rawValue < $1.rawValue }.map { ($0.group(prefix: configuration.kafka.groupPrefix), $0.topic) }
+                services.append(
+                    OperationsServer(configuration: configuration, registry: registry, port: port, lagGroups: lagGroups, logger: logger))
             }
             return services
         }

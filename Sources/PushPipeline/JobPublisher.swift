@@ -17,6 +17,19 @@ public struct JobPublisher: Sendable {
     /// reports receipts with it.
     public static let receiptKey = "pushfleet"
 
+    /// The largest job (its JSON) a Kafka message carries: librdkafka's default
+    /// `message.max.bytes` (1,000,000) less room for the key and headers.
+    public static let maxJobBytes = 999_000
+
+    /// A job whose JSON is larger than ``maxJobBytes``: too large for one Kafka message.
+    public struct JobTooLarge: Error, CustomStringConvertible {
+        public let bytes: Int
+
+        public var description: String {
+            "the job is \(bytes) bytes of JSON; a job is at most \(JobPublisher.maxJobBytes) bytes (one Kafka message): split its tokens over several jobs"
+        }
+    }
+
     public init(producer: KafkaProducer, jobs: JobStore, idempotency: IdempotencyKeys) {
         self.producer = producer
         self.jobs = jobs
@@ -44,11 +57,14 @@ public struct JobPublisher: Sendable {
         guard let jobID = job.id else {
             preconditionFailure("JobPublisher publishes jobs that carry their id")
         }
+        let json = Array(job.jsonData())
+        guard json.count <= Self.maxJobBytes else {
+            throw JobTooLarge(bytes: json.count)
+        }
         if let key = job.idempotencyKey,
            let owner = try await idempotency.claim(app: job.app, key: key, jobID: jobID, digest: digest) {
             return owner.digest == digest ? .replayed(jobID: owner.jobID) : .conflict(jobID: owner.jobID)
         }
-        let json = Array(job.jsonData())
         do {
             try await jobs.saveSpec(jobID: jobID, json: json)
             _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: json))

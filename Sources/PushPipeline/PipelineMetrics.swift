@@ -1,3 +1,5 @@
+import APNs
+import APNsCore
 import CoreMetrics
 import Synchronization
 
@@ -7,6 +9,7 @@ import Synchronization
 final class PipelineMetrics: Sendable {
     private let outcomes = Mutex<[String: CoreMetrics.Counter]>([:])
     private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    /// Gauges: resend depth by app, pool figures by label and environment.
     private let depths = Mutex<[String: CoreMetrics.Gauge]>([:])
     private let consumed = Mutex<[String: CoreMetrics.Counter]>([:])
     /// `pushfleet_notifications_in_flight`: handed to the APNs client, not answered yet.
@@ -58,6 +61,25 @@ final class PipelineMetrics: Sendable {
             return gauge
         }
         gauge.record(depth)
+    }
+
+    /// `pushfleet_apns_connections_open`, `pushfleet_apns_streams_in_flight` and
+    /// `pushfleet_apns_stream_waiters`, per environment.
+    func pool(_ statistics: APNsClient.PoolStatistics) {
+        let environment = statistics.environment.rawValue
+        gauge("pushfleet_apns_connections_open", environment).record(statistics.openConnections)
+        gauge("pushfleet_apns_streams_in_flight", environment).record(statistics.streamsInFlight)
+        gauge("pushfleet_apns_stream_waiters", environment).record(statistics.waiters)
+    }
+
+    private func gauge(_ label: String, _ environment: String) -> CoreMetrics.Gauge {
+        depths.withLock { gauges in
+            let key = label + "\u{0}" + environment
+            if let gauge = gauges[key] { return gauge }
+            let gauge = CoreMetrics.Gauge(label: label, dimensions: [("environment", environment)])
+            gauges[key] = gauge
+            return gauge
+        }
     }
 
     private func counter(

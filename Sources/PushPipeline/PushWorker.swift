@@ -1,4 +1,5 @@
 public import APNs
+import APNsCore
 import Foundation
 public import Kafka
 public import Logging
@@ -60,11 +61,11 @@ public final class PushWorker: Service, Sendable {
         }
         if roles.contains(.send) {
             let stage = SendStage(context: context, sender: sender)
-            consumers.append((try consumer(PushTopic.deliveries, role: .send, buffer: 2 * worker.chunksInFlight), worker.chunksInFlight, stage.handle))
+            consumers.append((try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight), worker.chunksInFlight, stage.handle))
         }
         if roles.contains(.feedback) {
             let stage = FeedbackStage(context: context)
-            consumers.append((try consumer(PushTopic.feedback, role: .feedback, buffer: 1_000), 64, stage.handle))
+            consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000), 64, stage.handle))
         }
         logger.info(
             "worker started",
@@ -77,6 +78,7 @@ public final class PushWorker: Service, Sendable {
             }
             if roles.contains(.send) {
                 group.addTask { await ResendDrainer(context: context, sender: sender).run() }
+                group.addTask { await Self.samplePools(distinctClients, metrics: context.metrics) }
             }
             if roles.contains(.expand) {
                 group.addTask { await ScheduleReleaser(context: context).run() }
@@ -90,12 +92,34 @@ public final class PushWorker: Service, Sendable {
         logger.info("worker stopped", metadata: ["counters": "\(counters.snapshot().filter { $0.value > 0 })"])
     }
 
+    /// Updates the connection-pool gauges every 2 seconds until graceful shutdown.
+    private static func samplePools(_ clients: [APNsClient], metrics: PipelineMetrics) async {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            var totals: [APNsEnvironment: APNsClient.PoolStatistics] = [:]
+            for statistics in clients.flatMap({ $0.poolStatistics() }) {
+                var total = totals[statistics.environment] ?? statistics
+                if totals[statistics.environment] != nil {
+                    total.openConnections += statistics.openConnections
+                    total.streamsInFlight += statistics.streamsInFlight
+                    total.waiters += statistics.waiters
+                }
+                totals[statistics.environment] = total
+            }
+            for statistics in totals.values {
+                metrics.pool(statistics)
+            }
+            try? await cancelWhenGracefulShutdown {
+                try await Task.sleep(for: .seconds(2))
+            }
+        }
+    }
+
     private func consumer(_ topic: String, role: WorkerRole, buffer: Int) throws(KafkaError) -> KafkaConsumer {
         let kafka = configuration.kafka
         return try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 bootstrapServers: kafka.bootstrapServers,
-                groupID: "\(kafka.groupPrefix).\(role.rawValue)",
+                groupID: role.group(prefix: kafka.groupPrefix),
                 topics: [topic],
                 clientID: "pushfleet-\(role.rawValue)",
                 bufferCapacity: buffer,

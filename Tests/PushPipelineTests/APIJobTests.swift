@@ -133,4 +133,19 @@ import Testing
             }
         }
     }
+
+    @Test func aJobTooLargeForOneKafkaMessageIs413() async throws {
+        try await PipelineStack.with { stack in
+            try await stack.withAPI { api, _ in
+                // 6,000 tokens of 200 hex digits: 1.2 MB, under the body limit, over one message.
+                let tokens = (0..<6_000).map { JSONValue.string(String(repeating: "ab", count: 92) + String(format: "%016x", $0)) }
+                let answer = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["tokens": .array(tokens)]))
+                #expect(answer.status == 413)
+                #expect(answer.errorCode == "payload-too-large")
+                #expect(answer.errorField == "audience")
+                let admin = try KafkaAdmin(bootstrapServers: stack.cluster.bootstrapServers, logger: stack.logger)
+                #expect(try await admin.highWatermarks(topic: PushTopic.jobs).values.reduce(0, +) == 0, "nothing published")
+            }
+        }
+    }
 }

@@ -54,6 +54,19 @@ struct WorkerOperationsTests {
             #expect(value(#"pushfleet_apns_request_duration_seconds_count{app="news"}"#) == 500)
             #expect(value(#"pushfleet_resend_buffer_depth{app="news"}"#) == 0)
             #expect(value("pushfleet_notifications_in_flight") == 0)
+            #expect(text.contains(#"pushfleet_consumer_lag{group="pushfleet.send",topic="push.deliveries",partition="0"}"#))
+            // Offsets are committed every 500 ms and the pool gauges sampled every 2 s.
+            _ = try await eventually("lag 0 on every partition and the pool's connections counted") {
+                String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
+            } until: { latest in
+                let lags = latest.split(separator: "\n").filter { $0.hasPrefix("pushfleet_consumer_lag{") }
+                let open = latest.split(separator: "\n").first { $0.hasPrefix(#"pushfleet_apns_connections_open{environment="sandbox"}"#) }
+                let options = EmbeddedStack.Options()
+                // push.jobs, push.deliveries and push.feedback (2 partitions in the embedded stack).
+                return lags.count == Int(options.jobPartitions + options.deliveryPartitions) + 2
+                    && lags.allSatisfy { $0.hasSuffix(" 0") }
+                    && open.map { Double($0.split(separator: " ").last ?? "") ?? 0 } == Double(stack.configuration.apns.connectionsPerPool)
+            }
             #expect(!text.contains(tokens[0].hex), "labels never carry a token")
             #expect(!text.contains("observed"), "labels never carry a job id")
             try await worker.stopGracefully()
