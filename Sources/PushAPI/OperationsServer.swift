@@ -55,24 +55,9 @@ public struct OperationsServer: Service {
             buffer += Array(await Self.consumerLag(lagGroups, admin: admin).utf8)
             return APIResponse.text(buffer, contentType: "text/plain; version=0.0.4")
         }
-        let onListening = self.onListening
-        let logger = self.logger
-        let application = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("0.0.0.0", port: port), serverName: "PushFleet"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? 0
-                logger.info("health and metrics endpoints listening", metadata: ["port": "\(port)"])
-                await onListening(port)
-            },
-            logger: logger)
-        let result: Result<Void, any Error>
-        do {
-            try await application.run()
-            result = .success(())
-        } catch {
-            result = .failure(error)
-        }
+        let result = await HTTPServing.serve(
+            router.buildResponder(), host: "0.0.0.0", port: port, what: "health and metrics endpoints", logger: logger,
+            onListening: onListening)
         await redis.shutdown()
         try result.get()
     }

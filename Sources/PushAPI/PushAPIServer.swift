@@ -47,25 +47,9 @@ public struct PushAPIServer: Service {
         let environment = APIEnvironment(
             configuration: configuration, keyring: APIKeyring(digests), redis: redis, producer: producer, admin: admin,
             metrics: APIMetrics(registry: registry), logger: logger)
-        let onListening = self.onListening
-        let logger = self.logger
-        let application = Application(
-            responder: APIResponder(api: environment),
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.api.host, port: configuration.api.port), serverName: "PushFleet"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? 0
-                logger.info("API listening", metadata: ["port": "\(port)"])
-                await onListening(port)
-            },
-            logger: logger)
-        let result: Result<Void, any Error>
-        do {
-            try await application.run()
-            result = .success(())
-        } catch {
-            result = .failure(error)
-        }
+        let result = await HTTPServing.serve(
+            APIResponder(api: environment), host: configuration.api.host, port: configuration.api.port, what: "API",
+            logger: logger, onListening: onListening)
         await producer.close()
         await redis.shutdown()
         try result.get()

@@ -192,3 +192,10 @@ func eventually<Observed: Sendable>(
         try await Task.sleep(for: .milliseconds(50))
     }
 }
+
+/// What the simulator saw of a campaign to `tokens`: the tokens it never accepted, and the
+/// acceptances beyond each token's first (notifications sent twice).
+func coverage(of tokens: [DeviceToken], _ seen: APNsSimulatorCounters) -> (missed: [DeviceToken], sentTwice: Int) {
+    let missed = tokens.filter { (seen.acceptedPerToken[$0.hex] ?? 0) == 0 }
+    return (missed, seen.acceptedPerToken.values.reduce(0) { $0 + max($1 - 1, 0) })
+}

@@ -99,8 +99,7 @@ struct WorkerOperationsTests {
                 try await stack.report("campaign")
             } until: { $0.isComplete }
             let seen = try await stack.simulator.counters()
-            let missed = tokens.filter { (seen.acceptedPerToken[$0.hex] ?? 0) == 0 }
-            let sentTwice = seen.acceptedPerToken.values.reduce(0) { $0 + max($1 - 1, 0) }
+            let (missed, sentTwice) = coverage(of: tokens, seen)
             print("worker SIGTERM: stopped in \(stoppedAfter); \(missed.count) tokens missed, \(sentTwice) sent twice")
             #expect(missed.isEmpty)
             #expect(report.accepted == total)
