@@ -147,7 +147,11 @@ struct PipelineEndToEndTests {
     func serviceUnavailable() async throws {
         let total = 3_000
         let tokens = (0..<total).map(Stack.token)
-        try await Stack.with(simulator: { $0.faults.serviceUnavailableRate = 0.1 }) { stack in
+        // With the default 5 attempts, a token fails all of them with probability 10^-5: about
+        // one run in 30 would dead-letter one of 3,000 tokens. 20 attempts make that 10^-20.
+        var options = Stack.Options()
+        options.resendSettings.append("max-attempts: 20")
+        try await Stack.with(options, simulator: { $0.faults.serviceUnavailableRate = 0.1 }) { stack in
             try await stack.register(tokens)
             try await stack.withWorker { counters in
                 try await stack.publish(Stack.job(id: "flaky", audience: .broadcast))
