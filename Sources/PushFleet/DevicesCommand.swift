@@ -79,7 +79,8 @@ struct DevicesCommand: AsyncParsableCommand {
                 if !options.json { bar.finish() }
                 return (imported, rejected)
             }
-            let seconds = Double((ContinuousClock.now - start).components.seconds) + Double((ContinuousClock.now - start).components.attoseconds) / 1e18
+            let elapsed = ContinuousClock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             if options.json {
                 let summary: JSONValue = [
                     "app": .string(app), "imported": .number(JSONNumber(imported)), "rejected": .number(JSONNumber(rejected)),
