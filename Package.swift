@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Redis", targets: ["Redis"]),
         .library(name: "APNsCore", targets: ["APNsCore"]),
         .library(name: "APNs", targets: ["APNs"]),
+        .library(name: "HTTP2ConnectionWindow", targets: ["HTTP2ConnectionWindow"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushStore", targets: ["PushStore"]),
@@ -84,11 +85,21 @@ let package = Package(
             name: "APNsCore",
             swiftSettings: swiftSettings
         ),
+        // What the frame-level HTTP/2 handlers of the client and the simulator both need.
+        .target(
+            name: "HTTP2ConnectionWindow",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP/2 client: provider tokens, connection pools, stream accounting, classification.
         .target(
             name: "APNs",
             dependencies: [
                 "APNsCore",
+                "HTTP2ConnectionWindow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -105,6 +116,7 @@ let package = Package(
             name: "APNsSimulator",
             dependencies: [
                 "APNsCore",
+                "HTTP2ConnectionWindow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import HTTP2ConnectionWindow
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -49,6 +50,7 @@ final class APNsConnection: Sendable {
                                 HTTP2Setting(parameter: .enablePush, value: 0),
                             ],
                             headerBlockValidation: .disabled))
+                    try pipeline.addHandler(HTTP2ConnectionWindowHandler())
                     try pipeline.addHandler(
                         APNsConnectionHandler(events: events, pingInterval: pingInterval, pingTimeout: pingTimeout))
                 }

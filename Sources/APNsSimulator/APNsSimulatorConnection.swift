@@ -40,9 +40,9 @@ final class APNsSimulatorConnection {
         channel.closeFuture.whenComplete { [self] _ in idleCheck?.cancel() }
     }
 
-    func streamOpened(_ streamID: HTTP2StreamID?) {
+    func streamOpened(_ streamID: HTTP2StreamID) {
         openStreams += 1
-        if let streamID, streamID > highestStreamID { highestStreamID = streamID }
+        if streamID > highestStreamID { highestStreamID = streamID }
         lastActivity = .now()
     }
 

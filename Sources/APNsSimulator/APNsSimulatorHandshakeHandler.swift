@@ -1,3 +1,4 @@
+import HTTP2ConnectionWindow
 import SwiftASN1
 import NIOCore
 import NIOHTTP2
@@ -50,16 +51,9 @@ final class APNsSimulatorHandshakeHandler: ChannelInboundHandler, RemovableChann
             HTTP2Setting(parameter: .maxHeaderListSize, value: 8192),
             HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         ]
-        var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
-        streamConfiguration.targetWindowSize = 1 << 20
-        _ = try pipeline.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connectionConfiguration,
-            streamConfiguration: streamConfiguration
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(APNsSimulatorStreamHandler(connection: connection))
-            }
-        }
+        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration))
+        try pipeline.addHandler(HTTP2ConnectionWindowHandler())
+        try pipeline.addHandler(APNsSimulatorRequestHandler(connection: connection))
         connection.start()
         pipeline.removeHandler(context: context, promise: nil)
     }

@@ -287,9 +287,11 @@ struct APNsConformanceTests {
             while try await harness.simulator.counters().idleTimeouts == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(try await harness.simulator.counters().idleTimeouts == 1)
+            #expect(try await harness.simulator.counters().idleTimeouts >= 1)
             #expect(try await harness.client.send(harness.request()).status == 200)
-            #expect(try await harness.simulator.counters().connections == 2)
+            // The pool replaces a closed connection at once, and a replacement left idle for
+            // 100 ms on a loaded machine gets its own GOAWAY: count at least, not exactly.
+            #expect(try await harness.simulator.counters().connections >= 2)
             #expect(APNsResponseClass(status: 400, reason: .idleTimeout) == .retryable)
         }
     }

@@ -24,6 +24,31 @@ struct APNsConnectionBehaviourTests {
         }
     }
 
+    @Test("error answers beyond the first 64 KiB of a connection keep arriving")
+    func connectionReceiveWindow() async throws {
+        // 3,000 answers of 51 bytes ({"reason":"Unregistered","timestamp":…}) on one connection:
+        // more than twice the 65,535 bytes HTTP/2 allows before the client's first WINDOW_UPDATE.
+        let count = 3_000
+        try await SimulatorHarness.with(
+            simulator: {
+                $0.devices.unregistered = Dictionary(
+                    uniqueKeysWithValues: (0..<count).map { (SimulatorHarness.token($0).hex, 1_700_000_000_000) })
+            },
+            client: {
+                $0.requestTimeout = .seconds(10)
+                $0.maxAttempts = 1
+            }
+        ) { harness in
+            let failures = try await APNsResilienceTests.sendAll(count: count, window: 100, harness: harness)
+            let unexpected = failures.filter { $0 != "410 Unregistered" }
+            #expect(failures.count == count)
+            #expect(unexpected.count == 0, "first: \(unexpected.prefix(3))")
+            let counters = try await harness.simulator.counters()
+            #expect(counters.connections == 1)
+            #expect(counters.rejections["Unregistered"] == count)
+        }
+    }
+
     @Test("a connection reset fails in-flight requests as retryable; answered ones stay answered")
     func reset() async throws {
         try await SimulatorHarness.with(

@@ -5,53 +5,69 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// Serves one HTTP/2 stream: collects the request, applies faults, validates, and answers with
-/// APNs's status, `apns-id` and JSON reason.
-final class APNsSimulatorStreamHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
+/// Serves every stream of one connection at the frame level: collects each request, applies
+/// faults, validates, and answers with APNs's status, `apns-id` and JSON reason.
+///
+/// NIO's HTTP/2 handler runs without a stream multiplexer here, as in the client: a child
+/// `Channel` per stream cost the simulator more than the request itself, and a benchmark's
+/// simulator shares the machine with the client it measures. Answers written in one event loop
+/// tick go out with one flush.
+final class APNsSimulatorRequestHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private typealias Outcome = Result<APNsSimulatorRequestValidator.Notification, APNsSimulatorRequestValidator.Rejection>
+
+    /// A stream the client opened; it stays here until NIO reports it closed.
+    private struct Stream {
+        var headers: HPACKHeaders?
+        var body: ByteBuffer?
+    }
 
     private static let statusStrings: [Int: String] = Dictionary(
         uniqueKeysWithValues: [200, 400, 403, 404, 405, 410, 413, 429, 500, 503].map { ($0, String($0)) })
 
     private let connection: APNsSimulatorConnection
-    private var headers: HPACKHeaders?
-    private var body: ByteBuffer?
+    private var streams: [HTTP2StreamID: Stream] = [:]
+    private var flushScheduled = false
 
     init(connection: APNsSimulatorConnection) {
         self.connection = connection
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        connection.streamOpened(try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID))
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        connection.streamClosed()
-    }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .headers(let frame):
-            if headers == nil {
-                headers = frame.headers
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            if streams[frame.streamID] == nil {
+                streams[frame.streamID] = Stream(headers: headers.headers)
+                connection.streamOpened(frame.streamID)
             }
-            if frame.endStream { requestComplete(context: context) }
-        case .data(let frame):
-            guard case .byteBuffer(let chunk) = frame.data else { return }
-            if body == nil {
-                body = chunk
+            if headers.endStream { requestComplete(frame.streamID, context: context) }
+        case .data(let data):
+            guard streams[frame.streamID] != nil, case .byteBuffer(let chunk) = data.data else { return }
+            if streams[frame.streamID]!.body == nil {
+                streams[frame.streamID]!.body = chunk
             } else {
-                body!.writeImmutableBuffer(chunk)
+                streams[frame.streamID]!.body!.writeImmutableBuffer(chunk)
             }
-            if frame.endStream { requestComplete(context: context) }
+            if data.endStream { requestComplete(frame.streamID, context: context) }
         default:
             break
         }
     }
 
-    private func requestComplete(context: ChannelHandlerContext) {
-        guard !connection.isResetting else { return }
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent, streams.removeValue(forKey: closed.streamID) != nil {
+            connection.streamClosed()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func requestComplete(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard !connection.isResetting, let stream = streams[streamID] else { return }
+        // The request is complete: only its presence is needed from here on.
+        streams[streamID] = Stream()
         let shared = connection.shared
         let faults = shared.configuration.faults
         let loopState = connection.loopState
@@ -73,8 +89,8 @@ final class APNsSimulatorStreamHandler: ChannelInboundHandler {
             return
         }
 
-        let requestHeaders = headers ?? HPACKHeaders()
-        let payload = body ?? ByteBuffer()
+        let requestHeaders = stream.headers ?? HPACKHeaders()
+        let payload = stream.body ?? ByteBuffer()
         let now = APNsSimulatorSharedState.nowMilliseconds()
         var outcome = shared.validator.validate(
             headers: requestHeaders, body: payload, authentication: &connection.authentication, nowMilliseconds: now)
@@ -91,10 +107,14 @@ final class APNsSimulatorStreamHandler: ChannelInboundHandler {
         let responseAPNsID = requestHeaders.first(name: "apns-id") ?? APNsID.random(using: &loopState.random).uuidString
         if let delay = shared.configuration.latency.sampleNanoseconds(using: &loopState.random) {
             context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(delay)) {
-                self.respond(context: context, outcome: outcome, apnsID: responseAPNsID, payload: payload)
+                self.respond(
+                    streamID, context: context, outcome: outcome, apnsID: responseAPNsID,
+                    requestHeaders: requestHeaders, payload: payload)
             }
         } else {
-            respond(context: context, outcome: outcome, apnsID: responseAPNsID, payload: payload)
+            respond(
+                streamID, context: context, outcome: outcome, apnsID: responseAPNsID, requestHeaders: requestHeaders,
+                payload: payload)
         }
     }
 
@@ -108,20 +128,23 @@ final class APNsSimulatorStreamHandler: ChannelInboundHandler {
         return nil
     }
 
+    /// Answers a stream that is still open (the client may have reset it meanwhile).
     private func respond(
-        context: ChannelHandlerContext,
-        outcome: Result<APNsSimulatorRequestValidator.Notification, APNsSimulatorRequestValidator.Rejection>,
-        apnsID: String, payload: ByteBuffer
+        _ streamID: HTTP2StreamID, context: ChannelHandlerContext, outcome: Outcome, apnsID: String,
+        requestHeaders: HPACKHeaders, payload: ByteBuffer
     ) {
-        guard !connection.isResetting, context.channel.isActive else { return }
+        guard !connection.isResetting, streams[streamID] != nil, context.channel.isActive else { return }
         let loopState = connection.loopState
         let configuration = connection.shared.configuration
         switch outcome {
         case .success(let notification):
-            let headers = HPACKHeaders([(":status", "200"), ("apns-id", apnsID)])
+            var headers = HPACKHeaders()
+            headers.add(name: ":status", value: "200")
+            headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
             let promise = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(
-                wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: promise)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))),
+                promise: promise)
             promise.futureResult.assumeIsolated().whenSuccess {
                 loopState.accepted += 1
                 if configuration.tracksDuplicates {
@@ -142,26 +165,40 @@ final class APNsSimulatorStreamHandler: ChannelInboundHandler {
             }
         case .failure(let rejection):
             let status = rejection.reason.documentedStatus ?? 400
-            let headers = HPACKHeaders([
-                (":status", Self.statusStrings[status] ?? String(status)), ("apns-id", apnsID),
-                ("content-type", "application/json"),
-            ])
+            var headers = HPACKHeaders()
+            headers.add(name: ":status", value: Self.statusStrings[status] ?? String(status))
+            headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+            headers.add(name: "content-type", value: "application/json")
             var json = #"{"reason":"\#(rejection.reason.rawValue)""#
             if let timestamp = rejection.timestamp { json += #","timestamp":\#(timestamp)"# }
             json += "}"
-            context.write(wrapOutboundOut(.headers(.init(headers: headers, endStream: false))), promise: nil)
-            context.writeAndFlush(
-                wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(string: json)), endStream: true))),
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: false)))),
+                promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer(string: json)), endStream: true)))),
                 promise: nil)
             loopState.rejections[rejection.reason.rawValue, default: 0] += 1
             if configuration.recordsRequests {
                 loopState.records.append(
                     APNsSimulatorRequestRecord(
-                        deviceToken: rejection.deviceToken, topic: self.headers?.first(name: "apns-topic"),
+                        deviceToken: rejection.deviceToken, topic: requestHeaders.first(name: "apns-topic"),
                         pushType: nil, priority: nil, expiration: nil, collapseID: nil,
-                        requestAPNsID: self.headers?.first(name: "apns-id"), responseAPNsID: apnsID,
+                        requestAPNsID: requestHeaders.first(name: "apns-id"), responseAPNsID: apnsID,
                         status: status, reason: rejection.reason.rawValue, payloadBytes: payload.readableBytes))
             }
+        }
+        scheduleFlush(context: context)
+    }
+
+    /// One flush per event loop tick, after the answers of the same burst have been written.
+    private func scheduleFlush(context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushScheduled = false
+            context.flush()
         }
     }
 }
