@@ -60,11 +60,13 @@ struct KafkaBenchmark {
         progress("kcat produce")
         let kcatProduce = try produceWithKcat(cluster: cluster, topic: kcatTopic, payload: payload)
 
-        // Consuming: each reads the topic it produced, from the beginning, in a consumer group.
+        // Consuming: both read the same topic from the beginning, each in its own group. The
+        // embedded broker answers a fetch with the batches as they were produced, so reading
+        // topics produced by different producers would compare their batching, not the consumers.
         progress("wrapper consume")
         let wrapperConsume = try await consumeWithWrapper(cluster: cluster, topic: wrapperTopic, group: "bench-wrapper-\(round)")
         progress("kcat consume")
-        let kcatConsume = try consumeWithKcat(cluster: cluster, topic: kcatTopic, group: "bench-kcat-\(round)")
+        let kcatConsume = try consumeWithKcat(cluster: cluster, topic: wrapperTopic, group: "bench-kcat-\(round)")
 
         return Round(
             wrapperProducePerSecond: Double(messages) / wrapperProduce.seconds,

@@ -46,7 +46,7 @@ struct KafkaCommand: AsyncParsableCommand {
         let result = try await KafkaBenchmark(
             messages: messages, partitions: partitions, rounds: rounds, batchesInFlight: batchesInFlight, logger: logger).run()
         let table = """
-            \(result.messages) keyed messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker); producers idempotent, acks=all, linger.ms=5, each message confirmed; consumers in a group from the beginning, fetch.wait.max.ms=10 (the embedded brokers hold a fetch for its full wait).
+            \(result.messages) keyed messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker); producers idempotent, acks=all, linger.ms=5, each message confirmed; both consumers read the topic the wrapper produced, from the beginning, each in its own group, fetch.wait.max.ms=10 (the embedded brokers hold a fetch for its full wait).
 
             | | wrapper (msg/s) | kcat (msg/s) | wrapper / kcat |
             |---|---:|---:|---:|
