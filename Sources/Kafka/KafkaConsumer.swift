@@ -165,14 +165,13 @@ public final class KafkaConsumer: Service, Sendable {
     // MARK: - Delivery to the application
 
     func next() async -> KafkaConsumerMessage? {
-        // Fast path: a buffered message is taken without suspending.
-        let (buffered, wakePoller) = state.withLock { takeBuffered(&$0) }
-        if wakePoller { spaceAvailable.signal() }
-        if let buffered { return buffered }
-        return await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
-                let (message, wakePoller) = takeBuffered(&state)
-                if let message { return (.some(message), wakePoller) }
+                if let message = state.buffer.popFirst() {
+                    state.handedOut += 1
+                    defer { state.pollerWaitingForSpace = false }
+                    return (.some(message), state.pollerWaitingForSpace)
+                }
                 if state.finished { return (.some(nil), false) }
                 precondition(state.waiter == nil, "KafkaConsumer.messages supports one iterating task")
                 state.waiter = continuation
@@ -183,26 +182,12 @@ public final class KafkaConsumer: Service, Sendable {
         }
     }
 
-    /// Takes the next buffered message, and says whether to wake the poll thread: only once a
-    /// full buffer has drained to half, so that the poller fetches a batch, not one message per
-    /// message taken (a thread handoff per message, measured at a fifth of librdkafka's rate).
-    private func takeBuffered(_ state: inout State) -> (KafkaConsumerMessage?, wakePoller: Bool) {
-        guard let message = state.buffer.popFirst() else { return (nil, false) }
-        state.handedOut += 1
-        guard state.pollerWaitingForSpace, state.buffer.count <= configuration.bufferCapacity / 2 else {
-            return (message, false)
-        }
-        state.pollerWaitingForSpace = false
-        return (message, true)
-    }
-
     // MARK: - Poll thread
 
     private func pollOnce() {
         // Backpressure: with the buffer full, stop polling. librdkafka then stops fetching once
-        // its own bounded queue (`queued.max.messages.kbytes`) is full. Polling resumes when
-        // the application has taken half the buffer, or after 100 ms; rebalance callbacks,
-        // which also arrive through polling, wait as long.
+        // its own bounded queue (`queued.max.messages.kbytes`) is full. Rebalance callbacks,
+        // which also arrive through polling, wait until the application takes a message.
         let capacity = configuration.bufferCapacity
         let full = state.withLock { state in
             guard state.buffer.count >= capacity, !state.finished else { return false }
@@ -217,15 +202,9 @@ public final class KafkaConsumer: Service, Sendable {
         let room = state.withLock { capacity - $0.buffer.count }
         let batchLimit = max(1, min(room, Self.fetchBatchLimit))
         withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<rd_kafka_message_t>?.self, capacity: batchLimit) { batch in
-            // Waits up to 100 ms for one message, then takes what else is already there without
-            // waiting: a batch call waits its whole timeout for a full batch, which stalled the
-            // tail of every burst (the last 10% of a 200k-message read took 70% of its time).
             // Serves rebalance callbacks too, on this thread.
-            var count = rd_kafka_consume_batch_queue(queue.pointer, 100, batch.baseAddress, 1)
+            let count = rd_kafka_consume_batch_queue(queue.pointer, 100, batch.baseAddress, batchLimit)
             guard count > 0 else { return }
-            if batchLimit > 1 {
-                count += max(0, rd_kafka_consume_batch_queue(queue.pointer, 0, batch.baseAddress! + 1, batchLimit - 1))
-            }
             var messages: [KafkaConsumerMessage] = []
             messages.reserveCapacity(count)
             for index in 0..<count {
