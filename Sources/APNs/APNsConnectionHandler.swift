@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -17,8 +18,17 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     struct Events: Sendable {
         var ready: @Sendable (_ maxStreams: Int) -> Void
         var maxStreamsChanged: @Sendable (_ maxStreams: Int) -> Void
-        var goingAway: @Sendable () -> Void
+        /// GOAWAY arrived: its error code and APNs's reason (the JSON `reason` of the debug
+        /// data, such as `IdleTimeout` or `Shutdown`), when it gave one.
+        var goingAway: @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void
+        /// A PING went unanswered: the connection takes no new streams and is being closed.
+        var unresponsive: @Sendable () -> Void
         var closed: @Sendable () -> Void
+    }
+
+    /// Why in-flight requests failed when a PING went unanswered.
+    struct KeepaliveTimeout: Error, CustomStringConvertible {
+        var description: String { "the connection did not acknowledge a PING in time" }
     }
 
     /// One request in flight.
@@ -44,6 +54,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private var flushScheduled = false
     private var keepalive: RepeatedTask?
     private var pingDeadline: Scheduled<Void>?
+    /// Closing after an unanswered PING; the TLS shutdown may take a while on a silent peer.
+    private var isClosing = false
 
     init(events: Events, pingInterval: TimeAmount?, pingTimeout: TimeAmount) {
         self.events = events
@@ -61,7 +73,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
 
     /// Sends a request on a new stream; `promise` gets the outcome.
     func send(headers: HPACKHeaders, payload: ByteBuffer, timeout: TimeAmount, promise: EventLoopPromise<APNsStreamOutcome>) {
-        guard let context, context.channel.isActive, goAwayLastStreamID == nil,
+        guard let context, context.channel.isActive, !isClosing, goAwayLastStreamID == nil,
             nextStreamID < HTTP2StreamID.maxID
         else {
             promise.succeed(.refused)
@@ -110,10 +122,10 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             complete(frame.streamID, code == .refusedStream ? .refused : .connectionLost(NIOHTTP2Errors.streamClosed(streamID: frame.streamID, errorCode: code)))
         case .settings(.settings(let settings)):
             receivedSettings(settings, context: context)
-        case .goAway(let lastStreamID, _, _):
+        case .goAway(let lastStreamID, let errorCode, let debugData):
             // NIO closes the streams above `lastStreamID` (StreamClosedEvent) after this frame.
             goAwayLastStreamID = min(goAwayLastStreamID ?? .maxID, lastStreamID)
-            events.goingAway()
+            events.goingAway(errorCode, debugData.flatMap(Self.reason(inDebugData:)))
         case .ping(_, ack: true):
             pingDeadline?.cancel()
             pingDeadline = nil
@@ -184,6 +196,16 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         scheduleFlush(context: context)
     }
 
+    private struct GoAwayDebugData: Decodable {
+        var reason: String
+    }
+
+    /// APNs puts `{"reason":"…"}` into a GOAWAY's debug data.
+    static func reason(inDebugData data: ByteBuffer) -> String? {
+        guard data.readableBytes > 0, data.readableBytes <= 1024 else { return nil }
+        return try? JSONDecoder().decode(GoAwayDebugData.self, from: Data(data.readableBytesView)).reason
+    }
+
     /// Errors that prove the server never processed the stream: REFUSED_STREAM, a stream opened
     /// after GOAWAY, or a stream above the GOAWAY's last stream id (NIO closes those itself).
     private func isRefusal(_ error: any Error, streamID: HTTP2StreamID) -> Bool {
@@ -213,11 +235,24 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// The peer went silent: fail what is in flight now (closing waits for a TLS shutdown the
+    /// peer will not answer), take no new streams, and close.
+    private func keepaliveFailed(context: ChannelHandlerContext) {
+        guard !isClosing else { return }
+        isClosing = true
+        keepalive?.cancel()
+        events.unresponsive()
+        for streamID in Array(streams.keys) {
+            complete(streamID, .connectionLost(KeepaliveTimeout()))
+        }
+        context.close(promise: nil)
+    }
+
     /// Sends a PING unless one is outstanding; closes the connection when it stays unanswered.
     private func sendPing(context: ChannelHandlerContext) {
         guard pingDeadline == nil else { return }
         pingDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: pingTimeout) {
-            context.close(promise: nil)
+            self.keepaliveFailed(context: context)
         }
         let ping = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 0), ack: false))
         context.writeAndFlush(wrapOutboundOut(ping), promise: nil)

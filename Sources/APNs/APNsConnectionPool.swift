@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOHTTP2
 import NIOSSL
 import Synchronization
 
@@ -180,9 +181,17 @@ final class APNsConnectionPool: Sendable {
                 }
                 self.resume(leases)
             },
-            goingAway: {
-                let connect = self.state.withLock { $0.machine.goingAway(id) }
-                self.open(connect.map { [$0] } ?? [])
+            goingAway: { errorCode, reason in
+                // No new streams go to this connection; a replacement opens now. APNs says why
+                // (IdleTimeout, Shutdown, …): worth a line when it is not a routine close.
+                self.logger.log(
+                    level: errorCode == .noError ? .debug : .info, "APNs sent GOAWAY",
+                    metadata: ["apns.goaway.error": "\(errorCode)", "apns.goaway.reason": "\(reason ?? "none")"])
+                self.retire(id)
+            },
+            unresponsive: {
+                self.logger.info("APNs connection did not answer a PING; replacing it")
+                self.retire(id)
             },
             closed: { self.closed(id) })
         let timeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanoseconds)
@@ -211,6 +220,12 @@ final class APNsConnectionPool: Sendable {
                 self.closed(id)
             }
         }
+    }
+
+    /// Gives connection `id` no new streams and opens its replacement.
+    private func retire(_ id: Int) {
+        let connect = state.withLock { $0.machine.goingAway(id) }
+        open(connect.map { [$0] } ?? [])
     }
 
     private func closed(_ id: Int) {

@@ -99,7 +99,7 @@ public final class APNsSimulator: Sendable {
             let snapshot = try await loop.submit {
                 (
                     loopState.requests, loopState.accepted, loopState.stalled, loopState.rejections,
-                    loopState.acceptances
+                    loopState.acceptances, loopState.pings, loopState.unresponsiveConnections
                 )
             }.get()
             counters.requests += snapshot.0
@@ -107,6 +107,8 @@ public final class APNsSimulator: Sendable {
             counters.stalled += snapshot.2
             counters.rejections.merge(snapshot.3, uniquingKeysWith: +)
             acceptances.merge(snapshot.4, uniquingKeysWith: +)
+            counters.pings += snapshot.5
+            counters.unresponsiveConnections += snapshot.6
         }
         for (key, count) in acceptances {
             counters.distinctAccepted += 1

@@ -12,6 +12,10 @@ final class APNsSimulatorConnection {
     /// Whether the full stream limit has been advertised.
     private(set) var advertisesFullStreamLimit: Bool
     private var openStreams = 0
+    /// Streams the client has opened on this connection.
+    private(set) var streamsOpened = 0
+    /// Set once the unresponsive fault fired: nothing is read or answered any more.
+    private(set) var isUnresponsive = false
     /// The highest stream id the client has opened: the last stream a GOAWAY promises to serve.
     private(set) var highestStreamID = HTTP2StreamID(0)
     private(set) var isGoingAway = false
@@ -42,6 +46,7 @@ final class APNsSimulatorConnection {
 
     func streamOpened(_ streamID: HTTP2StreamID) {
         openStreams += 1
+        streamsOpened += 1
         if streamID > highestStreamID { highestStreamID = streamID }
         lastActivity = .now()
     }
@@ -75,6 +80,15 @@ final class APNsSimulatorConnection {
         if openStreams == 0 {
             closeAfterFlush()
         }
+    }
+
+    /// Stops reading: later frames, PINGs included, stay unread and unanswered, and the
+    /// connection stays open until the client closes it.
+    func becomeUnresponsive() {
+        guard !isUnresponsive else { return }
+        isUnresponsive = true
+        loopState.unresponsiveConnections += 1
+        channel.setOption(.autoRead, value: false).whenFailure { _ in }
     }
 
     /// Drops the connection without GOAWAY. Everything already written is flushed first, so

@@ -30,6 +30,10 @@ public struct APNsSimulatorCounters: Sendable, Hashable, Codable {
     public var tlsHandshakeFailures: Int = 0
     /// Connections closed with GOAWAY IdleTimeout.
     public var idleTimeouts: Int = 0
+    /// PINGs received from clients (acknowledged unless the connection went silent).
+    public var pings: Int = 0
+    /// Connections silenced by the unresponsive fault.
+    public var unresponsiveConnections: Int = 0
 
     public init() {}
 

@@ -19,6 +19,10 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
     public var stallRate: Double
     /// Fraction of new connections whose TLS handshake is aborted.
     public var tlsHandshakeFailureRate: Double
+    /// Each connection goes silent when the client opens stream N + 1: it stops reading, so
+    /// that request and every later one, PINGs included, get no answer, as behind a dead
+    /// network path. The TCP connection stays open.
+    public var unresponsiveAfterStreams: Int?
 
     public init(
         internalServerErrorRate: Double = 0,
@@ -27,7 +31,8 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
         goAwayEveryStreams: Int? = nil,
         connectionResetEveryStreams: Int? = nil,
         stallRate: Double = 0,
-        tlsHandshakeFailureRate: Double = 0
+        tlsHandshakeFailureRate: Double = 0,
+        unresponsiveAfterStreams: Int? = nil
     ) {
         self.internalServerErrorRate = internalServerErrorRate
         self.serviceUnavailableRate = serviceUnavailableRate
@@ -36,5 +41,6 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
         self.connectionResetEveryStreams = connectionResetEveryStreams
         self.stallRate = stallRate
         self.tlsHandshakeFailureRate = tlsHandshakeFailureRate
+        self.unresponsiveAfterStreams = unresponsiveAfterStreams
     }
 }

@@ -12,6 +12,8 @@ final class APNsSimulatorLoopState {
     var requests = 0
     var accepted = 0
     var stalled = 0
+    var pings = 0
+    var unresponsiveConnections = 0
     var rejections: [String: Int] = [:]
     var acceptances: [NotificationKey: Int] = [:]
     var records: [APNsSimulatorRequestRecord] = []
@@ -21,6 +23,8 @@ final class APNsSimulatorLoopState {
         requests = 0
         accepted = 0
         stalled = 0
+        pings = 0
+        unresponsiveConnections = 0
         rejections = [:]
         acceptances = [:]
         records = []

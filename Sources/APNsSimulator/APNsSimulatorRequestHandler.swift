@@ -36,10 +36,17 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !connection.isUnresponsive else { return }
         let frame = unwrapInboundIn(data)
         switch frame.payload {
         case .headers(let headers):
             if streams[frame.streamID] == nil {
+                if let limit = connection.shared.configuration.faults.unresponsiveAfterStreams,
+                    connection.streamsOpened >= limit
+                {
+                    connection.becomeUnresponsive()
+                    return
+                }
                 streams[frame.streamID] = Stream(headers: headers.headers)
                 connection.streamOpened(frame.streamID)
             }
@@ -52,6 +59,9 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
                 streams[frame.streamID]!.body!.writeImmutableBuffer(chunk)
             }
             if data.endStream { requestComplete(frame.streamID, context: context) }
+        case .ping(_, ack: false):
+            // NIO's HTTP/2 handler has already queued the acknowledgement.
+            connection.loopState.pings += 1
         default:
             break
         }

@@ -61,6 +61,8 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var stallRate = 0.0
     @Option(help: "Fraction of TLS handshakes aborted.")
     var tlsFailureRate = 0.0
+    @Option(help: "Each connection stops reading and answering (PINGs too) after N streams.")
+    var unresponsiveAfterStreams: Int?
     @Option(help: "GOAWAY IdleTimeout after this many idle seconds.")
     var idleTimeoutSeconds: Int?
     @Flag(help: "Do not track duplicates or per-token counts (saves memory in long benchmarks).")
@@ -88,7 +90,8 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
         configuration.faults = APNsSimulatorFaults(
             internalServerErrorRate: internalServerErrorRate, serviceUnavailableRate: serviceUnavailableRate,
             shutdownRate: shutdownRate, goAwayEveryStreams: goAwayEvery, connectionResetEveryStreams: resetEvery,
-            stallRate: stallRate, tlsHandshakeFailureRate: tlsFailureRate)
+            stallRate: stallRate, tlsHandshakeFailureRate: tlsFailureRate,
+            unresponsiveAfterStreams: unresponsiveAfterStreams)
         configuration.idleTimeout = idleTimeoutSeconds.map { .seconds($0) }
         if let certificate, let privateKey, let certificateAuthority {
             configuration.tls = APNsSimulatorTLSIdentity(

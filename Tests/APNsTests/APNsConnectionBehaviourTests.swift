@@ -1,4 +1,4 @@
-import APNs
+@testable import APNs
 import APNsCore
 import APNsSimulator
 import Crypto
@@ -76,6 +76,45 @@ struct APNsConnectionBehaviourTests {
             let counters = try await harness.simulator.counters()
             #expect(counters.stalled == 1)
         }
+    }
+
+    @Test("PING keepalive: an idle connection is pinged; one whose peer went silent is dropped and replaced")
+    func pingKeepalive() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.faults.unresponsiveAfterStreams = 1 },
+            client: {
+                $0.pingInterval = .milliseconds(100)
+                $0.pingTimeout = .milliseconds(300)
+                $0.maxAttempts = 1
+            }
+        ) { harness in
+            #expect(try await harness.client.send(harness.request()).status == 200)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await harness.simulator.counters().pings < 2, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(try await harness.simulator.counters().pings >= 2)
+
+            // The second stream finds the peer silent. The request timeout is a minute: the
+            // unanswered PING is what closes the connection, so the request fails as a lost
+            // connection (retryable), not as a timeout.
+            let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(error?.code == .connectionLost)
+            #expect(error?.isRetryable == true)
+
+            // A new connection carries the next notification.
+            #expect(try await harness.client.send(harness.request()).status == 200)
+            let counters = try await harness.simulator.counters()
+            #expect(counters.unresponsiveConnections == 1)
+            #expect(counters.connections == 2)
+        }
+    }
+
+    @Test("GOAWAY debug data: APNs's reason is read, anything else is ignored")
+    func goAwayReason() {
+        #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer(string: #"{"reason":"IdleTimeout"}"#)) == "IdleTimeout")
+        #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer(string: "shutting down")) == nil)
+        #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer()) == nil)
     }
 
     @Test("an aborted TLS handshake is a retryable connect failure")
