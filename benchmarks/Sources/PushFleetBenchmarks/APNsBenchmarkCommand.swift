@@ -27,6 +27,8 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
     var python = "python3"
     @Option(help: "The aioapns benchmark script.")
     var aioapnsScript = "benchmarks/aioapns_bench.py"
+    @Option(help: "Rounds; each runs every client at every connection count. Medians are reported.")
+    var rounds = 3
     @Option(help: "Where to write apns.md and apns.json.")
     var output = "benchmarks/results"
 
@@ -63,30 +65,35 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
             simulatorPID: simulatorProcess.process.processIdentifier)
 
         var measurements: [APNsBenchmarkReport.Measurement] = []
-        for connectionCount in connectionCounts {
-            let ours = try await client.run(
-                connections: connectionCount, streamsPerConnection: streamsPerConnection, count: count,
-                simulator: simulatorProcess)
-            let limit = try await offCooperativePool {
-                try references.h2load(
-                    binary: h2load, connections: connectionCount, streamsPerConnection: streamsPerConnection,
-                    count: count)
+        for round in 1...max(1, rounds) {
+            for connectionCount in connectionCounts {
+                var ours = try await client.run(
+                    connections: connectionCount, streamsPerConnection: streamsPerConnection, count: count,
+                    simulator: simulatorProcess)
+                var limit = try await offCooperativePool {
+                    try references.h2load(
+                        binary: h2load, connections: connectionCount, streamsPerConnection: streamsPerConnection,
+                        count: count)
+                }
+                var peer = try await offCooperativePool {
+                    try references.aioapns(
+                        python: python, script: aioapnsScript, keyPath: keyPath, keyID: keyID, teamID: teamID,
+                        payload: payloadText, connections: connectionCount,
+                        streamsPerConnection: streamsPerConnection, count: aioapnsCount)
+                }
+                ours.round = round
+                limit.round = round
+                peer.round = round
+                for measurement in [ours, limit, peer] {
+                    FileHandle.standardError.write(Data("round \(round): \(Self.line(measurement))\n".utf8))
+                }
+                measurements += [ours, limit, peer]
             }
-            let peer = try await offCooperativePool {
-                try references.aioapns(
-                    python: python, script: aioapnsScript, keyPath: keyPath, keyID: keyID, teamID: teamID,
-                    payload: payloadText, connections: connectionCount, streamsPerConnection: streamsPerConnection,
-                    count: aioapnsCount)
-            }
-            for measurement in [ours, limit, peer] {
-                FileHandle.standardError.write(Data("\(Self.line(measurement))\n".utf8))
-            }
-            measurements += [ours, limit, peer]
         }
 
         let report = APNsBenchmarkReport(
             machine: .current(), payloadBytes: payloadText.utf8.count, streamsPerConnection: streamsPerConnection,
-            measurements: measurements)
+            rounds: max(1, rounds), measurements: measurements)
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -128,24 +135,35 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
             | Swift | \(machine.swiftVersion) |
             | date | \(machine.date) |
 
+            Each of \(report.rounds) rounds runs every client at every connection count, back to back; the
+            table shows each client's median round by rate, and each ratio is the median of the
+            per-round ratios (the two sides of a ratio ran under the same machine load).
+
             | connections | client | notifications/s | ok | client CPU s/100k | simulator CPU s/100k | p50 ms | p99 ms |
             |---:|---|---:|---:|---:|---:|---:|---:|
 
             """
-        for m in report.measurements {
-            text += "| \(m.connections) | \(m.client) | \(Int(m.notificationsPerSecond)) | \(m.succeeded)/\(m.notifications) "
-            text += "| \(format(m.clientCPUSecondsPer100k)) | \(format(m.simulatorCPUSecondsPer100k)) "
-            text += "| \(format(m.latencyP50Milliseconds)) | \(format(m.latencyP99Milliseconds)) |\n"
-        }
-        text += "\n| connections | APNsClient / h2load | APNsClient / aioapns |\n|---:|---:|---:|\n"
-        for connections in Set(report.measurements.map(\.connections)).sorted() {
-            let rate = { (client: String) in
-                report.measurements.first { $0.client == client && $0.connections == connections }?.notificationsPerSecond
+        let connectionCounts = Set(report.measurements.map(\.connections)).sorted()
+        for connections in connectionCounts {
+            for client in ["APNsClient", "h2load", "aioapns"] {
+                guard let m = report.median(of: client, connections: connections) else { continue }
+                text += "| \(m.connections) | \(m.client) | \(Int(m.notificationsPerSecond)) | \(m.succeeded)/\(m.notifications) "
+                text += "| \(format(m.clientCPUSecondsPer100k)) | \(format(m.simulatorCPUSecondsPer100k)) "
+                text += "| \(format(m.latencyP50Milliseconds)) | \(format(m.latencyP99Milliseconds)) |\n"
             }
-            guard let ours = rate("APNsClient") else { continue }
-            let vsLimit = rate("h2load").map { format(ours / $0 * 100, 0) + " %" } ?? "–"
-            let vsPeer = rate("aioapns").map { format(ours / $0, 1) + " ×" } ?? "–"
-            text += "| \(connections) | \(vsLimit) | \(vsPeer) |\n"
+        }
+        text += "\n| connections | APNsClient / h2load | APNsClient / aioapns | rounds (APNsClient / h2load / aioapns notifications/s) |\n"
+        text += "|---:|---:|---:|---|\n"
+        for connections in connectionCounts {
+            let vsLimit = report.ratio("APNsClient", to: "h2load", connections: connections).map { format($0 * 100, 0) + " %" } ?? "–"
+            let vsPeer = report.ratio("APNsClient", to: "aioapns", connections: connections).map { format($0, 1) + " ×" } ?? "–"
+            let rounds = (1...report.rounds).map { round in
+                ["APNsClient", "h2load", "aioapns"].map { client in
+                    report.measurements(of: client, connections: connections).first { $0.round == round }
+                        .map { String(Int($0.notificationsPerSecond)) } ?? "–"
+                }.joined(separator: " / ")
+            }.joined(separator: "; ")
+            text += "| \(connections) | \(vsLimit) | \(vsPeer) | \(rounds) |\n"
         }
         return text
     }
