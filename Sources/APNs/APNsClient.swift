@@ -289,7 +289,7 @@ public final class APNsClient: Sendable {
             name: ":path", value: pseudoHeader(":path", "/3/device/" + request.deviceToken.hex), indexing: .nonIndexable)
         headers.add(name: ":authority", value: authority)
         if let providerToken {
-            headers.add(name: "authorization", value: "bearer " + providerToken.value)
+            headers.add(name: "authorization", value: providerToken.authorization)
         }
         headers.add(name: "apns-topic", value: request.topic)
         headers.add(name: "apns-push-type", value: request.pushType.rawValue)

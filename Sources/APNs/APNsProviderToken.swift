@@ -8,6 +8,8 @@ public struct APNsProviderToken: Sendable, Hashable, CustomStringConvertible {
     public let value: String
     /// The `iat` claim.
     public let issuedAt: Date
+    /// `bearer <value>`, built once rather than for every request.
+    let authorization: String
 
     /// Signs a new token.
     public init(teamID: String, keyID: String, privateKey: P256.Signing.PrivateKey, issuedAt: Date) throws {
@@ -18,6 +20,7 @@ public struct APNsProviderToken: Sendable, Hashable, CustomStringConvertible {
         let signature = try privateKey.signature(for: Data(signingInput.utf8))
         self.value = signingInput + "." + Self.base64URL(Array(signature.rawRepresentation))
         self.issuedAt = Date(timeIntervalSince1970: TimeInterval(iat))
+        self.authorization = "bearer " + value
     }
 
     /// The token text is a credential: it is not printed.
