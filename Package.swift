@@ -20,7 +20,7 @@ let package = Package(
         .library(name: "Redis", targets: ["Redis"]),
         .library(name: "APNsCore", targets: ["APNsCore"]),
         .library(name: "APNs", targets: ["APNs"]),
-        .library(name: "HTTP2ConnectionWindow", targets: ["HTTP2ConnectionWindow"]),
+        .library(name: "HTTP2Frames", targets: ["HTTP2Frames"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushStore", targets: ["PushStore"]),
@@ -87,7 +87,7 @@ let package = Package(
         ),
         // What the frame-level HTTP/2 handlers of the client and the simulator both need.
         .target(
-            name: "HTTP2ConnectionWindow",
+            name: "HTTP2Frames",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -99,7 +99,7 @@ let package = Package(
             name: "APNs",
             dependencies: [
                 "APNsCore",
-                "HTTP2ConnectionWindow",
+                "HTTP2Frames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -116,7 +116,7 @@ let package = Package(
             name: "APNsSimulator",
             dependencies: [
                 "APNsCore",
-                "HTTP2ConnectionWindow",
+                "HTTP2Frames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

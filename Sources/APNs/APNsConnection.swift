@@ -1,4 +1,4 @@
-import HTTP2ConnectionWindow
+import HTTP2Frames
 import NIOCore
 import NIOHPACK
 import NIOHTTP2

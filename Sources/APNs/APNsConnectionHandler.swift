@@ -1,4 +1,5 @@
 import Foundation
+import HTTP2Frames
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -51,7 +52,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private var nextStreamID = HTTP2StreamID(1)
     private var goAwayLastStreamID: HTTP2StreamID?
     private var maxStreams: Int?
-    private var flushScheduled = false
+    private let flushes = FlushCoalescer()
     private var keepalive: RepeatedTask?
     private var timeoutSweep: RepeatedTask?
     private var pingDeadline: Scheduled<Void>?
@@ -96,7 +97,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         written.futureResult.assumeIsolated().whenFailure { error in
             self.complete(streamID, self.isRefusal(error, streamID: streamID) ? .refused : .connectionLost(error))
         }
-        scheduleFlush(context: context)
+        flushes.flushSoon(context)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -217,7 +218,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             complete(streamID, .timedOut)
             context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
         }
-        if !expired.isEmpty { scheduleFlush(context: context) }
+        if !expired.isEmpty { flushes.flushSoon(context) }
         if streams.isEmpty {
             timeoutSweep?.cancel()
             timeoutSweep = nil
@@ -241,17 +242,6 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         if let closed = error as? NIOHTTP2Errors.StreamClosed, closed.errorCode == .refusedStream { return true }
         if let lastStreamID = goAwayLastStreamID, streamID > lastStreamID { return true }
         return false
-    }
-
-    /// One flush per event loop tick: the flush runs after the tasks already queued (typically
-    /// the other requests of the same burst) have written their frames.
-    private func scheduleFlush(context: ChannelHandlerContext) {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushScheduled = false
-            context.flush()
-        }
     }
 
     private func startKeepalive(context: ChannelHandlerContext) {

@@ -1,4 +1,4 @@
-import HTTP2ConnectionWindow
+import HTTP2Frames
 import SwiftASN1
 import NIOCore
 import NIOHTTP2

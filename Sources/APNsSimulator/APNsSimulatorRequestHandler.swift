@@ -1,6 +1,7 @@
 import Atomics
 import APNsCore
 import Foundation
+import HTTP2Frames
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -29,7 +30,7 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
 
     private let connection: APNsSimulatorConnection
     private var streams: [HTTP2StreamID: Stream] = [:]
-    private var flushScheduled = false
+    private let flushes = FlushCoalescer()
 
     init(connection: APNsSimulatorConnection) {
         self.connection = connection
@@ -199,16 +200,6 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
                         status: status, reason: rejection.reason.rawValue, payloadBytes: payload.readableBytes))
             }
         }
-        scheduleFlush(context: context)
-    }
-
-    /// One flush per event loop tick, after the answers of the same burst have been written.
-    private func scheduleFlush(context: ChannelHandlerContext) {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushScheduled = false
-            context.flush()
-        }
+        flushes.flushSoon(context)
     }
 }
