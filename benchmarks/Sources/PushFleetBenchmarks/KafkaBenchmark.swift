@@ -11,6 +11,11 @@ struct KafkaBenchmark {
         let kcatProducePerSecond: Double
         let wrapperConsumePerSecond: Double
         let kcatConsumePerSecond: Double
+        /// Seconds from subscribing to the first message: mostly joining the group.
+        let wrapperFirstMessageSeconds: Double
+        /// The same for kcat, from a separate `kcat -c 1` run in a fresh group (process start
+        /// included).
+        let kcatFirstMessageSeconds: Double
     }
 
     struct Result: Codable {
@@ -25,6 +30,8 @@ struct KafkaBenchmark {
         /// Medians of the per-round ratios: each round's two sides saw the same load.
         var produceRatio: Double { median(rounds.map { $0.wrapperProducePerSecond / $0.kcatProducePerSecond }) }
         var consumeRatio: Double { median(rounds.map { $0.wrapperConsumePerSecond / $0.kcatConsumePerSecond }) }
+        var wrapperFirstMessageSeconds: Double { median(rounds.map(\.wrapperFirstMessageSeconds)) }
+        var kcatFirstMessageSeconds: Double { median(rounds.map(\.kcatFirstMessageSeconds)) }
 
         private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     }
@@ -65,14 +72,18 @@ struct KafkaBenchmark {
         // topics produced by different producers would compare their batching, not the consumers.
         progress("wrapper consume")
         let wrapperConsume = try await consumeWithWrapper(cluster: cluster, topic: wrapperTopic, group: "bench-wrapper-\(round)")
+        progress("kcat first message")
+        let kcatFirst = try consumeWithKcat(cluster: cluster, topic: wrapperTopic, group: "bench-kcat-first-\(round)", count: 1)
         progress("kcat consume")
         let kcatConsume = try consumeWithKcat(cluster: cluster, topic: wrapperTopic, group: "bench-kcat-\(round)")
 
         return Round(
             wrapperProducePerSecond: Double(messages) / wrapperProduce.seconds,
             kcatProducePerSecond: Double(messages) / kcatProduce.seconds,
-            wrapperConsumePerSecond: Double(messages) / wrapperConsume.seconds,
-            kcatConsumePerSecond: Double(messages) / kcatConsume.seconds)
+            wrapperConsumePerSecond: Double(messages) / wrapperConsume.total.seconds,
+            kcatConsumePerSecond: Double(messages) / kcatConsume.seconds,
+            wrapperFirstMessageSeconds: wrapperConsume.firstMessage.seconds,
+            kcatFirstMessageSeconds: kcatFirst.seconds)
     }
 
     private var consumerProperties: KafkaConfigurationProperties {
@@ -135,26 +146,33 @@ struct KafkaBenchmark {
         return output.elapsed
     }
 
-    private func consumeWithWrapper(cluster: EmbeddedKafkaCluster, topic: String, group: String) async throws -> Duration {
+    /// The time to read every message, and the time to the first (the group join).
+    private func consumeWithWrapper(
+        cluster: EmbeddedKafkaCluster, topic: String, group: String
+    ) async throws -> (total: Duration, firstMessage: Duration) {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
                 bufferCapacity: 10_000, properties: consumerProperties),
             logger: logger)
         let started = ContinuousClock.now
+        var firstMessage: Duration?
         var count = 0
         for await message in consumer.messages {
+            if firstMessage == nil { firstMessage = ContinuousClock.now - started }
             consumer.markProcessed(message)
             count += 1
             if count == messages { break }
         }
         let elapsed = ContinuousClock.now - started
         await consumer.close()
-        return elapsed
+        return (elapsed, firstMessage ?? elapsed)
     }
 
-    private func consumeWithKcat(cluster: EmbeddedKafkaCluster, topic: String, group: String) throws -> Duration {
-        var arguments = ["-b", cluster.bootstrapServers, "-G", group, "-o", "beginning", "-c", String(messages), "-q"]
+    private func consumeWithKcat(
+        cluster: EmbeddedKafkaCluster, topic: String, group: String, count: Int? = nil
+    ) throws -> Duration {
+        var arguments = ["-b", cluster.bootstrapServers, "-G", group, "-o", "beginning", "-c", String(count ?? messages), "-q"]
         for (key, value) in consumerProperties.values.sorted(by: { $0.key < $1.key }) {
             arguments += ["-X", "\(key)=\(value)"]
         }

@@ -53,6 +53,8 @@ struct KafkaCommand: AsyncParsableCommand {
             | produce | \(Int(result.wrapperProducePerSecond)) | \(Int(result.kcatProducePerSecond)) | \(String(format: "%.0f%%", result.produceRatio * 100)) |
             | consume | \(Int(result.wrapperConsumePerSecond)) | \(Int(result.kcatConsumePerSecond)) | \(String(format: "%.0f%%", result.consumeRatio * 100)) |
 
+            Most of a read is joining the group: the first message came after \(String(format: "%.2f", result.wrapperFirstMessageSeconds)) s through the wrapper and \(String(format: "%.2f", result.kcatFirstMessageSeconds)) s through kcat (a separate `kcat -c 1` run in a fresh group, process start included); the rest of the \(result.messages) then took the wrapper \(String(format: "%.2f", Double(result.messages) / result.wrapperConsumePerSecond - result.wrapperFirstMessageSeconds)) s and kcat about \(String(format: "%.2f", Double(result.messages) / result.kcatConsumePerSecond - result.kcatFirstMessageSeconds)) s (medians).
+
             Medians of \(result.rounds.count) rounds; the ratio is the median of per-round ratios.
             Per round (wrapper/kcat msg/s): produce \(result.rounds.map { "\(Int($0.wrapperProducePerSecond))/\(Int($0.kcatProducePerSecond))" }.joined(separator: ", ")); consume \(result.rounds.map { "\(Int($0.wrapperConsumePerSecond))/\(Int($0.kcatConsumePerSecond))" }.joined(separator: ", ")).
 
