@@ -114,7 +114,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         case .data(let data):
             guard var stream = streams[frame.streamID] else { return }
             if case .byteBuffer(let chunk) = data.data {
-                if stream.body == nil { stream.body = chunk } else { stream.body!.writeImmutableBuffer(chunk) }
+                stream.body.appendFrameBytes(chunk)
                 streams[frame.streamID] = stream
             }
             if data.endStream { finish(frame.streamID) }
@@ -155,9 +155,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         timeoutSweep?.cancel()
         timeoutSweep = nil
         pingDeadline?.cancel()
-        for streamID in Array(streams.keys) {
-            complete(streamID, .connectionLost(ChannelError.eof))
-        }
+        failInFlight(ChannelError.eof)
         events.closed()
         context.fireChannelInactive()
     }
@@ -260,10 +258,15 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         isClosing = true
         keepalive?.cancel()
         events.unresponsive()
-        for streamID in Array(streams.keys) {
-            complete(streamID, .connectionLost(KeepaliveTimeout()))
-        }
+        failInFlight(KeepaliveTimeout())
         context.close(promise: nil)
+    }
+
+    /// Answers every request in flight with a lost connection.
+    private func failInFlight(_ error: any Error) {
+        for streamID in Array(streams.keys) {
+            complete(streamID, .connectionLost(error))
+        }
     }
 
     /// Sends a PING unless one is outstanding; closes the connection when it stays unanswered.

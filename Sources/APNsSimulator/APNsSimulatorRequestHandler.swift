@@ -54,11 +54,7 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
             if headers.endStream { requestComplete(frame.streamID, context: context) }
         case .data(let data):
             guard streams[frame.streamID] != nil, case .byteBuffer(let chunk) = data.data else { return }
-            if streams[frame.streamID]!.body == nil {
-                streams[frame.streamID]!.body = chunk
-            } else {
-                streams[frame.streamID]!.body!.writeImmutableBuffer(chunk)
-            }
+            streams[frame.streamID]?.body.appendFrameBytes(chunk)
             if data.endStream { requestComplete(frame.streamID, context: context) }
         case .ping(_, ack: false):
             // NIO's HTTP/2 handler has already queued the acknowledgement.
