@@ -65,7 +65,8 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
             simulatorPID: simulatorProcess.process.processIdentifier)
 
         var measurements: [APNsBenchmarkReport.Measurement] = []
-        for round in 1...max(1, rounds) {
+        let rounds = max(1, self.rounds)
+        for round in 1...rounds {
             for connectionCount in connectionCounts {
                 var ours = try await client.run(
                     connections: connectionCount, streamsPerConnection: streamsPerConnection, count: count,
@@ -93,7 +94,7 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
 
         let report = APNsBenchmarkReport(
             machine: .current(), payloadBytes: payloadText.utf8.count, streamsPerConnection: streamsPerConnection,
-            rounds: max(1, rounds), measurements: measurements)
+            rounds: rounds, measurements: measurements)
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

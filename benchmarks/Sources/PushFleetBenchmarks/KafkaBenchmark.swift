@@ -32,6 +32,14 @@ struct KafkaBenchmark {
         var consumeRatio: Double { median(rounds.map { $0.wrapperConsumePerSecond / $0.kcatConsumePerSecond }) }
         var wrapperFirstMessageSeconds: Double { median(rounds.map(\.wrapperFirstMessageSeconds)) }
         var kcatFirstMessageSeconds: Double { median(rounds.map(\.kcatFirstMessageSeconds)) }
+        /// Seconds from the first message to the last, per round, then the median. kcat's is
+        /// its full read less its separate first-message run.
+        var wrapperAfterFirstMessageSeconds: Double {
+            median(rounds.map { Double(messages) / $0.wrapperConsumePerSecond - $0.wrapperFirstMessageSeconds })
+        }
+        var kcatAfterFirstMessageSeconds: Double {
+            median(rounds.map { Double(messages) / $0.kcatConsumePerSecond - $0.kcatFirstMessageSeconds })
+        }
 
         private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     }
