@@ -165,21 +165,31 @@ public final class KafkaConsumer: Service, Sendable {
     // MARK: - Delivery to the application
 
     func next() async -> KafkaConsumerMessage? {
-        await withCheckedContinuation { continuation in
-            let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
-                if let message = state.buffer.popFirst() {
-                    state.handedOut += 1
-                    defer { state.pollerWaitingForSpace = false }
-                    return (.some(message), state.pollerWaitingForSpace)
-                }
-                if state.finished { return (.some(nil), false) }
-                precondition(state.waiter == nil, "KafkaConsumer.messages supports one iterating task")
-                state.waiter = continuation
-                return (.none, false)
-            }
-            if wakePoller { spaceAvailable.signal() }
-            if let ready { continuation.resume(returning: ready) }
+        // Fast path: a buffered message needs no continuation.
+        if let ready = takeBuffered(waiter: nil) { return ready }
+        return await withCheckedContinuation { continuation in
+            if let ready = takeBuffered(waiter: continuation) { continuation.resume(returning: ready) }
         }
+    }
+
+    /// Takes the next buffered message, or `nil` (the outer optional) when there is none yet;
+    /// then `waiter`, if given, is parked until the poll thread has one.
+    private func takeBuffered(waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?) -> KafkaConsumerMessage?? {
+        let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
+            if let message = state.buffer.popFirst() {
+                state.handedOut += 1
+                defer { state.pollerWaitingForSpace = false }
+                return (.some(message), state.pollerWaitingForSpace)
+            }
+            if state.finished { return (.some(nil), false) }
+            if let waiter {
+                precondition(state.waiter == nil, "KafkaConsumer.messages supports one iterating task")
+                state.waiter = waiter
+            }
+            return (.none, false)
+        }
+        if wakePoller { spaceAvailable.signal() }
+        return ready
     }
 
     // MARK: - Poll thread
