@@ -176,6 +176,19 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         return waiters.remove(at: position).waiter
     }
 
+    /// Removes and returns the waiters `isExpired` selects (their deadline passed), keeping the
+    /// order of the rest.
+    mutating func removeWaiters(where isExpired: (Waiter) -> Bool) -> [Waiter] {
+        guard waiters.contains(where: { isExpired($0.waiter) }) else { return [] }
+        var expired: [Waiter] = []
+        var kept = CircularBuffer<(id: Int, waiter: Waiter)>(initialCapacity: waiters.count)
+        for entry in waiters {
+            if isExpired(entry.waiter) { expired.append(entry.waiter) } else { kept.append(entry) }
+        }
+        waiters = kept
+        return expired
+    }
+
     /// Stops everything: returns the waiters to fail and the connections to close.
     mutating func shutdown() -> (waiters: [Waiter], connections: [ConnectionID]) {
         isShutdown = true

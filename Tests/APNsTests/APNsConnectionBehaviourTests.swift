@@ -4,6 +4,7 @@ import APNsSimulator
 import Crypto
 import Foundation
 import NIOCore
+import NIOPosix
 import Testing
 
 /// Connections, streams and failures of the client against the simulator.
@@ -162,6 +163,29 @@ struct APNsConnectionBehaviourTests {
             let failures = try await APNsResilienceTests.sendAll(count: 20, window: 20, harness: harness)
             #expect(failures.count >= 14)
             #expect(failures.allSatisfy { $0.contains("tooManyWaiters") })
+        }
+    }
+
+    @Test("a caller waiting for a stream gives up at the request timeout")
+    func waiterTimeout() async throws {
+        // A server that accepts TCP and never answers: no connection becomes ready, so the
+        // caller waits for a stream until its timeout (the connect timeout is far longer).
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { $0.eventLoop.makeSucceededVoidFuture() }
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { silent.close(promise: nil) }
+        let port = try #require(silent.localAddress?.port)
+        try await SimulatorHarness.with(
+            client: {
+                $0.endpointOverride = .init(host: "127.0.0.1", port: port)
+                $0.connectTimeout = .seconds(60)
+                $0.requestTimeout = .milliseconds(200)
+                $0.maxAttempts = 1
+            }
+        ) { harness in
+            let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(error?.code == .timeout)
+            #expect(error?.isRetryable == true)
         }
     }
 

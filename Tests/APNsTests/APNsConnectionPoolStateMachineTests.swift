@@ -20,6 +20,18 @@ struct APNsConnectionPoolStateMachineTests {
         #expect(leases.map(\.connection) == [0])
     }
 
+    @Test("expired waiters leave the queue; the rest keep their order and are served")
+    func expiredWaiters() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        for (id, name) in ["a", "late-b", "c", "late-d"].enumerated() {
+            #expect(isQueued(machine.lease(waiterID: id, waiter: name).result))
+        }
+        #expect(machine.removeWaiters { $0.hasPrefix("late") } == ["late-b", "late-d"])
+        #expect(machine.removeWaiters { $0.hasPrefix("late") } == [])
+        #expect(machine.waiterCount == 2)
+        #expect(machine.connected(0, maxStreams: 10).map(\.waiter) == ["a", "c"])
+    }
+
     @Test("streams stop at SETTINGS_MAX_CONCURRENT_STREAMS and follow its changes")
     func followsMaxStreams() {
         var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 1000)
