@@ -45,6 +45,9 @@ public final class APNsClient: Sendable {
     private let retryBackoff: APNsBackoff
     private let logger: Logger
     private let pools = Mutex(Pools())
+    /// Draws the `apns-id` of requests that carry none: a system random draw per notification
+    /// was a system call, two of them per UUID.
+    private let apnsIDs = Mutex(SplitMix64())
 
     /// - Parameters:
     ///   - eventLoopGroup: the loops connections run on; `nil` creates (and owns) one thread per
@@ -84,7 +87,7 @@ public final class APNsClient: Sendable {
     /// ``APNsClientConfiguration/maxAttempts`` with jittered backoff, with the same `apns-id`.
     public func send(_ request: APNsRequest) async throws(APNsError) -> APNsResponse {
         let (pool, tokens) = try pool(for: request.credential, environment: request.environment)
-        let apnsID = (request.apnsID ?? .random()).uuidString
+        let apnsID = (request.apnsID ?? apnsIDs.withLock { APNsID.random(using: &$0) }).uuidString
         let authority = configuration.endpoint(for: request.environment).host
         var providerToken = try await currentToken(from: tokens)
         var attempts = 0

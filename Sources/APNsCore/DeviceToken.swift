@@ -9,22 +9,27 @@ public struct DeviceToken: Hashable, Sendable, Comparable, CustomStringConvertib
     public let hex: String
 
     public init(hex: String) throws(DeviceTokenError) {
-        guard !hex.isEmpty else { throw .empty }
-        guard hex.utf8.count <= Self.maxHexLength else { throw .tooLong(hex.utf8.count) }
-        guard hex.utf8.allSatisfy(\.isHexDigit) else { throw .notHex }
-        guard hex.utf8.count.isMultiple(of: 2) else { throw .oddLength(hex.utf8.count) }
-        self.hex = hex.lowercased()
+        let length = hex.utf8.count
+        guard length > 0 else { throw .empty }
+        guard length <= Self.maxHexLength else { throw .tooLong(length) }
+        // One pass over the bytes, and no copy for the usual lowercase token: this runs for
+        // every token of every delivery chunk.
+        var hasUppercase = false
+        for byte in hex.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUppercase = true
+            default: throw .notHex
+            }
+        }
+        guard length.isMultiple(of: 2) else { throw .oddLength(length) }
+        // Setting bit 0x20 lowercases A-F and leaves digits and a-f as they are.
+        self.hex = hasUppercase ? String(decoding: hex.utf8.map { $0 | 0x20 }, as: UTF8.self) : hex
     }
 
     public static func < (lhs: DeviceToken, rhs: DeviceToken) -> Bool { lhs.hex < rhs.hex }
 
     public var description: String { hex }
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
-    }
 }
 
 extension DeviceToken: Codable {

@@ -1,3 +1,4 @@
+import APNsCore
 import NIOCore
 
 /// Counters and records of one event loop. Only ever touched on that loop, so the hot path takes
@@ -17,7 +18,7 @@ final class APNsSimulatorLoopState {
     var rejections: [String: Int] = [:]
     var acceptances: [NotificationKey: Int] = [:]
     var records: [APNsSimulatorRequestRecord] = []
-    var random = SplitMix64(seed: UInt64.random(in: .min ... .max))
+    var random = SplitMix64()
 
     func reset() {
         requests = 0
@@ -28,23 +29,6 @@ final class APNsSimulatorLoopState {
         rejections = [:]
         acceptances = [:]
         records = []
-    }
-}
-
-/// A tiny fast generator for fault and latency draws on the hot path.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

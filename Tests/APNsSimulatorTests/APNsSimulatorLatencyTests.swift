@@ -1,4 +1,5 @@
 @testable import APNsSimulator
+import APNsCore
 import Testing
 
 /// Latency distributions.

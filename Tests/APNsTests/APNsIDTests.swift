@@ -19,6 +19,21 @@ struct APNsIDTests {
         #expect(seen.count == 1000)
     }
 
+    @Test("ids drawn from one fast generator are version 4 UUIDs and never repeat; generators differ")
+    func fastGenerator() {
+        var first = SplitMix64()
+        var second = SplitMix64()
+        var seen = Set<APNsID>()
+        for _ in 0..<50_000 {
+            let id = APNsID.random(using: &first)
+            #expect(UUID(uuidString: id.uuidString) != nil)
+            #expect(Array(id.uuidString.utf8)[14] == UInt8(ascii: "4"))
+            seen.insert(id)
+        }
+        #expect(seen.count == 50_000)
+        #expect(!seen.contains(APNsID.random(using: &second)))
+    }
+
     @Test("parsing accepts the canonical form in either case only")
     func parse() {
         #expect(APNsID("123E4567-E89B-12D3-A456-426614174000")?.uuidString == "123e4567-e89b-12d3-a456-426614174000")
