@@ -25,16 +25,22 @@ final class DeliveryReportQueue: @unchecked Sendable {
     /// Waits up to `milliseconds` for an event and completes the sends it reports on.
     func serve(waitingUpTo milliseconds: Int32) {
         guard let event = rd_kafka_queue_poll(queue, milliseconds) else { return }
-        defer { rd_kafka_event_destroy(event) }
-        guard rd_kafka_event_type(event) == RD_KAFKA_EVENT_DR else { return }
-        withUnsafeTemporaryAllocation(of: UnsafePointer<rd_kafka_message_t>?.self, capacity: Self.chunk) { messages in
-            while true {
-                let count = rd_kafka_event_message_array(event, messages.baseAddress, Self.chunk)
-                guard count > 0 else { break }
-                complete(messages.prefix(count))
-                window.release(count)
+        var reported = 0
+        if rd_kafka_event_type(event) == RD_KAFKA_EVENT_DR {
+            withUnsafeTemporaryAllocation(of: UnsafePointer<rd_kafka_message_t>?.self, capacity: Self.chunk) { messages in
+                while true {
+                    let count = rd_kafka_event_message_array(event, messages.baseAddress, Self.chunk)
+                    guard count > 0 else { break }
+                    complete(messages.prefix(count))
+                    reported += count
+                }
             }
         }
+        // librdkafka frees the messages' places in `queue.buffering.max.messages` when the event
+        // is destroyed. Permits handed back before that let a sender enqueue into a queue that
+        // is still full (Local: Queue full).
+        rd_kafka_event_destroy(event)
+        if reported > 0 { window.release(reported) }
     }
 
     /// Completes reports in runs of the same batch, so each batch is locked once per run.

@@ -159,6 +159,35 @@ import Testing
         #expect(try await admin.highWatermarks(topic: topic) == [0: 51], "each message stored once")
     }
 
+    @Test func sendersAtAFullWindowWaitInsteadOfOverflowingLibrdkafkasQueue() async throws {
+        // The window equals librdkafka's queue bound (queue.buffering.max.messages), and many
+        // senders keep it full: a permit handed back before librdkafka frees the message's
+        // slot would let a sender enqueue into a full queue (Local: Queue full).
+        let topic = KafkaTestSupport.uniqueName("window")
+        try cluster.createTopic(topic, partitions: 4)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, lingerMilliseconds: 0, maxInFlightMessages: 20),
+            logger: KafkaTestSupport.logger)
+        let sent = try await withThrowingTaskGroup(of: Int.self) { group in
+            for sender in 0..<50 {
+                group.addTask {
+                    var count = 0
+                    for call in 0..<40 {
+                        let first = (sender * 40 + call) * 5
+                        count += try await producer.send((first..<first + 5).map { KafkaTestSupport.message(topic: topic, index: $0) }).count
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(sent == 10_000)
+        await producer.close()
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.highWatermarks(topic: topic).values.reduce(0, +) == 10_000)
+    }
+
     @Test func nonRetriableDeliveryErrorIsThrownWithTheBrokerCode() async throws {
         let topic = KafkaTestSupport.uniqueName("denied")
         try cluster.createTopic(topic, partitions: 1)
