@@ -85,7 +85,8 @@ let package = Package(
             name: "APNsCore",
             swiftSettings: swiftSettings
         ),
-        // What the frame-level HTTP/2 handlers of the client and the simulator both need.
+        // Frame-level helpers over NIO's HTTP/2 handler (the simulator), and the DATA body collector
+        // the client's own codec shares.
         .target(
             name: "HTTP2Frames",
             dependencies: [
@@ -105,6 +106,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -278,7 +280,10 @@ let package = Package(
                 "APNsCore",
                 "APNsSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,7 +1,5 @@
-import HTTP2Frames
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -18,7 +16,8 @@ final class APNsConnection: Sendable {
         self.handler = handler
     }
 
-    /// Opens TCP, TLS (ALPN h2, verification on) and HTTP/2. The connection is usable once
+    /// Opens TCP, TLS (ALPN h2, verification on) and HTTP/2 (spoken by ``APNsConnectionHandler``
+    /// itself). The connection is usable once
     /// `events.ready` reports the server's first SETTINGS.
     static func connect(
         id: Int,
@@ -39,18 +38,6 @@ final class APNsConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
-                    // The client writes every header itself, in order; validating each block again
-                    // costs more than a tenth of a request. APNs validates what it receives.
-                    try pipeline.addHandler(
-                        NIOHTTP2Handler(
-                            mode: .client,
-                            initialSettings: [
-                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 0),
-                                HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                                HTTP2Setting(parameter: .enablePush, value: 0),
-                            ],
-                            headerBlockValidation: .disabled))
-                    try pipeline.addHandler(HTTP2ConnectionWindowHandler())
                     try pipeline.addHandler(
                         APNsConnectionHandler(events: events, pingInterval: pingInterval, pingTimeout: pingTimeout))
                 }

@@ -7,7 +7,8 @@ import NIOHTTP2
 /// The multiplexer is what normally answers received DATA with connection-level WINDOW_UPDATE
 /// frames. A frame-level handler has to do it itself: otherwise the peer may send only 65,535
 /// bytes of DATA over the connection's whole life (RFC 9113 §6.9.2) and every later response
-/// body — APNs error reasons on the client, request payloads on the simulator — waits forever.
+/// body (request payloads, on the simulator) waits forever. The APNs client speaks HTTP/2 itself
+/// and keeps its window open in `APNsConnectionHandler`.
 ///
 /// Put it right after `NIOHTTP2Handler`. When the window falls to half of `targetSize`, it is
 /// topped up to `targetSize` again; the update is flushed at the end of the read.
