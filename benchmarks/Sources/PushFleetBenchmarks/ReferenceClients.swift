@@ -23,10 +23,11 @@ struct ReferenceClients {
             "https://127.0.0.1:\(port)/3/device/\(deviceToken)",
         ]
         let (output, cpu, simulatorCPU) = try run(binary, arguments)
-        // "finished in 1.23s, 81234.56 req/s, ..." and "status codes: 200000 2xx, ..."
+        // "finished in 1.23s, 81234.56 req/s, ..." (or "935.14ms, ..." for a run under a second)
+        // and "status codes: 200000 2xx, ..."
         guard let finished = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
-            let secondsText = finished.split(separator: " ").dropFirst(2).first?.dropLast(2),
-            let seconds = Double(secondsText)
+            let durationText = finished.split(separator: " ").dropFirst(2).first,
+            let seconds = Self.seconds(inH2loadDuration: durationText.dropLast(durationText.hasSuffix(",") ? 1 : 0))
         else { throw BenchmarkError.failed("unexpected h2load output: \(output)") }
         let statusLine = output.split(separator: "\n").first { $0.hasPrefix("status codes:") }
         let succeeded = statusLine.flatMap { Int($0.split(separator: " ")[2]) } ?? 0
@@ -35,6 +36,14 @@ struct ReferenceClients {
             notificationsPerSecond: Double(count) / seconds, clientCPUSecondsPer100k: cpu / Double(count) * 100_000,
             simulatorCPUSecondsPer100k: simulatorCPU / Double(count) * 100_000, latencyP50Milliseconds: nil,
             latencyP99Milliseconds: nil)
+    }
+
+    /// h2load prints a duration with the unit that suits it: `1.23s`, `935.14ms`, `870us`.
+    static func seconds(inH2loadDuration text: Substring) -> Double? {
+        for (unit, scale) in [("us", 1e-6), ("ms", 1e-3), ("s", 1.0)] where text.hasSuffix(unit) {
+            return Double(text.dropLast(unit.count)).map { $0 * scale }
+        }
+        return nil
     }
 
     /// The aioapns script (benchmarks/aioapns_bench.py).
