@@ -7,28 +7,47 @@
 /// the client's CPU time in pipelined batches. Encoding here is binary safe by construction:
 /// every argument is length-prefixed.
 struct HiredisCommandBuffer {
-    private var bytes: [UInt8] = []
+    private let bytes: [UInt8]
 
     /// The number of commands (and so of replies to read).
     let count: Int
 
     /// Encodes `commands`; each must have at least one argument (the command name).
+    ///
+    /// Two passes: the exact size first, then every byte written in place into one allocation
+    /// (appending byte by byte and reversing digits in a slice cost more than the socket write).
     init(_ commands: [[RedisArgument]]) {
         count = commands.count
-        bytes.reserveCapacity(commands.count * 48)
+        var size = 0
         for command in commands {
             precondition(!command.isEmpty, "a Redis command needs at least its name")
-            appendLine(marker: UInt8(ascii: "*"), command.count)
+            size += Self.lineSize(command.count)
             for argument in command {
-                switch argument {
-                case .bytes(let value):
-                    appendBulk(value)
-                case .string(var value):
-                    value.withUTF8 { appendBulk($0) }
-                case .integer(let value):
-                    appendBulk(String(value).utf8)
+                let length = Self.encodedLength(argument)
+                size += Self.lineSize(length) + length + 2
+            }
+        }
+        bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var writer = Writer(buffer: buffer)
+            for command in commands {
+                writer.line(marker: UInt8(ascii: "*"), command.count)
+                for argument in command {
+                    writer.line(marker: UInt8(ascii: "$"), Self.encodedLength(argument))
+                    switch argument {
+                    case .bytes(let value):
+                        value.withUnsafeBytes { writer.append($0) }
+                    case .string(var value):
+                        value.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+                    case .integer(let value):
+                        if value < 0 { writer.append(byte: UInt8(ascii: "-")) }
+                        writer.decimal(value.magnitude)
+                    }
+                    writer.append(byte: UInt8(ascii: "\r"))
+                    writer.append(byte: UInt8(ascii: "\n"))
                 }
             }
+            precondition(writer.position == size, "RESP size computed \(size), wrote \(writer.position)")
+            initialized = size
         }
     }
 
@@ -39,24 +58,64 @@ struct HiredisCommandBuffer {
         }
     }
 
-    private mutating func appendBulk(_ value: some Collection<UInt8>) {
-        appendLine(marker: UInt8(ascii: "$"), value.count)
-        bytes.append(contentsOf: value)
-        bytes.append(UInt8(ascii: "\r"))
-        bytes.append(UInt8(ascii: "\n"))
+    /// The bytes of an argument's value.
+    private static func encodedLength(_ argument: RedisArgument) -> Int {
+        switch argument {
+        case .bytes(let value): value.count
+        case .string(let value): value.utf8.count
+        case .integer(let value): (value < 0 ? 1 : 0) + digits(value.magnitude)
+        }
     }
 
-    /// Appends `marker`, `value` in decimal (never negative here), and CRLF.
-    private mutating func appendLine(marker: UInt8, _ value: Int) {
-        bytes.append(marker)
-        let start = bytes.count
-        var remaining = value
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(remaining % 10))
-            remaining /= 10
-        } while remaining > 0
-        bytes[start...].reverse()
-        bytes.append(UInt8(ascii: "\r"))
-        bytes.append(UInt8(ascii: "\n"))
+    /// A marker, a non-negative decimal and CRLF.
+    private static func lineSize(_ value: Int) -> Int {
+        1 + digits(UInt(value)) + 2
+    }
+
+    private static func digits(_ value: UInt) -> Int {
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        return count
+    }
+
+    /// Writes into the buffer being initialised; the size was computed beforehand.
+    private struct Writer {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        var position = 0
+
+        mutating func append(byte: UInt8) {
+            buffer[position] = byte
+            position += 1
+        }
+
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            guard !bytes.isEmpty else { return }
+            UnsafeMutableRawPointer(buffer.baseAddress! + position).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            position += bytes.count
+        }
+
+        /// `marker`, `value` in decimal (never negative here), CRLF.
+        mutating func line(marker: UInt8, _ value: Int) {
+            append(byte: marker)
+            decimal(UInt(value))
+            append(byte: UInt8(ascii: "\r"))
+            append(byte: UInt8(ascii: "\n"))
+        }
+
+        mutating func decimal(_ value: UInt) {
+            let end = position + HiredisCommandBuffer.digits(value)
+            var rest = value
+            var index = end
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            position = end
+        }
     }
 }

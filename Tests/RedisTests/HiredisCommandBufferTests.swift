@@ -28,6 +28,18 @@ struct HiredisCommandBufferTests {
         #expect(Array(bytes[(header.count + value.count)...].prefix(second.count)) == second)
     }
 
+    @Test func sizesEveryNumberExactly() {
+        // Lengths and integers at the digit boundaries: the encoder sizes its buffer first.
+        let value = [UInt8](repeating: 0x42, count: 10)
+        let buffer = HiredisCommandBuffer([
+            ["X", .integer(Int.min), .integer(Int.max), 9, 10, -9, -10, 0, .bytes(value), .bytes(Array(value.prefix(9)))]
+        ])
+        let expected = "*10\r\n$1\r\nX\r\n$20\r\n-9223372036854775808\r\n$19\r\n9223372036854775807\r\n"
+            + "$1\r\n9\r\n$2\r\n10\r\n$2\r\n-9\r\n$3\r\n-10\r\n$1\r\n0\r\n"
+            + "$10\r\nBBBBBBBBBB\r\n$9\r\nBBBBBBBBB\r\n"
+        #expect(encoded(buffer) == Array(expected.utf8))
+    }
+
     private func encoded(_ buffer: HiredisCommandBuffer) -> [UInt8] {
         buffer.withEncodedCommands { bytes, count in
             Array(UnsafeRawBufferPointer(start: bytes, count: count))
