@@ -16,6 +16,10 @@ struct KafkaBenchmark {
         /// The same for kcat, from a separate `kcat -c 1` run in a fresh group (process start
         /// included).
         let kcatFirstMessageSeconds: Double
+        /// CPU seconds of producing: the producer's and the embedded broker's (which runs in
+        /// this process). Steadier than the rates on a shared machine.
+        let wrapperProduceCPUSeconds: Double
+        let kcatProduceCPUSeconds: Double
     }
 
     struct Result: Codable {
@@ -30,6 +34,9 @@ struct KafkaBenchmark {
         /// Medians of the per-round ratios: each round's two sides saw the same load.
         var produceRatio: Double { median(rounds.map { $0.wrapperProducePerSecond / $0.kcatProducePerSecond }) }
         var consumeRatio: Double { median(rounds.map { $0.wrapperConsumePerSecond / $0.kcatConsumePerSecond }) }
+        /// CPU seconds per 100,000 messages produced, producer and embedded broker.
+        var wrapperProduceCPUPer100k: Double { median(rounds.map(\.wrapperProduceCPUSeconds)) / Double(messages) * 100_000 }
+        var kcatProduceCPUPer100k: Double { median(rounds.map(\.kcatProduceCPUSeconds)) / Double(messages) * 100_000 }
         var wrapperFirstMessageSeconds: Double { median(rounds.map(\.wrapperFirstMessageSeconds)) }
         var kcatFirstMessageSeconds: Double { median(rounds.map(\.kcatFirstMessageSeconds)) }
         /// Seconds from the first message to the last, per round, then the median. kcat's is
@@ -70,10 +77,39 @@ struct KafkaBenchmark {
         let payload = Array(repeating: UInt8(ascii: "x"), count: messageBytes)
 
         // Producing: both idempotent with acks=all and the same linger, each message confirmed.
-        progress("wrapper produce")
-        let wrapperProduce = try await produceWithWrapper(cluster: cluster, topic: wrapperTopic, payload: payload)
-        progress("kcat produce")
-        let kcatProduce = try produceWithKcat(cluster: cluster, topic: kcatTopic, payload: payload)
+        // The side that goes second meets a broker holding one more topic's data, so the order
+        // alternates: the wrapper first in odd rounds, kcat first in even ones.
+        var wrapperProduce = (elapsed: Duration.zero, cpu: 0.0)
+        var kcatProduce = (elapsed: Duration.zero, cpu: 0.0)
+        func runWrapper() async throws {
+            progress("wrapper produce")
+            let cpuBefore = ResourceUsage.selfCPUSeconds()
+            let elapsed = try await produceWithWrapper(cluster: cluster, topic: wrapperTopic, payload: payload)
+            wrapperProduce = (elapsed, ResourceUsage.selfCPUSeconds() - cpuBefore)
+        }
+        func runKcat() throws {
+            progress("kcat produce")
+            let input = try writeKcatInput(payload: payload)
+            defer { try? FileManager.default.removeItem(at: input) }
+            let cpuBefore = ResourceUsage.selfCPUSeconds() + ResourceUsage.childrenCPUSeconds()
+            let elapsed = try produceWithKcat(cluster: cluster, topic: kcatTopic, input: input)
+            kcatProduce = (elapsed, ResourceUsage.selfCPUSeconds() + ResourceUsage.childrenCPUSeconds() - cpuBefore)
+        }
+        if round.isMultiple(of: 2) {
+            try runKcat()
+            try await runWrapper()
+        } else {
+            try await runWrapper()
+            try runKcat()
+        }
+        // A rate means nothing unless every message is in its topic.
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: logger)
+        for topic in [wrapperTopic, kcatTopic] {
+            let stored = try await admin.highWatermarks(topic: topic).values.reduce(0, +)
+            guard stored == Int64(messages) else {
+                throw BenchmarkError.failed("\(topic) holds \(stored) messages after producing \(messages)")
+            }
+        }
 
         // Consuming: both read the same topic from the beginning, each in its own group. The
         // embedded broker answers a fetch with the batches as they were produced, so reading
@@ -86,12 +122,13 @@ struct KafkaBenchmark {
         let kcatConsume = try consumeWithKcat(cluster: cluster, topic: wrapperTopic, group: "bench-kcat-\(round)")
 
         return Round(
-            wrapperProducePerSecond: Double(messages) / wrapperProduce.seconds,
-            kcatProducePerSecond: Double(messages) / kcatProduce.seconds,
+            wrapperProducePerSecond: Double(messages) / wrapperProduce.elapsed.seconds,
+            kcatProducePerSecond: Double(messages) / kcatProduce.elapsed.seconds,
             wrapperConsumePerSecond: Double(messages) / wrapperConsume.total.seconds,
             kcatConsumePerSecond: Double(messages) / kcatConsume.seconds,
             wrapperFirstMessageSeconds: wrapperConsume.firstMessage.seconds,
-            kcatFirstMessageSeconds: kcatFirst.seconds)
+            kcatFirstMessageSeconds: kcatFirst.seconds,
+            wrapperProduceCPUSeconds: wrapperProduce.cpu, kcatProduceCPUSeconds: kcatProduce.cpu)
     }
 
     private var consumerProperties: KafkaConfigurationProperties {
@@ -135,9 +172,10 @@ struct KafkaBenchmark {
         return elapsed
     }
 
-    private func produceWithKcat(cluster: EmbeddedKafkaCluster, topic: String, payload: [UInt8]) throws -> Duration {
+    /// kcat's input, one `key<TAB>value` line per message, written before its clock starts (as
+    /// the wrapper's messages are built before its own).
+    private func writeKcatInput(payload: [UInt8]) throws -> URL {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("kcat-\(UUID().uuidString).txt")
-        defer { try? FileManager.default.removeItem(at: input) }
         var data = Data(capacity: messages * (payload.count + 10))
         for index in 0..<messages {
             data.append(contentsOf: Array("k\(index)\t".utf8))
@@ -145,6 +183,10 @@ struct KafkaBenchmark {
             data.append(UInt8(ascii: "\n"))
         }
         try data.write(to: input)
+        return input
+    }
+
+    private func produceWithKcat(cluster: EmbeddedKafkaCluster, topic: String, input: URL) throws -> Duration {
         var arguments = ["-P", "-b", cluster.bootstrapServers, "-t", topic, "-K", "\t", "-l", input.path]
         for (key, value) in producerProperties.values.sorted(by: { $0.key < $1.key }) {
             arguments += ["-X", "\(key)=\(value)"]

@@ -52,12 +52,14 @@ struct KafkaCommand: AsyncParsableCommand {
         let result = try await KafkaBenchmark(
             messages: messages, partitions: partitions, rounds: rounds, batchesInFlight: batchesInFlight, logger: logger).run()
         let table = """
-            \(result.messages) keyed messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker); producers idempotent, acks=all, linger.ms=5, each message confirmed, at most 100,000 unconfirmed (the wrapper with \(batchesInFlight) send calls of 10,000 in flight, kcat by queue.buffering.max.messages); both consumers read the topic the wrapper produced, from the beginning, each in its own group, fetch.wait.max.ms=10 (the embedded brokers hold a fetch for its full wait).
+            \(result.messages) keyed messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker); producers idempotent, acks=all, linger.ms=5, each message confirmed and every message counted in its topic afterwards, the wrapper first in odd rounds and kcat first in even ones, at most 100,000 unconfirmed (the wrapper with \(batchesInFlight) send calls of 10,000 in flight, kcat by queue.buffering.max.messages); both consumers read the topic the wrapper produced, from the beginning, each in its own group, fetch.wait.max.ms=10 (the embedded brokers hold a fetch for its full wait).
 
             | | wrapper (msg/s) | kcat (msg/s) | wrapper / kcat |
             |---|---:|---:|---:|
             | produce | \(Int(result.wrapperProducePerSecond)) | \(Int(result.kcatProducePerSecond)) | \(String(format: "%.0f%%", result.produceRatio * 100)) |
             | consume | \(Int(result.wrapperConsumePerSecond)) | \(Int(result.kcatConsumePerSecond)) | \(String(format: "%.0f%%", result.consumeRatio * 100)) |
+
+            CPU of producing, producer and embedded broker together (user + system, medians): the wrapper \(String(format: "%.3f", result.wrapperProduceCPUPer100k)) s and kcat \(String(format: "%.3f", result.kcatProduceCPUPer100k)) s per 100,000 messages.
 
             Most of a read is joining the group: the first message came after \(String(format: "%.2f", result.wrapperFirstMessageSeconds)) s through the wrapper and \(String(format: "%.2f", result.kcatFirstMessageSeconds)) s through kcat (a separate `kcat -c 1` run in a fresh group, process start included); the rest of the \(result.messages) then took the wrapper \(String(format: "%.2f", result.wrapperAfterFirstMessageSeconds)) s and kcat about \(String(format: "%.2f", result.kcatAfterFirstMessageSeconds)) s (medians of the per-round figures).
 
