@@ -104,6 +104,8 @@ public struct KafkaErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let unknownTopicOrPartition = KafkaErrorCode(
         RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
     public static let messageTimedOut = KafkaErrorCode(RD_KAFKA_RESP_ERR__MSG_TIMED_OUT)
+    /// A message over `message.max.bytes`, refused before it was queued.
+    public static let messageSizeTooLarge = KafkaErrorCode(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
     public static let topicAuthorizationFailed = KafkaErrorCode(
         RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)
 }

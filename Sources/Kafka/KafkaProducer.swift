@@ -71,15 +71,30 @@ public final class KafkaProducer: Service, Sendable {
             // Take window permits a slice at a time: one lock round for many messages.
             let end = min(start + 1_000, messages.count, start + window.capacity)
             await window.acquire(end - start)
-            for index in start..<end {
+            var index = start
+            while index < end {
                 let message = messages[index]
                 if topic?.name != message.topic {
                     topic = (message.topic, client.topicHandle(named: message.topic))
                 }
-                if let error = enqueue(message, topic: topic?.handle, opaque: batch.opaque(for: index)) {
-                    window.release()
-                    batch.fail(index: index, with: error)
+                // Runs of one topic without headers go to librdkafka as one batch.
+                var runEnd = index + 1
+                if message.headers.isEmpty {
+                    while runEnd < end, messages[runEnd].headers.isEmpty, messages[runEnd].topic == message.topic {
+                        runEnd += 1
+                    }
                 }
+                let failures: [(index: Int, error: KafkaError)]
+                if runEnd - index > 1 {
+                    failures = enqueueBatch(messages[index..<runEnd], topic: topic?.handle, batch: batch)
+                } else {
+                    failures = enqueue(message, topic: topic?.handle, opaque: batch.opaque(for: index)).map { [(index, $0)] } ?? []
+                }
+                for failure in failures {
+                    window.release()
+                    batch.fail(index: failure.index, with: failure.error)
+                }
+                index = runEnd
             }
             start = end
         }
@@ -112,6 +127,61 @@ public final class KafkaProducer: Service, Sendable {
         pollThread.requestStop()
         await pollThread.join()
         logger.debug("producer closed", metadata: ["kafka.client": "\(client.name)"])
+    }
+
+    /// Enqueues messages of one topic without headers with `rd_kafka_produce_batch`, which reads
+    /// the clocks and takes the topic's lock once for the batch instead of once per message
+    /// (a sixth of the enqueue's CPU in `rd_kafka_produceva`). Each message is still partitioned
+    /// by its key, or goes to its fixed partition. Returns the messages librdkafka refused.
+    private func enqueueBatch(
+        _ messages: ArraySlice<KafkaProducerMessage>, topic: OpaquePointer?, batch: DeliveryBatch
+    ) -> [(index: Int, error: KafkaError)] {
+        if closed.load(ordering: .acquiring) {
+            return messages.indices.map { ($0, KafkaError(code: .closed, message: "producer is closed")) }
+        }
+        guard let topic, let first = messages.first else {
+            return messages.indices.map { ($0, KafkaError(code: .produce, message: "invalid topic name '\(messages.first?.topic ?? "")'")) }
+        }
+        // Keys and values are laid out in one scratch buffer for the call (librdkafka copies them).
+        let bytes = messages.reduce(0) { $0 + $1.value.count + ($1.key?.count ?? 0) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { scratch in
+            withUnsafeTemporaryAllocation(of: rd_kafka_message_t.self, capacity: messages.count) { records in
+                var offset = 0
+                func place(_ data: [UInt8]) -> UnsafeMutableRawPointer {
+                    let start = scratch.baseAddress! + offset
+                    data.withUnsafeBufferPointer { start.update(from: $0.baseAddress!, count: $0.count) }
+                    offset += data.count
+                    return UnsafeMutableRawPointer(start)
+                }
+                for (position, index) in messages.indices.enumerated() {
+                    let message = messages[index]
+                    var record = rd_kafka_message_t()
+                    record.partition = message.partition ?? -1  // RD_KAFKA_PARTITION_UA: the partitioner decides
+                    record.len = message.value.count
+                    record.payload = message.value.isEmpty ? nil : place(message.value)
+                    if let key = message.key {
+                        record.key_len = key.count
+                        record.key = key.isEmpty ? nil : place(key)
+                    }
+                    record._private = batch.opaque(for: index)
+                    records.initializeElement(at: position, to: record)
+                }
+                let enqueued = rd_kafka_produce_batch(
+                    topic, -1, RD_KAFKA_MSG_F_COPY | RD_KAFKA_MSG_F_PARTITION, records.baseAddress, Int32(messages.count))
+                guard enqueued < messages.count else { return [] }
+                return zip(messages.indices, records).compactMap { index, record in
+                    guard record.err != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+                    return (
+                        index,
+                        KafkaError(
+                            code: .produce,
+                            message: "enqueue to '\(first.topic)' failed: \(String(cString: rd_kafka_err2str(record.err)))",
+                            underlying: KafkaErrorCode(record.err),
+                            isRetryable: record.err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                    )
+                }
+            }
+        }
     }
 
     /// Enqueues with `rd_kafka_produceva` (the array form of the variadic `rd_kafka_producev`).

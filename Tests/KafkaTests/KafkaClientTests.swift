@@ -54,6 +54,81 @@ import Testing
         #expect(seen["key-123"]?.offset == report.offset)
     }
 
+    @Test func batchedAndSingleEnqueuesKeepKeysPartitionsHeadersAndOrder() async throws {
+        // Runs of one topic without headers are enqueued as one librdkafka batch; a message with
+        // headers, or of another topic, ends a run and goes on its own. Both must agree.
+        let topic = KafkaTestSupport.uniqueName("runs")
+        let other = KafkaTestSupport.uniqueName("runs-other")
+        try cluster.createTopic(topic, partitions: 4)
+        try cluster.createTopic(other, partitions: 2)
+        let producer = try KafkaTestSupport.producer(cluster)
+        var messages: [KafkaProducerMessage] = []
+        for index in 0..<300 {
+            let key: [UInt8] = index == 150 ? [] : Array("key-\(index)".utf8)
+            let value: [UInt8] = index == 151 ? [] : Array("value-\(index)".utf8)
+            let partition: Int32? = index % 7 == 0 ? 2 : nil
+            let headers: [KafkaHeader] = index % 50 == 0 ? [KafkaHeader(name: "index", value: String(index))] : []
+            messages.append(
+                KafkaProducerMessage(
+                    topic: index % 100 == 99 ? other : topic, key: key, value: value, partition: partition, headers: headers))
+        }
+        let reports = try await producer.send(messages)
+        #expect(reports.count == 300)
+        for (index, report) in reports.enumerated() {
+            #expect(report.topic == messages[index].topic, "message \(index)")
+            if index % 7 == 0 { #expect(report.partition == 2, "message \(index)") }
+        }
+
+        // The partitioner places a key the same way on both paths.
+        let twins = try await producer.send([
+            KafkaProducerMessage(topic: topic, key: "twin", value: [1], headers: [KafkaHeader(name: "h", value: "1")]),
+            KafkaProducerMessage(topic: topic, key: "twin", value: [2]),
+            KafkaProducerMessage(topic: topic, key: "twin", value: [3]),
+        ])
+        #expect(Set(twins.map(\.partition)).count == 1)
+        #expect(twins.compactMap(\.offset) == twins.compactMap(\.offset).sorted())
+        await producer.close()
+
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: KafkaTestSupport.uniqueName("group"),
+                topics: [topic, other]),
+            logger: KafkaTestSupport.logger)
+        var seen: [String: KafkaConsumerMessage] = [:]
+        for await message in consumer.messages {
+            seen["\(message.topic)/\(message.partition)/\(message.offset)"] = message
+            consumer.markProcessed(message)
+            if seen.count == 303 { break }
+        }
+        await consumer.close()
+        for (index, report) in reports.enumerated() {
+            let offset = try #require(report.offset)
+            let message = try #require(seen["\(report.topic)/\(report.partition)/\(offset)"], "message \(index)")
+            #expect(message.value == messages[index].value, "message \(index)")
+            #expect((message.key ?? []) == (messages[index].key ?? []), "message \(index)")
+            #expect(message.headers == messages[index].headers, "message \(index)")
+        }
+    }
+
+    @Test func aMessageRefusedInsideABatchFailsAloneAndTheRestAreDelivered() async throws {
+        let topic = KafkaTestSupport.uniqueName("refused")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        let tooLarge = [UInt8](repeating: 0x61, count: 2_000_000)  // over message.max.bytes
+        let error = await #expect(throws: KafkaError.self) {
+            try await producer.send([
+                KafkaProducerMessage(topic: topic, value: [1]),
+                KafkaProducerMessage(topic: topic, value: tooLarge),
+                KafkaProducerMessage(topic: topic, value: [3]),
+            ])
+        }
+        #expect(error?.code == .produce)
+        #expect(error?.underlying == KafkaErrorCode.messageSizeTooLarge)
+        await producer.close()
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.highWatermarks(topic: topic) == [0: 2])
+    }
+
     @Test func outOfOrderProcessingNeverCommitsPastAnUnprocessedMessage() async throws {
         let topic = KafkaTestSupport.uniqueName("ordering")
         let group = KafkaTestSupport.uniqueName("group")
