@@ -64,51 +64,41 @@ struct HPACKRequestEncoderTests {
         #expect(block.getInteger(at: 0, as: UInt8.self) == 0x00)
     }
 
+    /// Encodes request `n`, checks that the decoder reads it back whole, and returns the block.
+    static func exchange(_ n: Int, _ encoder: inout HPACKRequestEncoder, _ decoder: inout HPACKDecoder) throws -> [UInt8] {
+        let headers = request(path: "/3/device/\(n)", apnsID: "id-\(n)")
+        var block = ByteBuffer()
+        encoder.encode(headers, into: &block)
+        let sent = Array(block.readableBytesView)
+        #expect(pairs(try decoder.decodeHeaders(from: &block)) == pairs(headers), "block \(n)")
+        #expect(block.readableBytes == 0, "block \(n)")
+        return sent
+    }
+
     @Test("a smaller table size from the server is announced first and honoured")
     func tableSizeUpdate() throws {
         var encoder = HPACKRequestEncoder()
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
-        var block = ByteBuffer()
-        encoder.encode(Self.request(path: "/3/device/1", apnsID: "a"), into: &block)
-        _ = try decoder.decodeHeaders(from: &block)
-
+        _ = try Self.exchange(1, &encoder, &decoder)
         encoder.peerTableSizeChanged(0)
-        block.clear()
-        let second = Self.request(path: "/3/device/2", apnsID: "b")
-        encoder.encode(second, into: &block)
-        #expect(block.getInteger(at: 0, as: UInt8.self) == 0x20)  // dynamic table size update to 0
-        #expect(Self.pairs(try decoder.decodeHeaders(from: &block)) == Self.pairs(second))
-        #expect(block.readableBytes == 0)
+        #expect(try Self.exchange(2, &encoder, &decoder).first == 0x20)  // dynamic table size update to 0
 
         // A later increase is followed up to the default, never above it.
         encoder.peerTableSizeChanged(1 << 16)
         #expect(encoder.maxTableSize == HPACKRequestEncoder.defaultTableSize)
-        block.clear()
-        let third = Self.request(path: "/3/device/3", apnsID: "c")
-        encoder.encode(third, into: &block)
-        #expect(block.getInteger(at: 0, as: UInt8.self) == 0x3f)  // size update to 4096 (0x20 | 31, then 4065)
-        #expect(Self.pairs(try decoder.decodeHeaders(from: &block)) == Self.pairs(third))
+        #expect(try Self.exchange(3, &encoder, &decoder).first == 0x3f)  // size update to 4096 (0x20 | 31, then 4065)
     }
 
     @Test("a size lowered and raised again between two blocks announces both (RFC 7541 §4.2)")
     func loweredAndRaised() throws {
         var encoder = HPACKRequestEncoder()
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
-        var block = ByteBuffer()
-        encoder.encode(Self.request(path: "/3/device/1", apnsID: "a"), into: &block)
-        _ = try decoder.decodeHeaders(from: &block)
+        _ = try Self.exchange(1, &encoder, &decoder)
         encoder.peerTableSizeChanged(0)
         encoder.peerTableSizeChanged(4096)
-        block.clear()
-        let second = Self.request(path: "/3/device/2", apnsID: "b")
-        encoder.encode(second, into: &block)
-        #expect(Array(block.readableBytesView.prefix(4)) == [0x20, 0x3f, 0xe1, 0x1f])
-        #expect(Self.pairs(try decoder.decodeHeaders(from: &block)) == Self.pairs(second))
+        #expect(Array(try Self.exchange(2, &encoder, &decoder).prefix(4)) == [0x20, 0x3f, 0xe1, 0x1f])
         // The table was emptied: the third block must insert the repeating headers again.
-        block.clear()
-        let third = Self.request(path: "/3/device/3", apnsID: "c")
-        encoder.encode(third, into: &block)
-        #expect(Self.pairs(try decoder.decodeHeaders(from: &block)) == Self.pairs(third))
+        _ = try Self.exchange(3, &encoder, &decoder)
     }
 
     @Test("eviction keeps the encoder's table in step with the decoder's")
