@@ -524,7 +524,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    /// Answers every request in flight, and every queued one, with a lost connection.
+    /// Answers every request in flight with a lost connection (the server may have it), and every
+    /// queued one as refused (it never left).
     private func failInFlight(_ error: any Error) {
         let waiting = queued
         queued.removeAll()
