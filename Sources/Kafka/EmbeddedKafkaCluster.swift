@@ -33,6 +33,17 @@ public final class EmbeddedKafkaCluster: Sendable {
         self.cluster = MockClusterPointer(pointer: cluster)
         self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
         self.brokerCount = brokers
+        // The mock brokers leave Nagle's algorithm on (a real broker turns it off). A response
+        // written in pieces then waits for the client's delayed acknowledgement, up to 40 ms on
+        // Linux, whenever the client has nothing to send: the end of every produce burst and
+        // the start of every client stalled that long.
+        let ports = Set(bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
+        let changed = ProcessSockets.disableNagle(onListenersAt: ports)
+        if changed != ports.count {
+            logger.warning(
+                "embedded brokers keep Nagle's algorithm; answers may stall up to 40 ms",
+                metadata: ["kafka.listeners": "\(ports.count)", "kafka.changed": "\(changed)"])
+        }
     }
 
     /// Creates a topic with its partitions spread over the brokers.
