@@ -83,8 +83,11 @@ struct KafkaBenchmark {
         var kcatProduce = (elapsed: Duration.zero, cpu: 0.0)
         func runWrapper() async throws {
             progress("wrapper produce")
+            // Messages are built before the clock and the CPU count start, as kcat's input file
+            // is written before its own.
+            let batches = wrapperBatches(topic: wrapperTopic, payload: payload)
             let cpuBefore = ResourceUsage.selfCPUSeconds()
-            let elapsed = try await produceWithWrapper(cluster: cluster, topic: wrapperTopic, payload: payload)
+            let elapsed = try await produceWithWrapper(cluster: cluster, batches: batches)
             wrapperProduce = (elapsed, ResourceUsage.selfCPUSeconds() - cpuBefore)
         }
         func runKcat() throws {
@@ -139,18 +142,21 @@ struct KafkaBenchmark {
         ["linger.ms": "5", "batch.num.messages": "10000", "enable.idempotence": "true", "acks": "all"]
     }
 
-    private func produceWithWrapper(cluster: EmbeddedKafkaCluster, topic: String, payload: [UInt8]) async throws -> Duration {
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                bootstrapServers: cluster.bootstrapServers, properties: producerProperties),
-            logger: logger)
-        // Messages are built before the clock starts, as kcat's input file is written before.
+    /// The wrapper's messages in send calls of 10,000.
+    private func wrapperBatches(topic: String, payload: [UInt8]) -> [[KafkaProducerMessage]] {
         let batchSize = 10_000
-        let batches = stride(from: 0, to: messages, by: batchSize).map { first in
+        return stride(from: 0, to: messages, by: batchSize).map { first in
             (first..<min(first + batchSize, messages)).map {
                 KafkaProducerMessage(topic: topic, key: Array("k\($0)".utf8), value: payload)
             }
         }
+    }
+
+    private func produceWithWrapper(cluster: EmbeddedKafkaCluster, batches: [[KafkaProducerMessage]]) async throws -> Duration {
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, properties: producerProperties),
+            logger: logger)
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
             var next = 0
