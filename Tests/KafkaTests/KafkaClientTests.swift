@@ -263,6 +263,53 @@ import Testing
         #expect(try await admin.highWatermarks(topic: topic).values.reduce(0, +) == 10_000)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func sendsRacingCloseAreEitherConfirmedOrRefusedAsClosed() async throws {
+        // Messages enqueued before the producer closed are flushed; a send after it is refused.
+        // No send may wait forever, and the topic must hold exactly the messages whose sends
+        // returned.
+        let topic = KafkaTestSupport.uniqueName("closing")
+        try cluster.createTopic(topic, partitions: 4)
+        let producer = try KafkaTestSupport.producer(cluster)
+        let (confirmed, refused) = try await withThrowingTaskGroup(of: (confirmed: Int, refused: Int).self) { group in
+            for sender in 0..<20 {
+                group.addTask {
+                    // Sends until refused, so sends are being posted when the producer closes.
+                    var confirmed = 0
+                    for call in 0... {
+                        let first = (sender * 1_000 + call) * 20
+                        do {
+                            confirmed += try await producer.send((first..<first + 20).map { KafkaTestSupport.message(topic: topic, index: $0) }).count
+                        } catch let error as KafkaError where error.code == .closed {
+                            return (confirmed, 1)
+                        }
+                    }
+                    return (confirmed, 0)
+                }
+            }
+            group.addTask {
+                let first = try await producer.send(KafkaTestSupport.message(topic: topic, index: 10_000_000))
+                await producer.close()
+                return (first.offset == nil ? 0 : 1, 0)
+            }
+            return try await group.reduce((0, 0)) { ($0.0 + $1.confirmed, $0.1 + $1.refused) }
+        }
+        #expect(refused == 20)
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.highWatermarks(topic: topic).values.reduce(0, +) == Int64(confirmed))
+    }
+
+    @Test func aSendAfterCloseIsRefusedAsClosed() async throws {
+        let topic = KafkaTestSupport.uniqueName("closed")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        await producer.close()
+        let error = await #expect(throws: KafkaError.self) {
+            try await producer.send((0..<3).map { KafkaTestSupport.message(topic: topic, index: $0) })
+        }
+        #expect(error?.code == .closed)
+    }
+
     @Test func nonRetriableDeliveryErrorIsThrownWithTheBrokerCode() async throws {
         let topic = KafkaTestSupport.uniqueName("denied")
         try cluster.createTopic(topic, partitions: 1)
