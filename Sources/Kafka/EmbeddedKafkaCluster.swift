@@ -19,6 +19,8 @@ public final class EmbeddedKafkaCluster: Sendable {
     /// Comma-separated `host:port` of the brokers.
     public let bootstrapServers: String
     public let brokerCount: Int32
+    /// The brokers' loopback ports, read from ``bootstrapServers``.
+    let brokerPorts: [UInt16]
 
     /// Starts `brokers` mock brokers on loopback.
     public init(brokers: Int32 = 1, logger: Logger) throws(KafkaError) {
@@ -33,16 +35,16 @@ public final class EmbeddedKafkaCluster: Sendable {
         self.cluster = MockClusterPointer(pointer: cluster)
         self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
         self.brokerCount = brokers
+        self.brokerPorts = bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
         // The mock brokers leave Nagle's algorithm on (a real broker turns it off). A response
         // written in pieces then waits for the client's delayed acknowledgement, up to 40 ms on
         // Linux, whenever the client has nothing to send: the end of every produce burst and
         // the start of every client stalled that long.
-        let ports = Set(bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
-        let changed = ProcessSockets.disableNagle(onListenersAt: ports)
-        if changed != ports.count {
+        let changed = ProcessSockets.disableNagle(onListenersAt: Set(brokerPorts))
+        if changed != brokerPorts.count {
             logger.warning(
                 "embedded brokers keep Nagle's algorithm; answers may stall up to 40 ms",
-                metadata: ["kafka.listeners": "\(ports.count)", "kafka.changed": "\(changed)"])
+                metadata: ["kafka.listeners": "\(brokerPorts.count)", "kafka.changed": "\(changed)"])
         }
     }
 
