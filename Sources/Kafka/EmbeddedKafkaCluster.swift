@@ -23,7 +23,14 @@ public final class EmbeddedKafkaCluster: Sendable {
     let brokerPorts: [UInt16]
 
     /// Starts `brokers` mock brokers on loopback.
-    public init(brokers: Int32 = 1, logger: Logger) throws(KafkaError) {
+    ///
+    /// - Parameter noDelay: accept connections with Nagle's algorithm off, as a real broker
+    ///   does. librdkafka's mock brokers leave it on, so an answer written in pieces waits for
+    ///   the client's delayed acknowledgement (up to 40 ms on Linux) whenever the client has
+    ///   nothing to send: the start of every client and the end of every produce burst. The
+    ///   Kafka benchmark turns it on. It stays off by default because the pipeline's worker
+    ///   tests send more notifications twice on the faster cluster (see the README).
+    public init(brokers: Int32 = 1, noDelay: Bool = false, logger: Logger) throws(KafkaError) {
         precondition(brokers > 0, "an embedded cluster needs at least one broker")
         let host = try RDKafkaClient(
             kind: .producer, properties: ["client.id": "pushfleet-embedded-cluster"],
@@ -36,10 +43,7 @@ public final class EmbeddedKafkaCluster: Sendable {
         self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
         self.brokerCount = brokers
         self.brokerPorts = bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
-        // The mock brokers leave Nagle's algorithm on (a real broker turns it off). A response
-        // written in pieces then waits for the client's delayed acknowledgement, up to 40 ms on
-        // Linux, whenever the client has nothing to send: the end of every produce burst and
-        // the start of every client stalled that long.
+        guard noDelay else { return }
         let changed = ProcessSockets.disableNagle(onListenersAt: Set(brokerPorts))
         if changed != brokerPorts.count {
             logger.warning(
