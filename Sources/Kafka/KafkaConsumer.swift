@@ -18,7 +18,9 @@ public final class KafkaConsumer: Service, Sendable {
         var tracker = PartitionOffsetTracker()
         var buffer: Deque<KafkaConsumerMessage> = []
         var waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
-        var handedOut = 0
+        /// Messages with the application (handed out, not yet marked processed), per partition.
+        var handedOut: [KafkaTopicPartition: Int] = [:]
+        var handedOutTotal: Int { handedOut.values.reduce(0, +) }
         /// The poll thread is waiting for the application to take from a full buffer.
         var pollerWaitingForSpace = false
         var finished = false
@@ -99,7 +101,7 @@ public final class KafkaConsumer: Service, Sendable {
     public func markProcessed(_ message: KafkaConsumerMessage) {
         state.withLock { state in
             if state.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) {
-                state.handedOut -= 1
+                state.handedOut[message.topicPartition, default: 0] -= 1
             }
         }
     }
@@ -141,8 +143,14 @@ public final class KafkaConsumer: Service, Sendable {
         spaceAvailable.signal()
 
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-        while state.withLock({ $0.handedOut }) > 0, ContinuousClock.now < deadline {
+        while state.withLock({ $0.handedOutTotal }) > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
+        }
+        let unfinished = state.withLock { $0.handedOutTotal }
+        if unfinished > 0 {
+            logger.warning(
+                "closing with messages still unfinished after the grace period; the next owner processes them again",
+                metadata: ["kafka.unfinished": "\(unfinished)", "kafka.topics": "\(configuration.topics)"])
         }
         let thread = pollThread.withLock { $0 }
         thread?.requestStop()
@@ -177,7 +185,7 @@ public final class KafkaConsumer: Service, Sendable {
     private func takeBuffered(waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?) -> KafkaConsumerMessage?? {
         let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
             if let message = state.buffer.popFirst() {
-                state.handedOut += 1
+                state.handedOut[message.topicPartition, default: 0] += 1
                 defer { state.pollerWaitingForSpace = false }
                 return (.some(message), state.pollerWaitingForSpace)
             }
@@ -274,7 +282,7 @@ public final class KafkaConsumer: Service, Sendable {
                 }
                 guard let waiter = state.waiter, let first = state.buffer.popFirst() else { return (nil, nil) }
                 state.waiter = nil
-                state.handedOut += 1
+                state.handedOut[first.topicPartition, default: 0] += 1
                 return (waiter, first)
             }
         if let waiter { waiter.resume(returning: delivered) }
@@ -361,18 +369,13 @@ public final class KafkaConsumer: Service, Sendable {
             // Buffered messages of the revoked partitions stay for the next owner; those already
             // with the application get up to the revoke grace period to finish, so the next
             // owner does not process them a second time while they are still in progress.
-            let buffered = state.withLock { state in
-                var counts: [KafkaTopicPartition: Int] = [:]
-                for message in state.buffer where revoked.contains(message.topicPartition) {
-                    counts[message.topicPartition, default: 0] += 1
-                }
+            state.withLock { state in
                 state.buffer.removeAll { revoked.contains($0.topicPartition) }
-                return counts
             }
             let deadline = ContinuousClock.now + configuration.revokeGracePeriod
             while ContinuousClock.now < deadline {
                 let inProgress = state.withLock { state in
-                    revoked.reduce(0) { $0 + state.tracker.unprocessedCount(of: $1) - (buffered[$1] ?? 0) }
+                    revoked.reduce(0) { $0 + (state.handedOut[$1] ?? 0) }
                 }
                 if inProgress <= 0 { break }
                 _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(2))
@@ -386,7 +389,7 @@ public final class KafkaConsumer: Service, Sendable {
                 for partition in revoked {
                     // Messages of this partition still with the application (past the grace
                     // period) will be acknowledged into a stale epoch; stop counting them.
-                    state.handedOut -= state.tracker.unprocessedCount(of: partition) - (buffered[partition] ?? 0)
+                    state.handedOut[partition] = nil
                     state.tracker.revoke(partition)
                 }
             }

@@ -195,6 +195,40 @@ import Testing
         await producer.close()
     }
 
+    @Test func closeDoesNotWaitForBufferedMessagesTheApplicationNeverTook() async throws {
+        let topic = KafkaTestSupport.uniqueName("close")
+        let group = KafkaTestSupport.uniqueName("group")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaTestSupport.producer(cluster)
+        _ = try await producer.send((0..<100).map { KafkaTestSupport.message(topic: topic, index: $0) })
+        await producer.close()
+
+        // Grace periods far longer than a close needs: waiting one out would show.
+        let grace = Duration.seconds(30)
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
+                shutdownGracePeriod: grace, revokeGracePeriod: grace),
+            logger: KafkaTestSupport.logger)
+        for await message in consumer.messages {
+            consumer.markProcessed(message)
+            break
+        }
+        // The rest of the fetch sits in the buffer, never handed to the application.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while consumer.bufferedCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(consumer.bufferedCount > 0)
+        let start = ContinuousClock.now
+        await consumer.close()
+        let closedAfter = ContinuousClock.now - start
+        #expect(closedAfter < grace, "close waited out a grace period for messages it never handed out")
+
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 1])
+    }
+
     @Test func smallBufferHoldsBackFetchingAndLosesNothing() async throws {
         let topic = KafkaTestSupport.uniqueName("backpressure")
         try cluster.createTopic(topic, partitions: 2)
