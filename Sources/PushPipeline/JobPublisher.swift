@@ -70,7 +70,7 @@ public struct JobPublisher: Sendable {
             _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: json))
         } catch {
             if let key = job.idempotencyKey {
-                try? await idempotency.release(app: job.app, key: key, jobID: jobID)
+                _ = try? await idempotency.release(app: job.app, key: key, jobID: jobID)
             }
             throw error
         }

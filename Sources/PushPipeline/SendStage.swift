@@ -5,9 +5,9 @@ import PushConfiguration
 import PushCore
 import PushStore
 
-/// Consumes `push.deliveries`: for each chunk, skips the tokens whose (job, token) sent marker
-/// exists (a chunk delivered again after a crash or rebalance), sends the rest and settles
-/// them. The chunk's offset is marked processed only when every token has a final outcome or
+/// Consumes `push.deliveries`: for each chunk, takes the chunk's lease (``ChunkLease``: one
+/// sender at a time per chunk), skips the tokens whose (job, token) sent marker exists (a chunk
+/// delivered again after a crash or rebalance), sends the rest and settles them. The chunk's offset is marked processed only when every token has a final outcome or
 /// sits in the resend buffer.
 struct SendStage: Sendable {
     let context: PipelineContext
@@ -34,24 +34,27 @@ struct SendStage: Sendable {
         let job = chunk.job
         guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
         let jobID = chunk.jobID
-        let marked = try await Retrying.run("reading sent markers of job \(jobID)", logger: context.logger) {
-            try await context.jobs.hasMarkers(jobID: jobID, tokens: chunk.tokens)
-        }
-        var pending: [Delivery] = []
-        pending.reserveCapacity(chunk.tokens.count)
-        for (token, isMarked) in zip(chunk.tokens, marked) where !isMarked {
-            pending.append(Delivery(token: token))
-        }
-        let duplicates = chunk.tokens.count - pending.count
-        if duplicates > 0 {
-            context.counters.add(.duplicatesSkipped, duplicates)
-            context.logger.info(
-                "chunk seen before: skipping tokens already sent", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)", "skipped": "\(duplicates)"])
-            try await Retrying.run("counting duplicates of job \(jobID)", logger: context.logger) {
-                try await context.jobs.increment(jobID: jobID, ["duplicates": duplicates])
+        let lease = ChunkLease(context: context, jobID: jobID, chunkID: chunk.chunkID)
+        try await lease.hold {
+            let marked = try await Retrying.run("reading sent markers of job \(jobID)", logger: context.logger) {
+                try await context.jobs.hasMarkers(jobID: jobID, tokens: chunk.tokens)
             }
+            var pending: [Delivery] = []
+            pending.reserveCapacity(chunk.tokens.count)
+            for (token, isMarked) in zip(chunk.tokens, marked) where !isMarked {
+                pending.append(Delivery(token: token))
+            }
+            let duplicates = chunk.tokens.count - pending.count
+            if duplicates > 0 {
+                context.counters.add(.duplicatesSkipped, duplicates)
+                context.logger.info(
+                    "chunk seen before: skipping tokens already sent", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)", "skipped": "\(duplicates)"])
+                try await Retrying.run("counting duplicates of job \(jobID)", logger: context.logger) {
+                    try await context.jobs.increment(jobID: jobID, ["duplicates": duplicates])
+                }
+            }
+            try await sender.deliver(pending, of: job, jobID: jobID, app: app)
         }
-        try await sender.deliver(pending, of: job, jobID: jobID, app: app)
         context.counters.add(.chunksSent)
     }
 }

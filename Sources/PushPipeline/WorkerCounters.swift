@@ -22,6 +22,7 @@ public final class WorkerCounters: Sendable {
         case deadLetteredNotifications = "dead-lettered-notifications"
         case deadLetteredMessages = "dead-lettered-messages"
         case duplicatesSkipped = "duplicates-skipped"
+        case chunkLeaseWaits = "chunk-lease-waits"
         case ratePermitWaits = "rate-permit-waits"
         case sleepPauses = "sleep-pauses"
         case providerSuspensions = "provider-suspensions"

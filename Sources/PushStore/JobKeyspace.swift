@@ -18,6 +18,8 @@ struct JobKeyspace: Sendable {
     var chunks: String { base + "chunks" }
     /// SET of binary tokens that reached a final outcome (sent markers).
     var sent: String { base + "sent" }
+    /// STRING: who is sending chunk `chunkID` now (a lease with a TTL).
+    func lease(chunkID: String) -> String { base + "lease:" + chunkID }
     /// SET of binary tokens that reported `event` (delivered, opened).
     func receipts(_ event: ReceiptEvent) -> String { base + "receipts:" + event.rawValue }
 

@@ -120,6 +120,34 @@ enum JobScripts {
         """
     )
 
+    /// Takes or extends a chunk's lease: when the lease is free or already `holder`'s, it is
+    /// (re)set to `holder` for the lease time; another holder's live lease is left alone.
+    ///
+    /// KEYS: the chunk's lease. ARGV: holder, lease ms.
+    /// Returns 1 when `holder` holds the lease now, else 0.
+    static let leaseChunk = RedisScript(
+        """
+        local current = redis.call('GET', KEYS[1])
+        if current and current ~= ARGV[1] then
+          return 0
+        end
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        return 1
+        """
+    )
+
+    /// Ends a chunk's lease if `holder` still holds it.
+    ///
+    /// KEYS: the chunk's lease. ARGV: holder. Returns 1 if it was released, 0 if not held.
+    static let releaseChunk = RedisScript(
+        """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then
+          return redis.call('DEL', KEYS[1])
+        end
+        return 0
+        """
+    )
+
     // MARK: - Job schedule
 
     /// Adds or replaces a scheduled job.

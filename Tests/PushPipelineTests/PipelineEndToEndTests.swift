@@ -143,6 +143,52 @@ struct PipelineEndToEndTests {
         }
     }
 
+    @Test("Two copies of a chunk in flight at once: the second waits for the first's lease and sends nothing twice")
+    func chunkCopiesInFlightTogether() async throws {
+        let tokens = (0..<1_000).map(Stack.token)
+        // Slow answers keep the first copy sending while the second copy is handed out.
+        try await Stack.with(simulator: { $0.latency = .uniform(.milliseconds(20), .milliseconds(40)) }) { stack in
+            try await stack.withWorker { counters in
+                // As after a restart of the expand stage: the same chunk published twice, next to
+                // each other on its partition, so the send stage (4 chunks in flight) takes both.
+                let chunk = DeliveryChunk(job: Stack.job(id: "copies", audience: .broadcast), chunkID: "s0-0", tokens: tokens)
+                let message = KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
+                _ = try await stack.producer.send([message, message])
+                _ = try await eventually("both copies to be handled") { counters[.chunksSent] } until: { $0 == 2 }
+                #expect(counters[.chunkLeaseWaits] == 1)
+                #expect(counters[.duplicatesSkipped] == tokens.count)
+            }
+            let (missed, sentTwice) = coverage(of: tokens, try await stack.simulator.counters())
+            #expect(missed.isEmpty)
+            #expect(sentTwice == 0)
+        }
+    }
+
+    @Test("A chunk whose lease a dead sender left behind is sent once that lease expires")
+    func chunkLeftLeasedByADeadSender() async throws {
+        let tokens = (0..<100).map(Stack.token)
+        try await Stack.with { stack in
+            try await stack.withWorker { counters in
+                func publish(job: String) async throws {
+                    let chunk = DeliveryChunk(job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens)
+                    _ = try await stack.producer.send(
+                        KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData())))
+                }
+                // The worker is consuming once a first chunk went through.
+                try await publish(job: "warm-up")
+                _ = try await eventually("the first chunk to be sent") { counters[.chunksSent] } until: { $0 == 1 }
+                // A sender that died holding the next chunk: nobody extends or releases its lease.
+                #expect(try await stack.jobs.leaseChunk(jobID: "orphan", chunkID: "t0", holder: "dead-sender", for: .milliseconds(1_500)))
+                try await publish(job: "orphan")
+                _ = try await eventually("the chunk to be sent") { counters[.chunksSent] } until: { $0 == 2 }
+                #expect(counters[.chunkLeaseWaits] == 1)
+            }
+            let seen = try await stack.simulator.counters()
+            #expect(seen.accepted == 2 * tokens.count)
+            #expect(Set(seen.acceptedPerToken.keys) == Set(tokens.map(\.hex)))
+        }
+    }
+
     @Test("With 10% of requests answered 503, every valid token is eventually accepted")
     func serviceUnavailable() async throws {
         let total = 3_000

@@ -39,9 +39,10 @@ struct WorkerProcessTests {
             print("worker SIGKILL: killed after \(beforeKill) acceptances; \(missed.count) tokens missed, \(sentTwice) sent twice; duplicates skipped by markers \(report.duplicatesSkipped)")
             #expect(missed.isEmpty)
             #expect(report.accepted == total)
-            // Sent twice: at most what the killed worker had sent and not yet settled, within its
-            // window of chunks-in-flight (4) × chunk-size (1,000). Survivors finish the chunks of
-            // revoked partitions before the rebalance completes, and settle every 250 answers.
+            // Sent twice: at most what the killed worker had sent and not yet settled: its
+            // notifications in flight (2,000) and under one settle batch (250) per chunk in
+            // flight (4). Any other copy of a chunk (the next owner's, or one the expand stage
+            // published again) waits for the chunk's lease, then skips what was settled.
             #expect(sentTwice <= 4 * 1_000)
 
             try await second.stopGracefully()

@@ -206,6 +206,41 @@ struct JobStoreTests {
             #expect(try await store.statistics(jobID: job).isEmpty)
         }
     }
+
+    @Test func aChunkLeaseHasOneHolderUntilReleasedAndExpiresOnItsOwn() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let key = JobKeyspace(jobID: job).lease(chunkID: "s3-0")
+            #expect(try await store.leaseChunk(jobID: job, chunkID: "s3-0", holder: "a", for: .seconds(5)))
+            #expect(try await store.leaseChunk(jobID: job, chunkID: "s3-0", holder: "b", for: .seconds(5)) == false)
+            // Another chunk of the job, and the same chunk id of another job, are separate leases.
+            #expect(try await store.leaseChunk(jobID: job, chunkID: "s3-1", holder: "b", for: .seconds(5)))
+            #expect(try await store.leaseChunk(jobID: "job-2", chunkID: "s3-0", holder: "b", for: .seconds(5)))
+            let first = try await client.pttl(key)
+            #expect(first > 0 && first <= 5_000)
+            // The holder extends its lease; the TTL is what it asked for now.
+            #expect(try await store.leaseChunk(jobID: job, chunkID: "s3-0", holder: "a", for: .seconds(60)))
+            #expect(try await client.pttl(key) > 5_000)
+            // Only the holder releases it.
+            #expect(try await store.releaseChunk(jobID: job, chunkID: "s3-0", holder: "b") == false)
+            #expect(try await store.leaseChunk(jobID: job, chunkID: "s3-0", holder: "b", for: .seconds(5)) == false)
+            #expect(try await store.releaseChunk(jobID: job, chunkID: "s3-0", holder: "a"))
+            #expect(try await store.releaseChunk(jobID: job, chunkID: "s3-0", holder: "a") == false)
+            #expect(try await store.leaseChunk(jobID: job, chunkID: "s3-0", holder: "b", for: .seconds(5)))
+        }
+    }
+
+    @Test func chunkLeaseArgumentsAreChecked() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            #expect(await registryError { try await store.leaseChunk(jobID: "", chunkID: "c", holder: "a", for: .seconds(1)) }?.field == "jobID")
+            #expect(await registryError { try await store.leaseChunk(jobID: job, chunkID: "", holder: "a", for: .seconds(1)) }?.field == "chunkID")
+            #expect(await registryError { try await store.leaseChunk(jobID: job, chunkID: "c", holder: "", for: .seconds(1)) }?.field == "holder")
+            #expect(await registryError { try await store.leaseChunk(jobID: job, chunkID: "c", holder: "a", for: .zero) }?.field == "duration")
+            #expect(await registryError { try await store.releaseChunk(jobID: job, chunkID: "c", holder: "") }?.field == "holder")
+            #expect(try await client.pttl(JobKeyspace(jobID: job).lease(chunkID: "c")) == -2)
+        }
+    }
 }
 
 /// A 32-byte token with well-spread bits (like real tokens), distinct for every `number`.

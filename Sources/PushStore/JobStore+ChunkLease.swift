@@ -1,0 +1,55 @@
+import Redis
+
+/// Chunk leases: at most one sender works on a chunk of a job at a time.
+///
+/// A chunk can reach two senders at once: Kafka hands it to its partition's next owner while the
+/// previous one still finishes it, or the expand stage publishes it again after a restart and
+/// both copies are in flight. Sent markers only cover what a sender settled before the other one
+/// looked, so both would send the rest. A lease closes that gap: a sender takes the chunk's lease
+/// before reading the markers and keeps it until its outcomes are settled. A sender that dies
+/// holding one loses it when it expires.
+extension JobStore {
+    /// Takes the lease of chunk `chunkID` of job `jobID` for `holder`, or extends it when
+    /// `holder` has it already: `duration` from now. Another holder's live lease is left alone.
+    ///
+    /// - Returns: whether `holder` holds the lease now.
+    /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID`, `holder` or `duration`;
+    ///   `RedisClientError`.
+    public func leaseChunk(jobID: String, chunkID: String, holder: String, for duration: Duration) async throws -> Bool {
+        try RegistryValidation.jobID(jobID)
+        try RegistryValidation.name(chunkID, field: "chunkID", what: "chunk id")
+        try RegistryValidation.name(holder, field: "holder", what: "lease holder")
+        let milliseconds = duration.wholeMilliseconds
+        try RegistryValidation.atLeast(Int64(1), milliseconds, field: "duration")
+        let reply = try await client.runScript(
+            JobScripts.leaseChunk,
+            keys: [.string(JobKeyspace(jobID: jobID).lease(chunkID: chunkID))],
+            arguments: [.string(holder), .string(String(milliseconds))]
+        )
+        guard let held = reply.int else {
+            throw DeviceRegistry.unexpected(reply, from: "the lease-chunk script")
+        }
+        return held == 1
+    }
+
+    /// Ends `holder`'s lease of chunk `chunkID` of job `jobID`; a lease that expired or passed to
+    /// another holder is left alone.
+    ///
+    /// - Returns: whether `holder` still held it.
+    /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID` or `holder`; `RedisClientError`.
+    @discardableResult
+    public func releaseChunk(jobID: String, chunkID: String, holder: String) async throws -> Bool {
+        try RegistryValidation.jobID(jobID)
+        try RegistryValidation.name(chunkID, field: "chunkID", what: "chunk id")
+        try RegistryValidation.name(holder, field: "holder", what: "lease holder")
+        let reply = try await client.runScript(
+            JobScripts.releaseChunk,
+            keys: [.string(JobKeyspace(jobID: jobID).lease(chunkID: chunkID))],
+            arguments: [.string(holder)]
+        )
+        guard let released = reply.int else {
+            throw DeviceRegistry.unexpected(reply, from: "the release-chunk script")
+        }
+        return released == 1
+    }
+}
