@@ -130,12 +130,8 @@ import Testing
     }
 
     @Test func outOfOrderProcessingNeverCommitsPastAnUnprocessedMessage() async throws {
-        let topic = KafkaTestSupport.uniqueName("ordering")
+        let topic = try await KafkaTestSupport.topic("ordering", messages: 100, in: cluster)
         let group = KafkaTestSupport.uniqueName("group")
-        try cluster.createTopic(topic, partitions: 1)
-        let producer = try KafkaTestSupport.producer(cluster)
-        _ = try await producer.send((0..<100).map { KafkaTestSupport.message(topic: topic, index: $0) })
-        await producer.close()
 
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
@@ -163,12 +159,8 @@ import Testing
     }
 
     @Test func aNewConsumerResumesAfterTheCommittedOffset() async throws {
-        let topic = KafkaTestSupport.uniqueName("resume")
+        let topic = try await KafkaTestSupport.topic("resume", messages: 20, in: cluster)
         let group = KafkaTestSupport.uniqueName("group")
-        try cluster.createTopic(topic, partitions: 1)
-        let producer = try KafkaTestSupport.producer(cluster)
-        _ = try await producer.send((0..<20).map { KafkaTestSupport.message(topic: topic, index: $0) })
-
         let configuration = KafkaConsumerConfiguration(
             bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
             sessionTimeoutMilliseconds: 3_000)
@@ -192,17 +184,11 @@ import Testing
         }
         await second.close()
         #expect(resumed?.offset == 12)
-        await producer.close()
     }
 
     @Test func closeDoesNotWaitForBufferedMessagesTheApplicationNeverTook() async throws {
-        let topic = KafkaTestSupport.uniqueName("close")
+        let topic = try await KafkaTestSupport.topic("close", messages: 100, in: cluster)
         let group = KafkaTestSupport.uniqueName("group")
-        try cluster.createTopic(topic, partitions: 1)
-        let producer = try KafkaTestSupport.producer(cluster)
-        _ = try await producer.send((0..<100).map { KafkaTestSupport.message(topic: topic, index: $0) })
-        await producer.close()
-
         // Grace periods far longer than a close needs: waiting one out would show.
         let grace = Duration.seconds(30)
         let consumer = try KafkaConsumer(
@@ -230,11 +216,7 @@ import Testing
     }
 
     @Test func smallBufferHoldsBackFetchingAndLosesNothing() async throws {
-        let topic = KafkaTestSupport.uniqueName("backpressure")
-        try cluster.createTopic(topic, partitions: 2)
-        let producer = try KafkaTestSupport.producer(cluster)
-        _ = try await producer.send((0..<5_000).map { KafkaTestSupport.message(topic: topic, index: $0) })
-        await producer.close()
+        let topic = try await KafkaTestSupport.topic("backpressure", partitions: 2, messages: 5_000, in: cluster)
 
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(

@@ -26,6 +26,18 @@ enum KafkaTestSupport {
         KafkaProducerMessage(topic: topic, key: "key-\(index)", value: Array("value-\(index)".utf8))
     }
 
+    /// A new topic of `partitions` partitions holding messages `0..<count` (``message(topic:index:)``).
+    static func topic(
+        _ prefix: String, partitions: Int32 = 1, messages count: Int, in cluster: EmbeddedKafkaCluster
+    ) async throws -> String {
+        let topic = uniqueName(prefix)
+        try cluster.createTopic(topic, partitions: partitions)
+        let producer = try producer(cluster)
+        _ = try await producer.send((0..<count).map { message(topic: topic, index: $0) })
+        await producer.close()
+        return topic
+    }
+
     /// The directory holding this build's products (`.build/debug`), found from the running test
     /// binary unless `PUSHFLEET_BIN_DIR` names it.
     static var productsDirectory: URL {
