@@ -25,12 +25,11 @@ public final class EmbeddedKafkaCluster: Sendable {
     /// Starts `brokers` mock brokers on loopback.
     ///
     /// - Parameter noDelay: accept connections with Nagle's algorithm off, as a real broker
-    ///   does. librdkafka's mock brokers leave it on, so an answer written in pieces waits for
-    ///   the client's delayed acknowledgement (up to 40 ms on Linux) whenever the client has
-    ///   nothing to send: the start of every client and the end of every produce burst. The
-    ///   Kafka benchmark turns it on. It stays off by default because the pipeline's worker
-    ///   tests send more notifications twice on the faster cluster (see the README).
-    public init(brokers: Int32 = 1, noDelay: Bool = false, logger: Logger) throws(KafkaError) {
+    ///   does (the default). librdkafka's mock brokers leave it on, so an answer written in
+    ///   pieces waits for the client's delayed acknowledgement (up to 40 ms on Linux) whenever
+    ///   the client has nothing to send: the start of every client and the end of every produce
+    ///   burst. `false` keeps the mock's own behaviour.
+    public init(brokers: Int32 = 1, noDelay: Bool = true, logger: Logger) throws(KafkaError) {
         precondition(brokers > 0, "an embedded cluster needs at least one broker")
         let host = try RDKafkaClient(
             kind: .producer, properties: ["client.id": "pushfleet-embedded-cluster"],

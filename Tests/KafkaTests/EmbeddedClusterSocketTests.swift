@@ -8,8 +8,8 @@ import Glibc
 
 /// The embedded brokers' connections, seen from both ends inside this process.
 @Suite struct EmbeddedClusterSocketTests {
-    @Test func withNoDelayEveryBrokerAcceptsConnectionsWithNaglesAlgorithmOff() throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 2, noDelay: true, logger: KafkaTestSupport.logger)
+    @Test func everyBrokerAcceptsConnectionsWithNaglesAlgorithmOff() throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 2, logger: KafkaTestSupport.logger)
         try #require(cluster.brokerPorts.count == 2)
         for port in cluster.brokerPorts {
             let client = try LoopbackClient(port: port)

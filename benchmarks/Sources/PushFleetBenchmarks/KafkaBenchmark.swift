@@ -60,7 +60,7 @@ struct KafkaBenchmark {
     let logger: Logger
 
     func run() async throws -> Result {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, noDelay: true, logger: logger)
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         var results: [Round] = []
         for round in 1...rounds {
             progress("round \(round) of \(rounds)")
