@@ -42,10 +42,9 @@ struct ChunkLease: Sendable {
         var pause = Duration.milliseconds(10)
         var waiting = false
         while true {
-            let held = try await Retrying.run("taking the lease of chunk \(chunkID) of job \(jobID)", logger: context.logger) {
-                try await context.jobs.leaseChunk(jobID: jobID, chunkID: chunkID, holder: holder, for: Self.duration)
+            if try await Retrying.run("taking the lease of chunk \(chunkID) of job \(jobID)", logger: context.logger, operation: take) {
+                return
             }
-            if held { return }
             if !waiting {
                 waiting = true
                 context.counters.add(.chunkLeaseWaits)
@@ -69,7 +68,7 @@ struct ChunkLease: Sendable {
                 return
             }
             do {
-                if try await !context.jobs.leaseChunk(jobID: jobID, chunkID: chunkID, holder: holder, for: Self.duration) {
+                if try await !take() {
                     context.logger.warning(
                         "lost the lease of a chunk while sending it (Redis was away longer than the lease?): another sender may send its unsettled tokens too",
                         metadata: ["job": "\(jobID)", "chunk": "\(chunkID)"])
@@ -80,6 +79,11 @@ struct ChunkLease: Sendable {
                     "could not extend the lease of a chunk; trying again", metadata: ["job": "\(jobID)", "chunk": "\(chunkID)", "error": "\(error)"])
             }
         }
+    }
+
+    /// Takes the lease, or extends it when this holder has it: ``duration`` from now.
+    private func take() async throws -> Bool {
+        try await context.jobs.leaseChunk(jobID: jobID, chunkID: chunkID, holder: holder, for: Self.duration)
     }
 
     /// Best effort: a lease that cannot be released expires after ``duration``.

@@ -7,8 +7,9 @@ import PushStore
 
 /// Consumes `push.deliveries`: for each chunk, takes the chunk's lease (``ChunkLease``: one
 /// sender at a time per chunk), skips the tokens whose (job, token) sent marker exists (a chunk
-/// delivered again after a crash or rebalance), sends the rest and settles them. The chunk's offset is marked processed only when every token has a final outcome or
-/// sits in the resend buffer.
+/// delivered again after a crash or rebalance), sends the rest and settles them. The chunk's
+/// offset is marked processed only when every token has a final outcome or sits in the resend
+/// buffer.
 struct SendStage: Sendable {
     let context: PipelineContext
     let sender: NotificationSender

@@ -16,20 +16,11 @@ extension JobStore {
     /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID`, `holder` or `duration`;
     ///   `RedisClientError`.
     public func leaseChunk(jobID: String, chunkID: String, holder: String, for duration: Duration) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
-        try RegistryValidation.name(chunkID, field: "chunkID", what: "chunk id")
-        try RegistryValidation.name(holder, field: "holder", what: "lease holder")
         let milliseconds = duration.wholeMilliseconds
         try RegistryValidation.atLeast(Int64(1), milliseconds, field: "duration")
-        let reply = try await client.runScript(
-            JobScripts.leaseChunk,
-            keys: [.string(JobKeyspace(jobID: jobID).lease(chunkID: chunkID))],
-            arguments: [.string(holder), .string(String(milliseconds))]
-        )
-        guard let held = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the lease-chunk script")
-        }
-        return held == 1
+        return try await runLeaseScript(
+            JobScripts.leaseChunk, named: "lease-chunk", jobID: jobID, chunkID: chunkID, holder: holder,
+            then: [.string(String(milliseconds))])
     }
 
     /// Ends `holder`'s lease of chunk `chunkID` of job `jobID`; a lease that expired or passed to
@@ -39,17 +30,23 @@ extension JobStore {
     /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID` or `holder`; `RedisClientError`.
     @discardableResult
     public func releaseChunk(jobID: String, chunkID: String, holder: String) async throws -> Bool {
+        try await runLeaseScript(JobScripts.releaseChunk, named: "release-chunk", jobID: jobID, chunkID: chunkID, holder: holder)
+    }
+
+    /// Checks the names, runs a lease script on the chunk's key with `holder` and `more` as its
+    /// arguments, and reads its 1 or 0.
+    private func runLeaseScript(
+        _ script: RedisScript, named name: String, jobID: String, chunkID: String, holder: String,
+        then more: [RedisArgument] = []
+    ) async throws -> Bool {
         try RegistryValidation.jobID(jobID)
         try RegistryValidation.name(chunkID, field: "chunkID", what: "chunk id")
         try RegistryValidation.name(holder, field: "holder", what: "lease holder")
         let reply = try await client.runScript(
-            JobScripts.releaseChunk,
-            keys: [.string(JobKeyspace(jobID: jobID).lease(chunkID: chunkID))],
-            arguments: [.string(holder)]
-        )
-        guard let released = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the release-chunk script")
+            script, keys: [.string(JobKeyspace(jobID: jobID).lease(chunkID: chunkID))], arguments: [.string(holder)] + more)
+        guard let flag = reply.int else {
+            throw DeviceRegistry.unexpected(reply, from: "the \(name) script")
         }
-        return released == 1
+        return flag == 1
     }
 }

@@ -152,8 +152,7 @@ struct PipelineEndToEndTests {
                 // As after a restart of the expand stage: the same chunk published twice, next to
                 // each other on its partition, so the send stage (4 chunks in flight) takes both.
                 let chunk = DeliveryChunk(job: Stack.job(id: "copies", audience: .broadcast), chunkID: "s0-0", tokens: tokens)
-                let message = KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
-                _ = try await stack.producer.send([message, message])
+                try await stack.publish(chunk, copies: 2)
                 _ = try await eventually("both copies to be handled") { counters[.chunksSent] } until: { $0 == 2 }
                 #expect(counters[.chunkLeaseWaits] == 1)
                 #expect(counters[.duplicatesSkipped] == tokens.count)
@@ -170,9 +169,7 @@ struct PipelineEndToEndTests {
         try await Stack.with { stack in
             try await stack.withWorker { counters in
                 func publish(job: String) async throws {
-                    let chunk = DeliveryChunk(job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens)
-                    _ = try await stack.producer.send(
-                        KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData())))
+                    try await stack.publish(DeliveryChunk(job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens))
                 }
                 // The worker is consuming once a first chunk went through.
                 try await publish(job: "warm-up")

@@ -91,6 +91,13 @@ struct PipelineStack {
         _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: key.map { Array($0.utf8) }, value: raw))
     }
 
+    /// Publishes `chunk` to `push.deliveries` `copies` times in one send, as the expand stage
+    /// keys it (so every copy lands on the same partition, next to each other).
+    func publish(_ chunk: DeliveryChunk, copies: Int = 1) async throws {
+        let message = KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
+        _ = try await producer.send(Array(repeating: message, count: copies))
+    }
+
     func report(_ jobID: String) async throws -> JobReport {
         JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID))
     }
