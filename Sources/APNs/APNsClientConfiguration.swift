@@ -29,6 +29,8 @@ public struct APNsClientConfiguration: Sendable {
     public var applePort: Int
     /// Overrides the endpoint for every environment; `nil` uses Apple's hosts.
     public var endpointOverride: Endpoint?
+    /// Overrides the endpoint of one environment, before ``endpointOverride``.
+    public var environmentEndpoints: [APNsEnvironment: Endpoint]
     /// Default ``TrustRoots/system``.
     public var trustRoots: TrustRoots
     /// Connections per pool (one pool per credential and environment). Default 2.
@@ -68,6 +70,7 @@ public struct APNsClientConfiguration: Sendable {
     public init(
         applePort: Int = 443,
         endpointOverride: Endpoint? = nil,
+        environmentEndpoints: [APNsEnvironment: Endpoint] = [:],
         trustRoots: TrustRoots = .system,
         connectionsPerPool: Int = 2,
         maxConcurrentStreamsPerConnection: Int = 1000,
@@ -86,6 +89,7 @@ public struct APNsClientConfiguration: Sendable {
     ) {
         self.applePort = applePort
         self.endpointOverride = endpointOverride
+        self.environmentEndpoints = environmentEndpoints
         self.trustRoots = trustRoots
         self.connectionsPerPool = connectionsPerPool
         self.maxConcurrentStreamsPerConnection = maxConcurrentStreamsPerConnection
@@ -105,6 +109,6 @@ public struct APNsClientConfiguration: Sendable {
 
     /// The host and port for an environment.
     func endpoint(for environment: APNsEnvironment) -> Endpoint {
-        endpointOverride ?? Endpoint(host: environment.host, port: applePort)
+        environmentEndpoints[environment] ?? endpointOverride ?? Endpoint(host: environment.host, port: applePort)
     }
 }

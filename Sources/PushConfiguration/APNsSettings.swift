@@ -1,7 +1,12 @@
+public import APNsCore
+
 /// APNs connection settings shared by every app (`apns:`).
 public struct APNsSettings: Sendable, Equatable {
     /// Overrides Apple's hosts for every environment (`endpoint`); default none (use Apple's).
     public var endpoint: APNsEndpoint?
+    /// Overrides the host of one environment (`endpoints.sandbox`, `endpoints.production`),
+    /// before ``endpoint``; default none.
+    public var endpoints: [APNsEnvironment: APNsEndpoint]
     /// Absolute path of a PEM file of trust roots used instead of the system's (`ca-file`); default none.
     public var caFile: String?
     /// Apple's port (`port`), 443 or 2197; default 443. Ignored when ``endpoint`` is set.
@@ -18,10 +23,11 @@ public struct APNsSettings: Sendable, Equatable {
 
     /// Creates APNs settings; every parameter has the documented default.
     public init(
-        endpoint: APNsEndpoint? = nil, caFile: String? = nil, port: Int = 443, connectionsPerPool: Int = 2,
+        endpoint: APNsEndpoint? = nil, endpoints: [APNsEnvironment: APNsEndpoint] = [:], caFile: String? = nil, port: Int = 443, connectionsPerPool: Int = 2,
         streamsPerConnection: Int = 100, requestTimeout: Duration = .milliseconds(10_000)
     ) {
         self.endpoint = endpoint
+        self.endpoints = endpoints
         self.caFile = caFile
         self.port = port
         self.connectionsPerPool = connectionsPerPool

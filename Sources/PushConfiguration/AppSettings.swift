@@ -6,6 +6,10 @@ public struct AppSettings: Sendable, Equatable {
     public var id: String
     /// The bundle id, used as the APNs topic (`bundle-id`); required.
     public var bundleID: String
+    /// More bundle ids the app's jobs may address in `headers.topic` (`extra-topics`: the app's
+    /// extensions or variants sharing its credential), each with the push type's suffix as for
+    /// ``bundleID``; default none.
+    public var extraTopics: [String]
     /// The APNs environments the app sends to (`environments`); default both, in the order written.
     public var environments: [APNsEnvironment]
     /// How the app authenticates to APNs (`auth`); required.
@@ -30,12 +34,13 @@ public struct AppSettings: Sendable, Equatable {
     /// Creates app settings. `burst: nil` (the default) resolves to `max(1, ⌈ratePerSecond⌉)`; the
     /// other parameters have the documented defaults.
     public init(
-        id: String, bundleID: String, environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
+        id: String, bundleID: String, extraTopics: [String] = [], environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
         ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
         connectionsPerPool: Int? = nil, apiKeys: [APIKeyDigest] = [], apiKeysFile: String? = nil
     ) {
         self.id = id
         self.bundleID = bundleID
+        self.extraTopics = extraTopics
         self.environments = environments
         self.auth = auth
         self.ratePerSecond = ratePerSecond
@@ -52,6 +57,9 @@ public struct AppSettings: Sendable, Equatable {
         guard ratePerSecond.isFinite, ratePerSecond > 1 else { return 1 }
         return Int(min(ratePerSecond.rounded(.up), Double(Int32.max)))
     }
+
+    /// The bundle ids a job of the app may address: ``bundleID`` first, then ``extraTopics``.
+    public var topicBundleIDs: [String] { [bundleID] + extraTopics }
 
     /// The pause after every ``sleepAfter`` sends, as a `Duration`.
     public var sleepDuration: Duration { .milliseconds(sleepMilliseconds) }

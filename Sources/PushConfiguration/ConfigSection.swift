@@ -83,6 +83,16 @@ struct ConfigSection {
         return URL(fileURLWithPath: path, relativeTo: base).standardizedFileURL.path
     }
 
+    /// The boolean at `key` (YAML 1.1: `true`/`false`, `yes`/`no`, `on`/`off`), or
+    /// `defaultValue` when not set.
+    func bool(_ key: String, default defaultValue: Bool) throws(ConfigurationError) -> Bool {
+        guard let node = node(key) else { return defaultValue }
+        guard case let .scalar(scalar, _) = node, scalar.kind == .bool else {
+            throw error(key, "expected true or false, found \(node.article)")
+        }
+        return ConfigScalarKind.boolValue(scalar.text)
+    }
+
     // MARK: Numbers
 
     /// The integer at `key`, checked against `minimum` and `maximum`.

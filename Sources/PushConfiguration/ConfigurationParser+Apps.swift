@@ -22,9 +22,20 @@ extension ConfigurationParser {
             throw section.error("bundle-id", "must not contain whitespace")
         }
         let ratePerSecond = try section.number("rate-per-second", minimum: 0) ?? 0
+        var extraTopics: [String] = []
+        if section.has("extra-topics") {
+            for item in try stringList(section, key: "extra-topics", of: "bundle ids") {
+                guard !item.text.isEmpty, !item.text.contains(where: { $0.isWhitespace }) else {
+                    throw ConfigurationError(
+                        key: section.keyPath("extra-topics"), message: "'\(item.text)' is not a bundle id", origin: item.origin)
+                }
+                extraTopics.append(item.text)
+            }
+        }
         return AppSettings(
             id: id,
             bundleID: bundleID,
+            extraTopics: extraTopics,
             environments: try environments(section, key: "environments"),
             auth: try auth(section, key: "auth"),
             ratePerSecond: ratePerSecond,

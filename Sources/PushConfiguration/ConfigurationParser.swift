@@ -1,3 +1,5 @@
+import APNsCore
+
 /// Turns a validated-shape configuration tree into ``PushFleetConfiguration``, applying defaults and
 /// checking every value's type and range.
 struct ConfigurationParser {
@@ -14,6 +16,7 @@ struct ConfigurationParser {
             registry: try registry(file.section("registry")),
             worker: try worker(file.section("worker")),
             resend: try resend(file.section("resend")),
+            breaker: try breaker(file.section("breaker")),
             metrics: try metrics(file.section("metrics")),
             api: try api(file.section("api")),
             apps: try apps(file, key: "apps"))
@@ -60,10 +63,12 @@ struct ConfigurationParser {
     func apns(_ section: ConfigSection) throws(ConfigurationError) -> APNsSettings {
         var endpoint: APNsEndpoint?
         if section.has("endpoint") {
-            let endpointSection = try section.section("endpoint")
-            endpoint = APNsEndpoint(
-                host: try endpointSection.requiredString("host"),
-                port: try endpointSection.integer("port", default: 443, minimum: 1, maximum: 65535))
+            endpoint = try self.endpoint(section.section("endpoint"))
+        }
+        var endpoints: [APNsEnvironment: APNsEndpoint] = [:]
+        let perEnvironment = try section.section("endpoints")
+        for environment in APNsEnvironment.allCases where perEnvironment.has(environment.rawValue) {
+            endpoints[environment] = try self.endpoint(perEnvironment.section(environment.rawValue))
         }
         let port = try section.integer("port", default: 443, minimum: 1, maximum: 65535)
         guard port == 443 || port == 2197 else {
@@ -71,6 +76,7 @@ struct ConfigurationParser {
         }
         return APNsSettings(
             endpoint: endpoint,
+            endpoints: endpoints,
             caFile: try section.path("ca-file", baseDirectory: baseDirectory),
             port: port,
             connectionsPerPool: try section.integer("connections-per-pool", default: 2, minimum: 1),
@@ -78,9 +84,33 @@ struct ConfigurationParser {
             requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)))
     }
 
+    /// `apns.endpoint:` and `apns.endpoints.<environment>:`.
+    private func endpoint(_ section: ConfigSection) throws(ConfigurationError) -> APNsEndpoint {
+        APNsEndpoint(
+            host: try section.requiredString("host"),
+            port: try section.integer("port", default: 443, minimum: 1, maximum: 65535))
+    }
+
     /// `registry:`.
     func registry(_ section: ConfigSection) throws(ConfigurationError) -> RegistrySettings {
-        RegistrySettings(shards: try section.integer("shards", default: 16, minimum: 1, maximum: 1024))
+        RegistrySettings(
+            shards: try section.integer("shards", default: 16, minimum: 1, maximum: 1024),
+            probesOtherEnvironment: try section.bool("probe-other-environment", default: true))
+    }
+
+    /// `breaker:`.
+    func breaker(_ section: ConfigSection) throws(ConfigurationError) -> BreakerSettings {
+        let watch = try section.integer("watch-notifications", default: 2_000, minimum: 1)
+        let minimum = try section.integer("min-notifications", default: 200, minimum: 1)
+        guard minimum <= watch else {
+            throw section.error(
+                "min-notifications", "must be at most \(section.keyPath("watch-notifications")) (\(watch)), got \(minimum)")
+        }
+        let share = try section.number("max-rejected-share", minimum: 0) ?? 0.1
+        guard share <= 1 else {
+            throw section.error("max-rejected-share", "must be at most 1, got \(share)")
+        }
+        return BreakerSettings(watchNotifications: watch, minNotifications: minimum, maxRejectedShare: share)
     }
 
     /// `worker:`.

@@ -21,10 +21,14 @@ indirect enum ConfigurationSchema: Sendable {
         ])),
         ("apns", .section([
             ("endpoint", .section([("host", .value), ("port", .value)])),
+            ("endpoints", .section([
+                ("sandbox", .section([("host", .value), ("port", .value)])),
+                ("production", .section([("host", .value), ("port", .value)])),
+            ])),
             ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("streams-per-connection", .value),
             ("request-timeout-ms", .value),
         ])),
-        ("registry", .section([("shards", .value)])),
+        ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),
         ("worker", .section([
             ("chunk-size", .value), ("chunks-in-flight", .value), ("notifications-in-flight", .value),
             ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value),
@@ -33,10 +37,13 @@ indirect enum ConfigurationSchema: Sendable {
             ("max-attempts", .value), ("base-delay-ms", .value), ("max-delay-ms", .value),
             ("max-age-seconds", .value), ("lease-ms", .value),
         ])),
+        ("breaker", .section([
+            ("watch-notifications", .value), ("min-notifications", .value), ("max-rejected-share", .value),
+        ])),
         ("metrics", .section([("port", .value)])),
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
         ("apps", .apps(.section([
-            ("bundle-id", .value), ("environments", .value),
+            ("bundle-id", .value), ("extra-topics", .value), ("environments", .value),
             ("auth", .section([
                 ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
                 ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),

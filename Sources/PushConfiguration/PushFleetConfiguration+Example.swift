@@ -16,6 +16,7 @@ extension PushFleetConfiguration {
           pool-size: 4                           # default 4, ≥ 1
         apns:
           endpoint: {host: 127.0.0.1, port: 2197}   # optional: overrides Apple's hosts (the simulator)
+          endpoints: {}                          # optional, per environment before `endpoint`: {sandbox: {host, port}, production: {host, port}}
           ca-file: /path/ca.pem                  # optional: trust roots instead of the system's
           port: 443                              # Apple's port, 443 or 2197; default 443
           connections-per-pool: 2                # default 2, ≥ 1
@@ -23,6 +24,7 @@ extension PushFleetConfiguration {
           request-timeout-ms: 10000              # default 10000, ≥ 1
         registry:
           shards: 16                             # default 16, 1...1024
+          probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
         worker:
           chunk-size: 1000                       # default 1000, 1...1000 (tokens per delivery chunk)
           chunks-in-flight: 8                    # default 8, ≥ 1
@@ -36,6 +38,10 @@ extension PushFleetConfiguration {
           max-delay-ms: 300000                   # ≥ base-delay-ms
           max-age-seconds: 3600                  # ≥ 1
           lease-ms: 30000                        # ≥ 1
+        breaker:                                 # the campaign circuit breaker: judges a job's first answers before its registry changes apply
+          watch-notifications: 2000              # default 2000, ≥ 1: a job is watched until this many notifications have a final outcome
+          min-notifications: 200                 # default 200, 1...watch-notifications: outcomes needed before the share below is judged
+          max-rejected-share: 0.1                # default 0.1, 0...1: more BadDeviceToken / DeviceTokenNotForTopic (and undocumented refusals) than this pauses the job
         metrics:
           port: null                             # optional 0...65535: workers serve /healthz, /readyz and /metrics on it
         api:                                     # `pushfleet api`
@@ -44,7 +50,8 @@ extension PushFleetConfiguration {
           max-body-bytes: 2097152                # default 2 MiB, ≥ 1024
         apps:                                    # required, at least one; a MAPPING keyed by app id (1–64 bytes of A-Z a-z 0-9 . _ -)
           news:
-            bundle-id: com.example.news          # required
+            bundle-id: com.example.news          # required; a job's headers.topic must be it (or an extra topic) with its push type's suffix
+            extra-topics: []                     # default none: more bundle ids the app's jobs may address (extensions, variants)
             environments: [sandbox, production]  # default both; each must be sandbox or production; non-empty, no duplicates
             auth:                                # required: exactly one of token / certificate / pkcs12
               token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: /keys/AuthKey.p8}   # team-id and key-id: 10 chars A-Z0-9

@@ -15,6 +15,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
     public var worker: WorkerSettings
     /// Resend policy (`resend:`); defaults as documented on ``ResendSettings``.
     public var resend: ResendSettings
+    /// The campaign circuit breaker (`breaker:`); defaults as documented on ``BreakerSettings``.
+    public var breaker: BreakerSettings
     /// Metrics settings (`metrics:`); default no metrics port.
     public var metrics: MetricsSettings
     /// HTTP API settings (`api:`); defaults as documented on ``APISettings``.
@@ -26,7 +28,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
     public init(
         kafka: KafkaSettings, redis: RedisSettings = RedisSettings(), apns: APNsSettings = APNsSettings(),
         registry: RegistrySettings = RegistrySettings(), worker: WorkerSettings = WorkerSettings(),
-        resend: ResendSettings = ResendSettings(), metrics: MetricsSettings = MetricsSettings(),
+        resend: ResendSettings = ResendSettings(), breaker: BreakerSettings = BreakerSettings(),
+        metrics: MetricsSettings = MetricsSettings(),
         api: APISettings = APISettings(), apps: [String: AppSettings]
     ) {
         self.kafka = kafka
@@ -35,6 +38,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         self.registry = registry
         self.worker = worker
         self.resend = resend
+        self.breaker = breaker
         self.metrics = metrics
         self.api = api
         self.apps = apps

@@ -29,6 +29,7 @@ extension APNsSettings {
         APNsClientConfiguration(
             applePort: port,
             endpointOverride: endpoint.map { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
+            environmentEndpoints: endpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
             trustRoots: caFile.map { .pemFile($0) } ?? .system,
             connectionsPerPool: connectionsPerPool,
             maxConcurrentStreamsPerConnection: streamsPerConnection,
