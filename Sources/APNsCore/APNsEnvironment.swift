@@ -4,6 +4,11 @@ public enum APNsEnvironment: String, Hashable, Sendable, Codable, CaseIterable {
     case sandbox
     case production
 
+    /// The other environment.
+    public var other: APNsEnvironment {
+        self == .sandbox ? .production : .sandbox
+    }
+
     /// Apple's host for this environment.
     public var host: String {
         switch self {

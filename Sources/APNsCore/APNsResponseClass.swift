@@ -1,14 +1,25 @@
-/// What a sender should do with the outcome of one notification.
+/// What an APNs answer means for the notification and the device token it was sent to: the one
+/// classification of APNs's statuses and reasons. The APNs client retries by it; the pipeline's
+/// settlement decides from it what to record, remove, keep aside, resend or stop.
 public enum APNsResponseClass: String, Hashable, Sendable, Codable, CaseIterable {
     /// APNs accepted the notification.
     case success
-    /// The device token is no longer valid for this app: remove it from the registry.
-    case invalidToken
+    /// 410: the token is gone (the app was removed from the device, or the token expired). The
+    /// only answer that may remove a token from the registry.
+    case unregistered
+    /// 400 `BadDeviceToken` or `DeviceTokenNotForTopic`: the token does not fit this
+    /// environment or topic. Usually a misconfiguration (a sandbox token sent to production, a
+    /// wrong topic), so the token is kept aside, never removed.
+    case tokenRejected
     /// Nothing is wrong with the notification; send it again later.
     case retryable
     /// The provider's credential (JWT or certificate) was refused; fix it before sending more.
     case providerAuthentication
-    /// The notification itself is wrong (payload, topic, headers); sending it again cannot help.
+    /// The request is wrong the same way for every device of the job: its topic, push type,
+    /// headers or payload, or the certificate's environment. Sending the rest of the job would
+    /// fail the same way, so the job is stopped.
+    case misconfiguration
+    /// Refused for a reason APNs does not document; not retried.
     case permanent
 
     /// Classifies an APNs answer by its reason, falling back to the status for unknown reasons.
@@ -18,18 +29,19 @@ public enum APNsResponseClass: String, Hashable, Sendable, Codable, CaseIterable
             return
         }
         switch reason {
-        case .badDeviceToken, .unregistered, .expiredToken, .deviceTokenNotForTopic:
-            self = .invalidToken
+        case .unregistered, .expiredToken:
+            self = .unregistered
+        case .badDeviceToken, .deviceTokenNotForTopic:
+            self = .tokenRejected
         case .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown, .idleTimeout:
             self = .retryable
-        case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
-            .invalidProviderToken, .missingProviderToken, .unrelatedKeyIDInToken,
-            .badEnvironmentKeyIDInToken, .tooManyProviderTokenUpdates:
+        case .badCertificate, .expiredProviderToken, .invalidProviderToken, .missingProviderToken,
+            .unrelatedKeyIDInToken, .badEnvironmentKeyIDInToken, .tooManyProviderTokenUpdates:
             self = .providerAuthentication
-        case .badCollapseID, .badExpirationDate, .badMessageID, .badPriority, .badTopic,
-            .duplicateHeaders, .invalidPushType, .missingDeviceToken, .missingTopic, .payloadEmpty,
-            .topicDisallowed, .badPath, .methodNotAllowed, .payloadTooLarge:
-            self = .permanent
+        case .badCertificateEnvironment, .forbidden, .badCollapseID, .badExpirationDate, .badMessageID,
+            .badPriority, .badTopic, .duplicateHeaders, .invalidPushType, .missingDeviceToken, .missingTopic,
+            .payloadEmpty, .topicDisallowed, .badPath, .methodNotAllowed, .payloadTooLarge:
+            self = .misconfiguration
         case .unknown, .none:
             self = Self(status: status)
         }
@@ -37,10 +49,13 @@ public enum APNsResponseClass: String, Hashable, Sendable, Codable, CaseIterable
 
     private init(status: Int) {
         switch status {
-        case 410: self = .invalidToken
+        case 410: self = .unregistered
         case 403: self = .providerAuthentication
         case 429, 500...599: self = .retryable
         default: self = .permanent
         }
     }
+
+    /// Whether sending the same notification again may succeed.
+    public var isRetryable: Bool { self == .retryable }
 }

@@ -1,3 +1,4 @@
+import APNsCore
 public import APNsSimulator
 import Crypto
 public import Foundation
@@ -29,6 +30,8 @@ public final class EmbeddedStack: Sendable {
         public var resendSettings: [String] = ["base-delay-ms: 20", "max-delay-ms: 500"]
         /// YAML lines under `worker`.
         public var workerSettings: [String] = ["chunks-in-flight: 4"]
+        /// YAML lines under `breaker` (the campaign circuit breaker); default its defaults.
+        public var breakerSettings: [String] = []
         /// Whether the simulator knows the app's signing key (false: it refuses every request
         /// with InvalidProviderToken).
         public var simulatorTrustsKey = true
@@ -44,7 +47,12 @@ public final class EmbeddedStack: Sendable {
 
     public let cluster: EmbeddedKafkaCluster
     public let redisServer: LocalRedisServer
+    /// The simulator every environment's requests go to, or only the sandbox's when the stack
+    /// has a ``productionSimulator``.
     public let simulator: APNsSimulator
+    /// A second simulator standing in for production, when asked for: the app `news` is then
+    /// enabled for both environments, each with its own simulator (`apns.endpoints`).
+    public let productionSimulator: APNsSimulator?
     /// Holds the configuration file, the signing key and the simulator's CA.
     public let directory: URL
     public let configurationPath: String
@@ -54,23 +62,27 @@ public final class EmbeddedStack: Sendable {
     public let apiKeys: [String: String]
 
     private init(
-        cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer, simulator: APNsSimulator, directory: URL,
+        cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer, simulator: APNsSimulator, productionSimulator: APNsSimulator?,
+        directory: URL,
         configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String]
     ) {
         self.apiKeys = apiKeys
         self.cluster = cluster
         self.redisServer = redisServer
         self.simulator = simulator
+        self.productionSimulator = productionSimulator
         self.directory = directory
         self.configurationPath = configurationPath
         self.configuration = configuration
     }
 
     /// Starts everything; `configureSimulator` adjusts the simulator (devices, faults, latency).
+    /// With `productionSimulator`, a second simulator stands in for production, adjusted by it.
     public static func start(
         _ options: Options = Options(),
         logger: Logger,
-        simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in }
+        simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in },
+        productionSimulator configureProduction: ((inout APNsSimulatorConfiguration) -> Void)? = nil
     ) async throws -> EmbeddedStack {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-stack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -86,6 +98,18 @@ public final class EmbeddedStack: Sendable {
         let simulator = try APNsSimulator(configuration: simulatorConfiguration, logger: logger)
         try await simulator.start()
         try simulator.tlsIdentity.writeCertificateAuthority(to: directory.appendingPathComponent("ca.pem").path)
+        var productionSimulator: APNsSimulator?
+        if let configureProduction {
+            var configuration = simulatorConfiguration
+            configuration.environment = .production
+            // One CA for both, so that the configuration's one ca-file trusts both.
+            configuration.tls = simulator.tlsIdentity
+            configuration.devices = APNsSimulatorDevices()
+            configureProduction(&configuration)
+            let production = try APNsSimulator(configuration: configuration, logger: logger)
+            try await production.start()
+            productionSimulator = production
+        }
 
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         try cluster.createTopic(PushTopic.jobs, partitions: options.jobPartitions)
@@ -98,6 +122,7 @@ public final class EmbeddedStack: Sendable {
             redisServer = try await LocalRedisServer.start()
         } catch {
             try? await simulator.shutdown()
+            try? await productionSimulator?.shutdown()
             throw error
         }
         var apiKeys: [String: String] = [:]
@@ -111,6 +136,14 @@ public final class EmbeddedStack: Sendable {
             guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
             return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
         }
+        let endpoints = productionSimulator.map { production in
+            """
+              endpoints:
+                sandbox: {host: 127.0.0.1, port: \(simulator.port)}
+                production: {host: 127.0.0.1, port: \(production.port)}
+            """
+        } ?? "  # one endpoint for both environments"
+        let newsEnvironments = productionSimulator == nil ? "[sandbox]" : "[sandbox, production]"
         let yaml = """
             # Written by EmbeddedStack: the embedded Kafka cluster, redis-server and APNs simulator.
             kafka:
@@ -125,6 +158,7 @@ public final class EmbeddedStack: Sendable {
               pool-size: 8
             apns:
               endpoint: {host: 127.0.0.1, port: \(simulator.port)}
+            \(endpoints)
               ca-file: ca.pem
               connections-per-pool: 2
               request-timeout-ms: 60000
@@ -134,13 +168,15 @@ public final class EmbeddedStack: Sendable {
             \(section(options.workerSettings, indent: 2))
             resend:
             \(section(options.resendSettings, indent: 2))
+            breaker:
+            \(section(options.breakerSettings, indent: 2))
             api:
               host: 127.0.0.1
               port: 0
             apps:
               \(app):
                 bundle-id: \(bundleID)
-                environments: [sandbox]
+                environments: \(newsEnvironments)
                 auth:
                   token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}
                 api-keys: ["\(digests[app] ?? "")"]
@@ -157,11 +193,13 @@ public final class EmbeddedStack: Sendable {
             try yaml.write(toFile: configurationPath, atomically: true, encoding: .utf8)
             let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
             return EmbeddedStack(
-                cluster: cluster, redisServer: redisServer, simulator: simulator, directory: directory,
+                cluster: cluster, redisServer: redisServer, simulator: simulator, productionSimulator: productionSimulator,
+                directory: directory,
                 configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys)
         } catch {
             await redisServer.stop()
             try? await simulator.shutdown()
+            try? await productionSimulator?.shutdown()
             throw error
         }
     }
@@ -179,6 +217,7 @@ public final class EmbeddedStack: Sendable {
     public func stop() async {
         await redisServer.stop()
         try? await simulator.shutdown()
+        try? await productionSimulator?.shutdown()
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -52,6 +52,23 @@ struct APICall {
     /// The request body, at most `api.max-body-bytes` (413 beyond), as JSON (415 when another
     /// content type is declared).
     mutating func jsonBody() async throws -> (bytes: [UInt8], value: JSONValue) {
+        guard let body = try await optionalJSONBody() else {
+            throw APIError.invalid("body", "a JSON body is required", code: "invalid-json")
+        }
+        return body
+    }
+
+    /// The request body as a JSON object, or `nil` when the request has no body.
+    mutating func optionalJSONObject() async throws -> JSONObject? {
+        guard let body = try await optionalJSONBody() else { return nil }
+        guard let object = body.value.objectValue else {
+            throw APIError.invalid("body", "the body must be a JSON object", code: "invalid-json")
+        }
+        return object
+    }
+
+    /// The request body as JSON, or `nil` when it is empty.
+    private mutating func optionalJSONBody() async throws -> (bytes: [UInt8], value: JSONValue)? {
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
             throw APIError(.unsupportedMediaType, "unsupported-media-type", "the body must be application/json", field: "Content-Type")
         }
@@ -62,9 +79,7 @@ struct APICall {
             throw APIError(.contentTooLarge, "payload-too-large", "the body is larger than \(api.maxBodyBytes) bytes", field: nil)
         }
         let bytes = Array(buffer.readableBytesView)
-        guard !bytes.isEmpty else {
-            throw APIError.invalid("body", "a JSON body is required", code: "invalid-json")
-        }
+        guard !bytes.isEmpty else { return nil }
         do {
             return (bytes, try JSONValue(parsing: Data(bytes)))
         } catch {

@@ -6,13 +6,14 @@ import PushStore
 import Redis
 
 /// What the API's handlers share: the configured apps and their keys, the registry, the job
-/// store, the publisher, the clients (for readiness) and the metrics.
+/// store, the publisher and job operator, the clients (for readiness) and the metrics.
 final class APIEnvironment: Sendable {
     let apps: [String: AppSettings]
     let keyring: APIKeyring
     let registry: DeviceRegistry
     let jobs: JobStore
     let publisher: JobPublisher
+    let jobOperator: JobOperator
     let redis: RedisClient
     let readiness: ReadinessProbe
     let metrics: APIMetrics
@@ -29,6 +30,7 @@ final class APIEnvironment: Sendable {
         registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
         jobs = JobStore(client: redis)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
+        jobOperator = JobOperator(producer: producer, jobs: jobs)
         self.redis = redis
         readiness = ReadinessProbe(redis: redis, admin: admin)
         self.metrics = metrics

@@ -11,6 +11,7 @@ enum DeviceRoutes {
         APIRoute(.put, "/v1/apps/{app}/devices/{token}", "bindDevice", bind),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}", "unbindDevice", unbind),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}", "getDevice", device),
+        APIRoute(.post, "/v1/apps/{app}/devices/{token}/restore", "restoreDevice", restore),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/tags", "getDeviceTags", tags),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", addTags),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", removeTag),
@@ -61,6 +62,24 @@ enum DeviceRoutes {
         return APIResponse.json(deviceJSON(record))
     }
 
+    /// `POST …/devices/{token}/restore`: a token kept aside as suspect goes back to its
+    /// environment's audiences (an operator judged it valid). 409 when it is not suspect.
+    static func restore(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let token = try APIValidation.token(try call.parameter("token"))
+        let registry = call.api.registry
+        guard try await registry.device(app: app.id, token: token) != nil else {
+            throw notRegistered(token, app: app.id)
+        }
+        guard try await registry.restoreSuspect(app: app.id, token: token) else {
+            throw APIError(.conflict, "not-suspect", "device \(token.hex) is not kept aside; nothing to restore", field: "token")
+        }
+        guard let record = try await registry.device(app: app.id, token: token) else {
+            throw notRegistered(token, app: app.id)
+        }
+        return APIResponse.json(deviceJSON(record))
+    }
+
     static func tags(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         let token = try APIValidation.token(try call.parameter("token"))
@@ -100,7 +119,8 @@ enum DeviceRoutes {
         let count = try await call.api.registry.deviceCount(app: app.id)
         return APIResponse.json([
             "sandbox": JSONValue(count.sandbox), "production": JSONValue(count.production),
-            "total": JSONValue(count.sandbox + count.production),
+            "suspect": ["sandbox": JSONValue(count.suspectSandbox), "production": JSONValue(count.suspectProduction)],
+            "total": JSONValue(count.total),
         ])
     }
 
@@ -116,6 +136,7 @@ enum DeviceRoutes {
             "token": .string(record.token.hex), "environment": .string(record.environment.rawValue),
             "openid": record.openID.map { .string($0) } ?? .null, "tags": JSONValue(record.tags.sorted()),
             "registered-at": JSONValue(record.registeredAt),
+            "suspect": record.suspicion.map { ["reason": .string($0.reason), "since": JSONValue($0.since)] } ?? .null,
         ]
     }
 

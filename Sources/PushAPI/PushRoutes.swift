@@ -56,6 +56,7 @@ enum PushRoutes {
         let job: PushJob
         do {
             job = try PushJob.decodeAndValidate(from: JSONValue.object(body).compactData())
+            try app.check(job)
         } catch {
             throw APIError(.badRequest, error.code.rawValue, error.message, field: error.field)
         }

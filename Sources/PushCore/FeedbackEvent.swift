@@ -1,10 +1,11 @@
 public import APNsCore
 public import Foundation
 
-/// One message of `push.feedback`: APNs said a token is no longer valid for the app.
+/// One message of `push.feedback`: a registry change APNs's answer calls for.
 ///
-/// The feedback worker removes the token from the registry, unless it was registered again
-/// after ``invalidSince`` (see `schemas/push-feedback.schema.json`).
+/// The feedback worker removes the token for a 410 reason (`Unregistered`, `ExpiredToken`)
+/// unless it was registered again after ``invalidSince``, and keeps it aside as suspect for
+/// `BadDeviceToken` and `DeviceTokenNotForTopic` (see `schemas/push-feedback.schema.json`).
 public struct FeedbackEvent: Hashable, Sendable {
     public var app: String
     public var token: DeviceToken

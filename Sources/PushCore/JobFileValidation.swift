@@ -11,21 +11,24 @@ public struct JobFileValidation: Hashable, Sendable {
     /// The job's summary, or why it was rejected.
     public let result: Result<PushJobSummary, PushJobValidationError>
 
-    /// Validates a job held in memory; `file` is only used for reporting.
-    public init(file: String, data: Data) {
+    /// Validates a job held in memory, then runs `check` on it (checks against the
+    /// configuration, when one is known); `file` is only used for reporting.
+    public init(file: String, data: Data, check: (PushJob) throws(PushJobValidationError) -> Void = { _ in }) {
         do throws(PushJobValidationError) {
-            self.init(file: file, result: .success(PushJobSummary(try PushJob.decodeAndValidate(from: data))))
+            let job = try PushJob.decodeAndValidate(from: data)
+            try check(job)
+            self.init(file: file, result: .success(PushJobSummary(job)))
         } catch {
             self.init(file: file, result: .failure(error))
         }
     }
 
-    /// Reads and validates the job file at `path`; an unreadable file is reported with field
-    /// `$` and code ``PushJobValidationError/Code/unreadable``.
-    public init(contentsOfFile path: String) {
+    /// Reads and validates the job file at `path` (then runs `check` on it); an unreadable file
+    /// is reported with field `$` and code ``PushJobValidationError/Code/unreadable``.
+    public init(contentsOfFile path: String, check: (PushJob) throws(PushJobValidationError) -> Void = { _ in }) {
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            self.init(file: path, data: data)
+            self.init(file: path, data: data, check: check)
         } catch {
             let reason = "cannot read the file: \(error.localizedDescription)"
             let error = PushJobValidationError(field: "$", code: .unreadable, message: reason)

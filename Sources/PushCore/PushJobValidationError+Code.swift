@@ -37,6 +37,10 @@ extension PushJobValidationError {
         public static let collapseIDTooLong = Self(rawValue: "collapse-id-too-long")
         /// A priority the push type does not allow (10 with `background`).
         public static let priorityNotAllowed = Self(rawValue: "priority-not-allowed")
+        /// A `headers.topic` that is not one of the app's bundle ids with the push type's suffix.
+        public static let topicNotAllowed = Self(rawValue: "topic-not-allowed")
+        /// An `app` the configuration does not know, or not enabled for the job's environment.
+        public static let unknownApp = Self(rawValue: "unknown-app")
         /// A payload larger than APNs accepts for the push type (4096 bytes, 5120 for `voip`).
         public static let payloadTooLarge = Self(rawValue: "payload-too-large")
 

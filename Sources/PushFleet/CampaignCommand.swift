@@ -76,9 +76,15 @@ struct NotificationOptions: ParsableArguments {
 
 /// Publishes a job and reports it: the job id (or JSON), and with `follow` the live progress
 /// and the final statistics. Exit status: 0 published (and, when followed, complete); 3 the
-/// job was cancelled; 4 following timed out; 5 the idempotency key belongs to another request.
+/// job was cancelled; 4 following timed out; 5 the idempotency key belongs to another request;
+/// 6 the job was paused (by the circuit breaker or an operator).
 enum CampaignRunner {
     static func publish(_ job: PushJob, follow: Bool, timeout: Int?, options: ClientOptions, session: ClientSession) async throws {
+        do {
+            try job.validateTopic(bundleIDs: try session.app(job.app).topicBundleIDs)
+        } catch let error as PushJobValidationError {
+            throw ValidationError(error.description)
+        }
         let jobID: String
         let outcome: JobPublisher.Outcome
         do {
@@ -110,6 +116,9 @@ enum CampaignRunner {
         switch end {
         case .complete: return
         case .cancelled: throw ExitCode(3)
+        case .paused:
+            printError("pushfleet: job \(jobID) is paused: \(report.control.reason ?? "no reason given"); decide with `pushfleet jobs resume \(jobID)` or `pushfleet jobs abort \(jobID)`")
+            throw ExitCode(6)
         case .timedOut:
             printError("pushfleet: job \(jobID) did not finish within \(timeout ?? 0) s")
             throw ExitCode(4)
@@ -122,7 +131,7 @@ struct CampaignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campaign",
         abstract: "Publish a campaign to any audience: broadcast, tags (all/any/none), openids, tokens, or a job file.",
-        discussion: "Exit status: 0 published (with --follow: complete), 1 error, 3 cancelled, 4 --timeout reached, 64 usage.")
+        discussion: "Exit status: 0 published (with --follow: complete), 1 error, 3 cancelled, 4 --timeout reached, 6 paused, 64 usage.")
 
     @OptionGroup var options: ClientOptions
     @OptionGroup var notification: NotificationOptions
@@ -202,7 +211,7 @@ struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send one notification to a device token or to a user's openid.",
-        discussion: "Exit status: 0 published (with --follow: complete), 1 error, 3 cancelled, 4 --timeout reached, 64 usage.")
+        discussion: "Exit status: 0 published (with --follow: complete), 1 error, 3 cancelled, 4 --timeout reached, 6 paused, 64 usage.")
 
     @OptionGroup var options: ClientOptions
     @OptionGroup var notification: NotificationOptions

@@ -44,6 +44,12 @@ struct ClientSession {
         return JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
     }
 
+    /// Pauses, resumes, cancels published jobs, or changes their rate.
+    var jobOperator: JobOperator {
+        guard let producer else { preconditionFailure("a session without Kafka cannot operate on jobs") }
+        return JobOperator(producer: producer, jobs: jobs)
+    }
+
     /// Opens Redis (and Kafka when `kafka`), runs `body`, and closes them whatever happens.
     static func with<Value>(
         _ options: ClientOptions, kafka: Bool, _ body: (ClientSession) async throws -> Value

@@ -8,8 +8,8 @@ import PushStore
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "Import, bind, unbind and tag devices in the registry.",
-        subcommands: [Import.self, Bind.self, Unbind.self, Tags.self])
+        abstract: "Import, bind, unbind and tag devices in the registry; list and restore suspect ones.",
+        subcommands: [Import.self, Bind.self, Unbind.self, Tags.self, Suspects.self, Restore.self])
 
     /// `pushfleet devices import FILE --app APP`
     struct Import: AsyncParsableCommand {
@@ -216,6 +216,124 @@ struct DevicesCommand: AsyncParsableCommand {
             } else {
                 print(tags.joined(separator: "\n"))
             }
+        }
+    }
+}
+
+extension DevicesCommand {
+    /// `pushfleet devices suspects --app APP [--environment E] [--limit N]`
+    struct Suspects: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List devices kept aside as suspect: token, environment, APNs's reason, since when.",
+            discussion: """
+                APNs's BadDeviceToken and DeviceTokenNotForTopic never remove a device: it is kept out of its \
+                environment's audiences until it binds again, or until you restore it (`devices restore`) or unbind it \
+                (`devices unbind`). Exit status: 0.
+                """)
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Option(help: "Only this environment (sandbox or production).") var environment: String?
+        @Option(help: "List at most this many.") var limit = 1_000
+
+        func run() async throws {
+            let environments = try selectedEnvironments(environment)
+            try await ClientSession.with(options, kafka: false) { session in
+                _ = try session.app(app)
+                var listed = 0
+                try await forEachSuspect(session, app: app, environments: environments) { record in
+                    guard listed < limit else { return false }
+                    listed += 1
+                    let suspicion = record.suspicion
+                    if options.json {
+                        let line: JSONValue = [
+                            "token": .string(record.token.hex), "environment": .string(record.environment.rawValue),
+                            "reason": suspicion.map { .string($0.reason) } ?? .null,
+                            "since": suspicion.map { .number(JSONNumber(Int($0.since))) } ?? .null,
+                        ]
+                        print(String(decoding: line.compactData(), as: UTF8.self))
+                    } else {
+                        print("\(record.token.hex) \(record.environment.rawValue) \(suspicion?.reason ?? "-") since \(suspicion.map { String($0.since) } ?? "-")")
+                    }
+                    return true
+                }
+            }
+        }
+    }
+
+    /// `pushfleet devices restore --app APP (TOKEN… | --all)`
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Return devices kept aside as suspect to their environment's audiences.",
+            discussion: "Exit status: 0 every named device restored (or --all done), 2 some named device was not suspect.")
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Flag(help: "Restore every suspect device of the app (of --environment only, when given).") var all = false
+        @Option(help: "With --all: only this environment (sandbox or production).") var environment: String?
+        @Argument(help: "Device tokens (hex).") var tokens: [String] = []
+
+        func validate() throws {
+            guard all != !tokens.isEmpty else { throw ValidationError("name device tokens, or --all") }
+        }
+
+        func run() async throws {
+            let environments = try selectedEnvironments(environment)
+            let named = try tokens.map(parseToken)
+            let (restored, notSuspect) = try await ClientSession.with(options, kafka: false) { session in
+                _ = try session.app(app)
+                let registry = session.registry
+                var restored = 0
+                var notSuspect: [String] = []
+                if all {
+                    try await forEachSuspect(session, app: app, environments: environments) { record in
+                        if try await registry.restoreSuspect(app: app, token: record.token) { restored += 1 }
+                        return true
+                    }
+                }
+                for token in named {
+                    if try await registry.restoreSuspect(app: app, token: token) {
+                        restored += 1
+                    } else {
+                        notSuspect.append(token.hex)
+                    }
+                }
+                return (restored, notSuspect)
+            }
+            if options.json {
+                print(String(decoding: JSONValue.object(["restored": .number(JSONNumber(restored)), "not-suspect": .array(notSuspect.map { .string($0) })]).compactData(), as: UTF8.self))
+            } else {
+                print("▸ restored \(restored) device(s)")
+                for token in notSuspect { printError("device \(token) is not kept aside") }
+            }
+            if !notSuspect.isEmpty { throw ExitCode(2) }
+        }
+    }
+}
+
+private func selectedEnvironments(_ name: String?) throws -> [APNsEnvironment] {
+    guard let name else { return APNsEnvironment.allCases }
+    guard let environment = APNsEnvironment(rawValue: name) else { throw ValidationError("--environment must be sandbox or production") }
+    return [environment]
+}
+
+/// Calls `body` with the record of every suspect device of `app` in `environments`, shard by
+/// shard (memory bounded by one scan page), until it returns false.
+private func forEachSuspect(
+    _ session: ClientSession, app: String, environments: [APNsEnvironment], _ body: (DeviceRecord) async throws -> Bool
+) async throws {
+    let registry = session.registry
+    for environment in environments {
+        for shard in 0..<registry.shardCount(for: app) {
+            var cursor: UInt64 = 0
+            repeat {
+                let page = try await registry.scanSuspects(app: app, shard: shard, environment: environment, cursor: cursor, count: 500)
+                for token in page.tokens {
+                    guard let record = try await registry.device(app: app, token: token) else { continue }
+                    guard try await body(record) else { return }
+                }
+                cursor = page.cursor
+            } while cursor != 0
         }
     }
 }

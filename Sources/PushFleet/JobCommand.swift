@@ -1,5 +1,7 @@
 import ArgumentParser
+import PushConfiguration
 import PushCore
+import PushPipeline
 
 /// `pushfleet job …`: work with push job documents.
 struct JobCommand: AsyncParsableCommand {
@@ -12,16 +14,39 @@ struct JobCommand: AsyncParsableCommand {
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate push job files against PushFleet's rules.",
-            discussion: "Exit status: 0 when every file is a valid job, 1 when any is not.")
+            discussion: """
+                With --config, each job is also checked against its app's configuration as the API and the workers                 check it: the app exists and is enabled for the job's environment, and headers.topic is one of the app's                 topics (its bundle id or an extra topic, with the push type's suffix).                 Exit status: 0 when every file is a valid job, 1 when any is not.
+                """)
 
         @Flag(help: "One JSON object per file: file, valid, field, code, message, job.")
         var json = false
+
+        @Option(help: "A configuration file (YAML) to check each job's app, environment and topic against.")
+        var config: String?
 
         @Argument(help: "Job files (JSON).")
         var files: [String]
 
         func run() throws {
-            let validations = files.map(JobFileValidation.init(contentsOfFile:))
+            var apps: [String: AppSettings]?
+            if let config {
+                do {
+                    apps = try PushFleetConfiguration.load(path: config).apps
+                } catch {
+                    throw ValidationError("configuration \(config): \(error)")
+                }
+            }
+            let validations = files.map { file in
+                JobFileValidation(contentsOfFile: file) { job throws(PushJobValidationError) in
+                    guard let apps else { return }
+                    guard let app = apps[job.app] else {
+                        throw PushJobValidationError(
+                            field: "app", code: .unknownApp,
+                            message: "app '\(job.app)' is not configured; configured apps: \(apps.keys.sorted().joined(separator: ", "))")
+                    }
+                    try app.check(job)
+                }
+            }
             for validation in validations {
                 print(json ? validation.jsonLine : validation.textLine)
             }

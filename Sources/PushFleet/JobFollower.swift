@@ -2,8 +2,8 @@ import Foundation
 import PushPipeline
 import PushStore
 
-/// Follows a job's statistics in Redis until it is complete or cancelled, drawing a progress
-/// bar: finished/targeted, sent, accepted, failed, the rate and the time left.
+/// Follows a job's statistics in Redis until it is complete, cancelled or paused, drawing a
+/// progress bar: finished/targeted, sent, accepted, failed, the rate and the time left.
 struct JobFollower {
     let jobs: JobStore
     var pollInterval: Duration = .milliseconds(250)
@@ -13,7 +13,7 @@ struct JobFollower {
 
     /// What following ended with.
     enum End: Equatable {
-        case complete, cancelled, timedOut
+        case complete, cancelled, paused, timedOut
     }
 
     func follow(jobID: String, label: String) async throws -> (JobReport, End) {
@@ -22,12 +22,13 @@ struct JobFollower {
         var report = JobReport(jobID: jobID, counters: [:])
         defer { if showProgress { bar.finish() } }
         while true {
-            report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID))
+            report = try await JobReport.load(jobID: jobID, from: jobs)
             let elapsed = ContinuousClock.now - start
             if showProgress {
                 bar.update(done: report.finished, total: max(report.targeted, report.expanded), detail: detail(report, elapsed: elapsed))
             }
-            if report.cancelRequested { return (report, .cancelled) }
+            if report.state == "cancelled" { return (report, .cancelled) }
+            if report.state == "paused" { return (report, .paused) }
             if report.isComplete { return (report, .complete) }
             if let timeout, elapsed >= timeout { return (report, .timedOut) }
             try await Task.sleep(for: pollInterval)

@@ -4,42 +4,134 @@ import PushCore
 import PushPipeline
 import PushStore
 
-/// `pushfleet jobs …`: jobs that were published.
+/// `pushfleet jobs …`: what operators do to published jobs (``JobOperator``).
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
-        abstract: "Work with published jobs.",
-        subcommands: [Cancel.self])
+        abstract: "Pause, resume, abort a published job, or change its rate.",
+        discussion: """
+            A job the circuit breaker paused (see `pushfleet stats JOB`) waits for an operator: `resume` says its answers \
+            are genuine (it goes on, and the registry changes they call for are applied), `abort` ends it (nothing more is \
+            sent, and nothing it found out changes the registry). After fixing a configuration, abort the job and publish it \
+            again.
+            """,
+        subcommands: [Pause.self, Resume.self, Abort.self, Rate.self])
 
-    /// `pushfleet jobs cancel JOB`
-    struct Cancel: AsyncParsableCommand {
+    /// `pushfleet jobs pause JOB`
+    struct Pause: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Cancel a job that has not finished: the workers stop sending it.",
-            discussion: "Exit status: 0 cancelled, 2 unknown job, 5 the job is complete already.")
+            abstract: "Pause a running job fleet-wide: workers stop sending it at their next admission.",
+            discussion: "Exit status: 0 paused (or paused already), 2 unknown job, 5 the job was cancelled.")
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The job id.") var job: String
+        @Option(help: "Why, for the job's status.") var reason = "paused by an operator"
+
+        func run() async throws {
+            try await JobsCommand.operate(job, options: options, done: "paused") { jobOperator, at in
+                try await jobOperator.pause(jobID: job, reason: reason, at: at)
+            }
+        }
+    }
+
+    /// `pushfleet jobs resume JOB`
+    struct Resume: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Resume a paused job: what the pause left undone is sent, nothing twice.",
+            discussion: "Exit status: 0 resumed, 2 unknown job, 5 the job is not paused or was cancelled.")
 
         @OptionGroup var options: ClientOptions
         @Argument(help: "The job id.") var job: String
 
         func run() async throws {
-            try await ClientSession.with(options, kafka: false) { session in
-                let jobs = session.jobs
-                guard let spec = try await jobs.spec(jobID: job) else {
-                    printError("pushfleet: no job '\(job)' (unknown, or expired)")
-                    throw ExitCode(2)
-                }
-                let app = (try? JSONValue(parsing: Data(spec)).objectValue?["app"]?.stringValue) ?? ""
-                let before = JobReport(jobID: job, counters: try await jobs.statistics(jobID: job))
-                if before.isComplete && !before.cancelRequested {
-                    printError("pushfleet: job \(job) is complete: nothing is left to cancel")
+            try await JobsCommand.operate(job, options: options, done: "resumed") { jobOperator, at in
+                try await jobOperator.resume(jobID: job, at: at)
+            }
+        }
+    }
+
+    /// `pushfleet jobs abort JOB` (also `cancel`)
+    struct Abort: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Abort (cancel) a job that has not finished: nothing more of it is sent.",
+            discussion: """
+                Registry changes held for the job (while the circuit breaker watched it, or while it was paused) are \
+                discarded. Exit status: 0 aborted (or aborted already), 2 unknown job, 5 the job is complete already.
+                """,
+            aliases: ["cancel"])
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The job id.") var job: String
+        @Option(help: "Why, for the job's status.") var reason = "aborted by an operator"
+
+        func run() async throws {
+            try await JobsCommand.operate(job, options: options, done: "aborted", refuseComplete: true) { jobOperator, at in
+                try await jobOperator.cancel(jobID: job, reason: reason, at: at)
+            }
+        }
+    }
+
+    /// `pushfleet jobs rate JOB RATE`
+    struct Rate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a running job's rate (notifications per second) without a restart.",
+            discussion: """
+                The rate replaces the job's own throttle.rate-per-second and nests inside its app's rate: a job may go \
+                slower than its app, never faster. `none` removes it. Exit status: 0 set, 2 unknown job, 5 the job was \
+                cancelled, 64 a rate that is not a number above 0.
+                """)
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The job id.") var job: String
+        @Argument(help: "Notifications per second (> 0), or `none`.") var rate: String
+
+        func validate() throws {
+            guard rate == "none" || (Double(rate).map { $0.isFinite && $0 > 0 } ?? false) else {
+                throw ValidationError("the rate must be a number of notifications per second above 0, or none")
+            }
+        }
+
+        func run() async throws {
+            let value = rate == "none" ? nil : Double(rate)
+            try await JobsCommand.operate(job, options: options, done: "rate set") { jobOperator, _ in
+                try await jobOperator.setRate(jobID: job, value)
+            }
+        }
+    }
+
+    /// Runs one operation on a job and prints its status afterwards. Exit status: 2 unknown job,
+    /// 5 the operation does not apply (a complete job when `refuseComplete`).
+    static func operate(
+        _ jobID: String, options: ClientOptions, done: String, refuseComplete: Bool = false,
+        _ operation: (JobOperator, Int64) async throws -> JobStore.ControlUpdate
+    ) async throws {
+        try await ClientSession.with(options, kafka: true) { session in
+            let jobs = session.jobs
+            guard let spec = try await jobs.spec(jobID: jobID) else {
+                printError("pushfleet: no job '\(jobID)' (unknown, or expired)")
+                throw ExitCode(2)
+            }
+            let app = (try? JSONValue(parsing: Data(spec)).objectValue?["app"]?.stringValue) ?? ""
+            if refuseComplete {
+                let before = try await JobReport.load(jobID: jobID, from: jobs)
+                if before.isComplete && before.control.state != .cancelled {
+                    printError("pushfleet: job \(jobID) is complete: nothing is left to abort")
                     throw ExitCode(5)
                 }
-                try await jobs.cancel(jobID: job, at: Int64(Date().timeIntervalSince1970 * 1000))
-                let report = JobReport(jobID: job, counters: try await jobs.statistics(jobID: job))
-                if options.json {
-                    print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
-                } else {
-                    print("▸ job \(job) cancelled: \(report.finished) of \(report.targeted) already had their outcome")
-                }
+            }
+            let update: JobStore.ControlUpdate
+            do {
+                update = try await operation(session.jobOperator, Int64(Date().timeIntervalSince1970 * 1000))
+            } catch let refusal as JobControl.Refusal {
+                printError("pushfleet: job \(jobID): \(refusal.message)")
+                throw ExitCode(5)
+            }
+            let report = try await JobReport.load(jobID: jobID, from: jobs)
+            if options.json {
+                print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
+            } else {
+                print("▸ job \(jobID) \(update.changed ? done : "unchanged (\(report.state))")")
+                report.lines.forEach { print("    \($0)") }
             }
         }
     }

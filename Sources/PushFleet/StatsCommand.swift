@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushConfiguration
+import PushCore
 import PushPipeline
 import PushStore
 import Redis
@@ -9,36 +10,39 @@ import Redis
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Print a job's statistics: targeted, sent, accepted, failed by reason, removed, retried, dead-lettered.")
+        abstract: "Print a job's statistics: its state (paused, and why), targeted, sent, accepted, failed by reason, removed, kept aside, retried, dead-lettered.")
 
     @OptionGroup var options: ProcessOptions
 
     @Argument(help: "The job id.")
     var job: String
 
-    @Flag(help: "Print the raw counters as JSON.")
+    @Flag(help: "Print the status as JSON (the API's JobStatus).")
     var json = false
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
         let redis = RedisClient(configuration: try configuration.redis.redisConfiguration())
-        let counters: [String: Int]
+        let jobs = JobStore(client: redis)
+        let report: JobReport
+        let spec: [UInt8]?
         do {
-            counters = try await JobStore(client: redis).statistics(jobID: job)
+            report = try await JobReport.load(jobID: job, from: jobs)
+            spec = try await jobs.spec(jobID: job)
             await redis.shutdown()
         } catch {
             await redis.shutdown()
             throw error
         }
-        if counters.isEmpty {
+        if spec == nil && report == JobReport(jobID: job, counters: [:]) {
             FileHandle.standardError.write(Data("no statistics for job '\(job)' (unknown, or expired)\n".utf8))
             throw ExitCode(2)
         }
         if json {
-            let data = try JSONSerialization.data(withJSONObject: counters, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            let app = spec.flatMap { try? JSONValue(parsing: Data($0)).objectValue?["app"]?.stringValue } ?? ""
+            print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
         } else {
-            JobReport(jobID: job, counters: counters).lines.forEach { print($0) }
+            report.lines.forEach { print($0) }
         }
     }
 }

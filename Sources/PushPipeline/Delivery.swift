@@ -13,7 +13,7 @@ struct Delivery: Sendable {
     var previousAttempts: Int { resendEntry?.attempts ?? 0 }
 }
 
-/// What became of one send.
+/// What became of one send (``Settlement/Outcome`` says what it means).
 enum SendResult: Sendable {
     /// APNs answered (accepted or refused).
     case response(APNsResponse)
@@ -23,26 +23,6 @@ enum SendResult: Sendable {
     case notSent(reason: String)
     /// Not sent, and never will be: the job was cancelled.
     case cancelled
-
-    /// How the outcome is handled.
-    var responseClass: APNsResponseClass {
-        switch self {
-        case .response(let response): response.responseClass
-        case .failure(let error): error.code == .shutdown || error.code == .cancelled ? .retryable : error.responseClass
-        case .notSent: .retryable
-        case .cancelled: .permanent
-        }
-    }
-
-    /// The reason to record: APNs's reason, the client error's code, or why it was not sent.
-    var reason: String {
-        switch self {
-        case .response(let response): response.reason?.rawValue ?? (response.isSuccess ? "Success" : "HTTP\(response.status)")
-        case .failure(let error): "\(error.code)"
-        case .notSent(let reason): reason
-        case .cancelled: "cancelled"
-        }
-    }
 
     /// Whether the notification reached APNs.
     var wasSent: Bool {

@@ -19,6 +19,10 @@ import PushStore
 ///
 /// Counters are written idempotently (HSET, chunk ids), so a job expanded twice after a crash
 /// counts once; its chunks are published again and the send stage's markers skip them.
+///
+/// A job whose `headers.topic` is not one of its app's topics is dead-lettered (field
+/// `headers.topic`). A cancelled job stops expanding; a paused one too, and is published again
+/// when it resumes (``JobOperator/resume(jobID:at:)``).
 struct ExpandStage: Sendable {
     let context: PipelineContext
     /// Chunks published per producer call.
@@ -35,6 +39,10 @@ struct ExpandStage: Sendable {
             context.counters.add(.jobsCancelled)
             context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(cancelled.jobID)"])
             return true
+        } catch let paused as JobPaused {
+            context.counters.add(.expansionsLeftForResume)
+            context.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(paused.jobID)"])
+            return true
         } catch {
             return await context.settleFailure(of: message, error, stage: "expand stage")
         }
@@ -49,6 +57,12 @@ struct ExpandStage: Sendable {
             return
         }
         guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
+        do {
+            try job.validateTopic(bundleIDs: app.settings.topicBundleIDs)
+        } catch {
+            try await context.deadLetter(message, invalid: error)
+            return
+        }
         if let header = message.headers.first(where: { $0.name == PushMessageHeader.shard }) {
             let text = String(decoding: header.value, as: UTF8.self)
             guard let jobID = job.id, let shard = Int(text), (0..<context.registry.shardCount(for: app.id)).contains(shard) else {
@@ -57,14 +71,14 @@ struct ExpandStage: Sendable {
                     app: app.id)
                 return
             }
-            try await stopIfCancelled(jobID)
+            try await stopIfHalted(jobID)
             try await expandShard(shard, of: job, jobID: jobID)
             return
         }
 
         let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
         job.id = jobID
-        try await stopIfCancelled(jobID)
+        try await stopIfHalted(jobID)
         if let key = job.idempotencyKey {
             let owner = try await Retrying.run("claiming the idempotency key of job \(jobID)", logger: context.logger) {
                 try await context.idempotency.claim(app: app.id, key: key, jobID: jobID)
@@ -74,7 +88,7 @@ struct ExpandStage: Sendable {
                 context.logger.notice(
                     "job skipped: its idempotency key belongs to another job",
                     metadata: ["job": "\(jobID)", "app": "\(app.id)", "first-job": "\(owner.jobID)"])
-                try await setCounters(["duplicate-job": 1, "expansion-complete": 1], jobID: jobID)
+                try await setCounters([.duplicateJob: 1, .expansionComplete: 1], jobID: jobID)
                 return
             }
         }
@@ -84,7 +98,7 @@ struct ExpandStage: Sendable {
             let dueAt = Int64((sendAt.timeIntervalSince1970 * 1000).rounded(.up))
             _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {
                 try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: spec))
-                try await context.jobs.set(jobID: jobID, ["scheduled-at": Int(dueAt)])
+                try await context.jobs.set(jobID: jobID, [.scheduledAt: Int(dueAt)])
             }
             context.counters.add(.jobsScheduled)
             context.logger.info("job scheduled", metadata: ["job": "\(jobID)", "app": "\(app.id)", "send-at": "\(sendAt)"])
@@ -98,20 +112,20 @@ struct ExpandStage: Sendable {
         case .tokens(let tokens):
             var seen = Set<DeviceToken>()
             let unique = tokens.filter { seen.insert($0).inserted }
-            try await setCounters(["targeted": unique.count], jobID: jobID)
+            try await setCounters([.targeted: unique.count], jobID: jobID)
             try await publishChunks(unique, prefix: "t", of: job, jobID: jobID)
-            try await setCounters(["expansion-complete": 1], jobID: jobID)
+            try await setCounters([.expansionComplete: 1], jobID: jobID)
         case .openIDs(let openIDs):
             let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
                 try await context.registry.resolveOpenIDs(app: app.id, environment: job.environment, openIDs: openIDs)
             }
             try await setCounters(
                 [
-                    "targeted": resolution.tokens.count, "unknown-openids": resolution.unknownCount,
-                    "other-environment": resolution.otherEnvironmentCount,
+                    .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
+                    .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
                 ], jobID: jobID)
             try await publishChunks(resolution.tokens, prefix: "o", of: job, jobID: jobID)
-            try await setCounters(["expansion-complete": 1], jobID: jobID)
+            try await setCounters([.expansionComplete: 1], jobID: jobID)
         case .tags, .broadcast:
             let shards = context.registry.shardCount(for: app.id)
             let tasks = (0..<shards).map { shard in
@@ -120,7 +134,7 @@ struct ExpandStage: Sendable {
                     headers: [KafkaHeader(name: PushMessageHeader.shard, value: String(shard))])
             }
             try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
-            try await setCounters(["shards": shards], jobID: jobID)
+            try await setCounters([.shards: shards], jobID: jobID)
         }
         context.counters.add(.jobsExpanded)
         context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
@@ -159,21 +173,28 @@ struct ExpandStage: Sendable {
             return
         }
         try await streamer.finish()
-        try await setCounters(["shard-targeted:\(shard)": streamer.total, "shard-done:\(shard)": 1], jobID: jobID)
+        try await setCounters([.shardTargeted(shard): streamer.total, .shardDone(shard): 1], jobID: jobID)
         context.counters.add(.shardTasks)
     }
 
-    /// Throws ``JobCancelled`` when the job was cancelled.
-    fileprivate func stopIfCancelled(_ jobID: String) async throws {
-        let cancelled = try await Retrying.run("checking whether job \(jobID) was cancelled", logger: context.logger) {
-            try await context.cancellations.isCancelled(jobID)
+    /// Throws ``JobCancelled`` when the job was cancelled, ``JobPaused`` when it is paused.
+    fileprivate func stopIfHalted(_ jobID: String) async throws {
+        let controls = context.controls
+        let state = try await Retrying.run("checking whether job \(jobID) may go on", logger: context.logger) {
+            var state = try await controls.current(jobID).state
+            if state == .paused {
+                state = try await controls.fresh(jobID).state
+            }
+            return state
         }
-        if cancelled {
-            throw JobCancelled(jobID: jobID)
+        switch state {
+        case .cancelled: throw JobCancelled(jobID: jobID)
+        case .paused: throw JobPaused(jobID: jobID)
+        case .running: return
         }
     }
 
-    private func setCounters(_ counters: [String: Int], jobID: String) async throws {
+    private func setCounters(_ counters: [JobCounter: Int], jobID: String) async throws {
         try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
             try await context.jobs.set(jobID: jobID, counters)
         }
@@ -233,7 +254,7 @@ struct ExpandStage: Sendable {
 
         private mutating func flush() async throws {
             guard !window.isEmpty else { return }
-            try await stage.stopIfCancelled(jobID)
+            try await stage.stopIfHalted(jobID)
             let messages = window.map { chunk in
                 KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
             }

@@ -1,15 +1,32 @@
+import APNs
+import APNsCore
 import Foundation
 import Kafka
 import Logging
+import NIOCore
 import PushConfiguration
 import PushCore
 import PushStore
 
-/// Consumes `push.feedback`: removes each invalid token from the registry (its shard set, tags
-/// and openid mapping) unless it was registered again after APNs's timestamp. Idempotent: a
-/// second event for the same token removes nothing and counts nothing.
+/// Consumes `push.feedback` and changes the registry as ``RegistryChange`` says:
+///
+/// - 410 (`Unregistered`, `ExpiredToken`): the token is removed (its shard set, tags and openid
+///   mapping) unless it was registered again after APNs's timestamp;
+/// - `BadDeviceToken`, `DeviceTokenNotForTopic`: the token is never removed; it is kept aside as
+///   suspect (no audience reaches it until it binds again or an operator decides), after one
+///   try in the app's other environment for `BadDeviceToken` where the app has it: a token
+///   APNs accepts there is moved there instead;
+/// - any other reason changes nothing.
+///
+/// Events arrive here only once their job's gate let them through (``HeldEffects``): a job the
+/// circuit breaker paused changes nothing. Idempotent: a second event for the same token
+/// changes and counts nothing.
 struct FeedbackStage: Sendable {
     let context: PipelineContext
+    let clients: [String: APNsClient]
+
+    /// The probe's payload: a silent background notification (nothing is shown to the user).
+    static let probePayload = Array(#"{"aps":{"content-available":1}}"#.utf8)
 
     /// Handles one event; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
@@ -29,22 +46,91 @@ struct FeedbackStage: Sendable {
             try await context.deadLetter(message, invalid: error)
             return
         }
-        guard context.apps[event.app] != nil else {
+        guard let app = context.apps[event.app] else {
             try await context.deadLetter(message, reason: "unknown-app", text: "app '\(event.app)' is not configured", field: "app", app: event.app)
             return
         }
-        let removed = try await Retrying.run("removing an invalid token of \(event.app)", logger: context.logger) {
-            try await context.registry.removeIfNotRegisteredSince(
-                app: event.app, token: event.token, environment: event.environment, invalidSince: event.invalidSince)
-        }
-        guard removed else {
+        let change = RegistryChange(
+            reason: event.reason, invalidSince: event.invalidSince, appEnvironments: app.settings.environments,
+            environment: event.environment, probing: context.configuration.registry.probesOtherEnvironment)
+        switch change {
+        case .remove(let invalidSince):
+            try await remove(event, invalidSince: invalidSince)
+        case .keepAside(let reason):
+            try await keepAside(event, reason: reason)
+        case .probeOtherEnvironment:
+            try await probeOtherEnvironment(event, app: app)
+        case .none:
             context.counters.add(.feedbackKept)
+            context.metrics.registryChange(app: event.app, change: "unchanged")
+        }
+    }
+
+    private func remove(_ event: FeedbackEvent, invalidSince: Int64) async throws {
+        let registry = context.registry
+        let removed = try await Retrying.run("removing an invalid token of \(event.app)", logger: context.logger) {
+            try await registry.removeIfNotRegisteredSince(
+                app: event.app, token: event.token, environment: event.environment, invalidSince: invalidSince)
+        }
+        try await count(removed, event, worker: .feedbackRemoved, job: .removed, change: "removed")
+    }
+
+    private func keepAside(_ event: FeedbackEvent, reason: String) async throws {
+        let registry = context.registry
+        let marked = try await Retrying.run("keeping a token of \(event.app) aside", logger: context.logger) {
+            try await registry.markSuspect(app: event.app, token: event.token, environment: event.environment, reason: reason, at: event.invalidSince)
+        }
+        try await count(marked, event, worker: .feedbackKeptAside, job: .suspect, change: "kept-aside")
+    }
+
+    /// Tries the token once in the other environment (for a device still registered where APNs
+    /// refused it), then moves, removes or keeps it aside as APNs's answer there says.
+    private func probeOtherEnvironment(_ event: FeedbackEvent, app: PushApp) async throws {
+        let registry = context.registry
+        let device = try await Retrying.run("reading a device of \(event.app)", logger: context.logger) {
+            try await registry.device(app: event.app, token: event.token)
+        }
+        guard let device, device.environment == event.environment, device.registeredAt <= event.invalidSince, let client = clients[app.id] else {
+            try await count(false, event, worker: .feedbackKept, job: nil, change: "unchanged")
             return
         }
-        context.counters.add(.feedbackRemoved)
-        if let jobID = event.jobID {
-            try await Retrying.run("counting a removed token of job \(jobID)", logger: context.logger) {
-                try await context.jobs.increment(jobID: jobID, ["removed": 1])
+        let started = context.clock()
+        let request = APNsRequest(
+            credential: app.credential, environment: event.environment.other, deviceToken: event.token, bundleID: app.settings.bundleID,
+            pushType: .background, priority: .considerDevicePower, expiration: 0, payload: ByteBuffer(bytes: Self.probePayload))
+        let answer: Result<APNsResponse, APNsError>
+        do {
+            answer = .success(try await client.send(request))
+        } catch {
+            answer = .failure(error)
+        }
+        context.counters.add(.probes)
+        context.metrics.registryChange(app: event.app, change: "probed")
+        switch ProbeVerdict(answer, now: started) {
+        case .move:
+            let moved = try await Retrying.run("moving a device of \(event.app) to \(event.environment.other.rawValue)", logger: context.logger) {
+                try await registry.moveToOtherEnvironment(app: event.app, token: event.token, from: event.environment, at: started)
+            }
+            try await count(moved, event, worker: .feedbackMoved, job: .movedEnvironment, change: "moved-environment")
+        case .remove(let invalidSince):
+            try await remove(event, invalidSince: invalidSince)
+        case .keepAside:
+            try await keepAside(event, reason: event.reason)
+        }
+    }
+
+    /// Counts a change that happened (`done`) for the worker, the metrics and the job.
+    private func count(_ done: Bool, _ event: FeedbackEvent, worker: WorkerCounters.Name, job: JobCounter?, change: String) async throws {
+        guard done else {
+            context.counters.add(.feedbackKept)
+            context.metrics.registryChange(app: event.app, change: "unchanged")
+            return
+        }
+        context.counters.add(worker)
+        context.metrics.registryChange(app: event.app, change: change)
+        if let job, let jobID = event.jobID {
+            try await Retrying.run("counting a registry change of job \(jobID)", logger: context.logger) {
+                try await context.jobs.increment(jobID: jobID, [job: 1])
             }
         }
     }

@@ -1,19 +1,32 @@
 public import PushCore
+import PushStore
 
 extension JobReport {
-    /// The report as the API's `JobStatus` object and `--json` output: job, app, state and every
-    /// figure (`schemas/openapi.yaml`, `JobStatus`).
+    /// The report as the API's `JobStatus` object and `--json` output: job, app, state, why it
+    /// stopped (paused or cancelled), its breaker and operator rate, and every figure
+    /// (`schemas/openapi.yaml`, `JobStatus`).
     public func json(app: String) -> JSONValue {
         func number(_ value: Int) -> JSONValue { .number(JSONNumber(value)) }
         var reasons = JSONObject()
         for reason in failedByReason.keys.sorted() {
             reasons[reason] = number(failedByReason[reason] ?? 0)
         }
+        var reason: JSONValue = .null
+        if control.state != .running, let text = control.reason {
+            reason = [
+                "reason": .string(text), "by": control.pausedBy.map { .string($0.rawValue) } ?? .null,
+                "at": control.changedAt.map { .number(JSONNumber(Int($0))) } ?? .null,
+            ]
+        }
         return [
-            "job": .string(jobID), "app": .string(app), "state": .string(state),
+            "job": .string(jobID), "app": .string(app), "state": .string(state), "stopped": reason,
+            "breaker": .string(control.breaker.rawValue),
+            "rate-per-second": control.ratePerSecond.flatMap { JSONNumber($0) }.map(JSONValue.number) ?? .null,
             "targeted": number(targeted), "expanded": number(expanded), "sent": number(sent),
             "accepted": number(accepted), "failed": number(failed), "failed-by-reason": .object(reasons),
-            "invalid-tokens": number(invalidTokens), "removed": number(removed), "retried": number(retried),
+            "invalid-tokens": number(invalidTokens), "unregistered": number(unregistered), "removed": number(removed),
+            "suspect": number(suspect), "moved-environment": number(movedEnvironment),
+            "effects-discarded": number(effectsDiscarded), "retried": number(retried),
             "dead-lettered": number(deadLettered), "cancelled": number(cancelled),
             "delivered": number(delivered), "opened": number(opened),
             "scheduled-at": scheduledAt.map(number) ?? .null,

@@ -1,9 +1,9 @@
 import APNsCore
 import Foundation
-import PushStore
+public import PushStore
 
-/// A job's statistics as `pushfleet stats` shows them, computed from its counters in Redis
-/// (``JobStore/statistics(jobID:)``).
+/// A job's statistics as `pushfleet stats` and the API show them, computed from its counters
+/// (``JobStore/statistics(jobID:)``) and its control state (``JobStore/control(jobID:)``).
 public struct JobReport: Sendable, Hashable {
     public var jobID: String
     /// Tokens the audience resolved to (for shard jobs: the sum over the shards scanned so far).
@@ -14,12 +14,20 @@ public struct JobReport: Sendable, Hashable {
     /// Notifications that reached APNs and have a final outcome.
     public var sent: Int
     public var accepted: Int
-    /// Refusals by APNs reason (invalid tokens and permanent failures).
+    /// Refusals by APNs reason (410s, token rejections and other refusals).
     public var failedByReason: [String: Int]
-    /// Of the refusals, those for invalid tokens (sent to the feedback worker).
-    public var invalidTokens: Int
-    /// Invalid tokens the feedback worker removed from the registry.
+    /// Of the refusals, those that said the token is gone (410: removed from the registry).
+    public var unregistered: Int
+    /// Of the refusals, token rejections (`BadDeviceToken`, `DeviceTokenNotForTopic`) and
+    /// refusals Apple does not document, by reason: what the circuit breaker judges.
+    public var rejectedByReason: [String: Int]
+    /// Tokens the feedback worker removed from the registry (410).
     public var removed: Int
+    /// Tokens kept aside as suspect, and tokens found in the wrong environment and moved.
+    public var suspect: Int
+    public var movedEnvironment: Int
+    /// Registry changes discarded because the job was cancelled while they were held.
+    public var effectsDiscarded: Int
     /// Notifications that went to the resend buffer at least once.
     public var retried: Int
     public var deadLettered: Int
@@ -27,14 +35,18 @@ public struct JobReport: Sendable, Hashable {
     public var duplicatesSkipped: Int
     public var unknownOpenIDs: Int
     public var otherEnvironment: Int
+    /// Openids whose device is kept aside as suspect.
+    public var suspectDevices: Int
     /// Registry shards of a broadcast or tag job, and how many were scanned completely.
     public var shards: Int
     public var shardsDone: Int
     /// When the job waits in the schedule: its due time (ms since 1970).
     public var scheduledAt: Int?
     public var expansionComplete: Bool
-    /// The job was cancelled (``JobStore/cancel(jobID:at:)``).
+    /// The job was cancelled (``JobStore/cancel(jobID:at:reason:)``).
     public var cancelRequested: Bool
+    /// Whether the job may send, why not, its breaker, its operator rate.
+    public var control: JobControl
     /// Tokens not sent because the job was cancelled.
     public var cancelled: Int
     /// Devices that reported the notification delivered, and opened (receipts).
@@ -49,56 +61,92 @@ public struct JobReport: Sendable, Hashable {
     /// Refusals, all reasons together.
     public var failed: Int { failedByReason.values.reduce(0, +) }
 
+    /// Refusals that concern the token: 410s and token rejections.
+    public var invalidTokens: Int { unregistered + rejectedByReason.values.reduce(0, +) }
+
     /// Every expanded token has a final outcome and the expansion is complete.
     public var isComplete: Bool { expansionComplete && finished >= expanded }
 
-    /// Where the job is: `cancelled`, `complete`, `scheduled` (waiting for its send-at),
-    /// `queued` (published, not expanded yet) or `in-progress`.
+    /// Where the job is: `cancelled`, `paused` (see ``control``), `complete`, `scheduled`
+    /// (waiting for its send-at), `queued` (published, not expanded yet) or `in-progress`.
     public var state: String {
-        if cancelRequested { return "cancelled" }
+        if cancelRequested || control.state == .cancelled { return "cancelled" }
+        if control.state == .paused { return "paused" }
         if isComplete { return "complete" }
         if scheduledAt != nil && expanded == 0 { return "scheduled" }
         if expanded == 0 && targeted == 0 && shards == 0 && !expansionComplete { return "queued" }
         return "in-progress"
     }
 
-    public init(jobID: String, counters: [String: Int]) {
+    public init(jobID: String, counters: [String: Int], control: JobControl = JobControl()) {
         self.jobID = jobID
+        self.control = control
+        var values: [JobCounter: Int] = [:]
         var shardTargeted = 0
         var shardsDone = 0
         var failed: [String: Int] = [:]
+        var rejected: [String: Int] = [:]
+        var unregistered = 0
         for (name, value) in counters {
-            if name.hasPrefix("shard-targeted:") {
-                shardTargeted += value
-            } else if name.hasPrefix("shard-done:") {
-                shardsDone += value > 0 ? 1 : 0
-            } else if name.hasPrefix("failed:") {
-                failed[String(name.dropFirst("failed:".count)), default: 0] += value
+            guard let counter = JobCounter(name: name) else { continue }
+            switch counter {
+            case .shardTargeted: shardTargeted += value
+            case .shardDone: shardsDone += value > 0 ? 1 : 0
+            case .failed(let reason):
+                failed[reason, default: 0] += value
+                switch Self.responseClass(ofFailure: reason) {
+                case .unregistered: unregistered += value
+                case .tokenRejected, .permanent: rejected[reason, default: 0] += value
+                default: break
+                }
+            default: values[counter, default: 0] += value
             }
         }
-        targeted = (counters["targeted"] ?? 0) + shardTargeted
-        expanded = counters["expanded"] ?? 0
-        chunks = counters["chunks"] ?? 0
-        sent = counters["sent"] ?? 0
-        accepted = counters["accepted"] ?? 0
+        targeted = (values[.targeted] ?? 0) + shardTargeted
+        expanded = values[.expanded] ?? 0
+        chunks = values[.chunks] ?? 0
+        sent = values[.sent] ?? 0
+        accepted = values[.accepted] ?? 0
         failedByReason = failed
-        invalidTokens = failed.filter { APNsResponseClass(status: 400, reason: APNsReason(rawValue: $0.key)) == .invalidToken }
-            .values.reduce(0, +)
-        removed = counters["removed"] ?? 0
-        retried = counters["retried"] ?? 0
-        deadLettered = counters["dead-lettered"] ?? 0
-        duplicatesSkipped = counters["duplicates"] ?? 0
-        unknownOpenIDs = counters["unknown-openids"] ?? 0
-        otherEnvironment = counters["other-environment"] ?? 0
-        shards = counters["shards"] ?? 0
+        self.unregistered = unregistered
+        rejectedByReason = rejected
+        removed = values[.removed] ?? 0
+        suspect = values[.suspect] ?? 0
+        movedEnvironment = values[.movedEnvironment] ?? 0
+        effectsDiscarded = values[.effectsDiscarded] ?? 0
+        retried = values[.retried] ?? 0
+        deadLettered = values[.deadLettered] ?? 0
+        duplicatesSkipped = values[.duplicates] ?? 0
+        unknownOpenIDs = values[.unknownOpenIDs] ?? 0
+        otherEnvironment = values[.otherEnvironment] ?? 0
+        suspectDevices = values[.suspectDevices] ?? 0
+        shards = values[.shards] ?? 0
         self.shardsDone = shardsDone
-        scheduledAt = counters["scheduled-at"]
-        expansionComplete = (counters["expansion-complete"] ?? 0) > 0 || (shards > 0 && shardsDone >= shards)
-        cancelRequested = counters[JobStore.cancelRequestedCounter] != nil
-        cancelled = counters["cancelled"] ?? 0
-        delivered = counters[ReceiptEvent.delivered.rawValue] ?? 0
-        opened = counters[ReceiptEvent.opened.rawValue] ?? 0
-        duplicateJob = (counters["duplicate-job"] ?? 0) > 0
+        scheduledAt = values[.scheduledAt]
+        expansionComplete = (values[.expansionComplete] ?? 0) > 0 || (shards > 0 && shardsDone >= shards)
+        cancelRequested = values[.cancelRequested] != nil
+        cancelled = values[.cancelled] ?? 0
+        delivered = values[.receipt(.delivered)] ?? 0
+        opened = values[.receipt(.opened)] ?? 0
+        duplicateJob = (values[.duplicateJob] ?? 0) > 0
+    }
+
+    /// Reads a job's counters and control state.
+    public static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
+        JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
+    }
+
+    /// How APNs's answer is classified for a `failed:<reason>` counter: by the documented
+    /// reason, or by the status of an `HTTP<status>` reason (an answer without a reason).
+    static func responseClass(ofFailure reason: String) -> APNsResponseClass {
+        let apnsReason = APNsReason(rawValue: reason)
+        if let status = apnsReason.documentedStatus {
+            return APNsResponseClass(status: status, reason: apnsReason)
+        }
+        if reason.hasPrefix("HTTP"), let status = Int(reason.dropFirst(4)) {
+            return APNsResponseClass(status: status, reason: nil)
+        }
+        return .permanent
     }
 
     /// The figures as `name value` lines for people.
@@ -106,11 +154,24 @@ public struct JobReport: Sendable, Hashable {
         var lines = [
             "job            \(jobID)",
             "state          \(state)" + (duplicateJob ? " (skipped: its idempotency key belongs to another job)" : ""),
+        ]
+        if let reason = control.reason, control.state != .running {
+            let who = control.pausedBy.map { " by the \($0.rawValue)" } ?? ""
+            lines.append("  reason       \(reason)\(who)")
+            if control.state == .paused {
+                lines.append("  decide       pushfleet jobs resume \(jobID)  |  pushfleet jobs abort \(jobID)")
+            }
+        }
+        if let rate = control.ratePerSecond {
+            lines.append("rate           \(rate)/s (set by an operator)")
+        }
+        lines += [
+            "breaker        \(control.breaker.rawValue)",
             "targeted       \(targeted)",
             "expanded       \(expanded) in \(chunks) chunk(s)" + (shards > 0 ? ", \(shardsDone)/\(shards) shards scanned" : ""),
             "sent           \(sent)",
             "accepted       \(accepted)",
-            "failed         \(failed) (invalid tokens \(invalidTokens), removed \(removed))",
+            "failed         \(failed) (unregistered \(unregistered), removed \(removed); token rejected \(rejectedByReason.values.reduce(0, +)), kept aside \(suspect), moved to the other environment \(movedEnvironment))",
         ]
         for (reason, count) in failedByReason.sorted(by: { $0.key < $1.key }) {
             lines.append("  \(reason.padding(toLength: 27, withPad: " ", startingAt: 0)) \(count)")
@@ -120,14 +181,17 @@ public struct JobReport: Sendable, Hashable {
             "dead-lettered  \(deadLettered)",
             "duplicates     \(duplicatesSkipped) skipped",
         ]
-        if cancelRequested {
+        if cancelRequested || control.state == .cancelled {
             lines.append("cancelled      \(cancelled) not sent")
+        }
+        if effectsDiscarded > 0 {
+            lines.append("discarded      \(effectsDiscarded) registry change(s) of the cancelled job")
         }
         if delivered > 0 || opened > 0 {
             lines.append("receipts       \(delivered) delivered, \(opened) opened")
         }
-        if unknownOpenIDs > 0 || otherEnvironment > 0 {
-            lines.append("openids        \(unknownOpenIDs) unknown, \(otherEnvironment) on the other environment")
+        if unknownOpenIDs > 0 || otherEnvironment > 0 || suspectDevices > 0 {
+            lines.append("openids        \(unknownOpenIDs) unknown, \(otherEnvironment) on the other environment, \(suspectDevices) kept aside")
         }
         return lines
     }

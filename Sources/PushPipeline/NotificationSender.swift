@@ -8,23 +8,25 @@ import PushCore
 import PushStore
 
 /// Sends a job's notifications to many tokens through the app's APNs client, admitted by the
-/// throttle and bounded by the worker's in-flight window, then settles every outcome:
+/// throttle and bounded by the worker's in-flight window, and settles their outcomes by the
+/// rules of ``Settlement``, a batch at a time as the answers arrive: statistics and sent markers,
+/// registry changes through the job's gate (``HeldEffects``), dead letters, the resend buffer,
+/// the app's suspension, the job's pause. While the circuit breaker watches the job it judges
+/// each batch's statistics (``CampaignBreaker``), and clears or pauses the job.
 ///
-/// - accepted → statistics;
-/// - invalid token → `push.feedback`;
-/// - permanent failure → `push.dlq` with APNs's reason;
-/// - retryable (and not sent) → the resend buffer, or `push.dlq` once it gave up;
-/// - provider-authentication problem → the app is suspended fleet-wide, loudly, and the rest of
-///   its audience waits in the resend buffer instead of being burnt;
-/// - job cancelled → what is not sent yet is settled as `cancelled`, never sent.
+/// Before each admission (at most ``settleBatch`` notifications) the job's control state is read
+/// from Redis: a cancelled job's remaining tokens are settled as `cancelled`; a paused job's are
+/// left without an outcome (the job is published again when it resumes); a suspended app's wait
+/// in the resend buffer.
 ///
-/// Side effects (feedback, dead letters, resend entries) are written before the sent markers,
-/// so a worker that dies in between sends again rather than loses.
+/// Side effects (registry changes, dead letters, resend entries) are written before the sent
+/// markers, so a worker that dies in between sends again rather than loses.
 final class NotificationSender: Sendable {
     private let context: PipelineContext
     private let clients: [String: APNsClient]
     private let throttle: SendThrottle
     private let inFlight: AsyncPermits
+    private let breaker: CampaignBreaker
 
     init(context: PipelineContext, clients: [String: APNsClient]) {
         self.context = context
@@ -32,10 +34,30 @@ final class NotificationSender: Sendable {
         self.throttle = SendThrottle(
             limiter: context.limiter, permitBlock: context.configuration.worker.permitBlock, counters: context.counters)
         self.inFlight = AsyncPermits(context.configuration.worker.notificationsInFlight)
+        self.breaker = CampaignBreaker(settings: context.configuration.breaker)
     }
 
-    /// Outcomes settled (markers written) per batch while a chunk's answers arrive: a worker
-    /// that dies or loses its partitions mid-chunk leaves fewer tokens to be sent again.
+    /// Why sending a batch of deliveries stopped before its end.
+    private enum Stop {
+        case cancelled
+        case paused
+        case suspended(reason: String)
+        case stopping
+
+        /// The stop a job's control state calls for; `nil` while it runs.
+        init?(_ control: JobControl) {
+            switch control.state {
+            case .running: return nil
+            case .paused: self = .paused
+            case .cancelled: self = .cancelled
+            }
+        }
+    }
+
+    /// Outcomes settled (markers written) per batch while a chunk's answers arrive, and
+    /// notifications admitted between two checks of the job's state: a worker that dies or loses
+    /// its partitions mid-chunk leaves fewer tokens to be sent again, and a job paused mid-chunk
+    /// stops within this many.
     static let settleBatch = 250
 
     /// Sends `job` to `deliveries` and settles every outcome, ``settleBatch`` at a time as the
@@ -45,7 +67,6 @@ final class NotificationSender: Sendable {
         guard let client = clients[app.id] else {
             preconditionFailure("every configured app has an APNs client")
         }
-        let policy = SendThrottle.Policy(app: app, jobID: jobID, override: job.throttle)
         let payload = ByteBuffer(bytes: job.notification.payloadData())
         let headers = job.headers
         var template = APNsRequest(
@@ -64,24 +85,39 @@ final class NotificationSender: Sendable {
         let inFlight = self.inFlight
         let counters = context.counters
         let metrics = context.metrics
+        let controls = context.controls
+        let facts = Settlement.Facts(
+            app: app.id, jobID: jobID, environment: job.environment, usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID),
+            now: 0, suspension: SuspensionCache.duration)
         // The group's leftover outcomes (the last partial batch and what was not sent), or the
         // first settling failure.
         let leftover = await withTaskGroup(of: (Int, SendResult).self) { group -> Result<[(Delivery, SendResult)], any Error> in
-            var notSent = SendResult.notSent(reason: "worker-stopping")
+            var stop = Stop.stopping
             var next = 0
-            while next < deliveries.count {
+            sending: while next < deliveries.count {
                 do {
-                    if try await context.cancellations.isCancelled(jobID) {
-                        notSent = .cancelled
+                    // Read afresh before every admission: a notification admitted after a pause
+                    // or cancel was written is never sent.
+                    let control = try await controls.fresh(jobID)
+                    if let halt = Stop(control) {
+                        stop = halt
                         break
                     }
                     if let reason = try await context.suspensions.reason(app: app.id) {
-                        notSent = .notSent(reason: "suspended: \(reason)")
+                        stop = .suspended(reason: reason)
                         break
                     }
-                    let admitted = try await throttle.admit(app: app.id, policy: policy, requested: deliveries.count - next)
+                    let policy = SendThrottle.Policy(app: app, jobID: jobID, override: job.throttle, operatorRate: control.ratePerSecond)
+                    let requested = min(deliveries.count - next, Self.settleBatch)
+                    let admitted = try await throttle.admit(app: app.id, policy: policy, requested: requested)
                     for index in next..<(next + admitted) {
                         await inFlight.acquire()
+                        // While this waited for a slot, another batch may have learnt that the job stopped.
+                        if let known = controls.cached(jobID), let halt = Stop(known) {
+                            inFlight.release()
+                            stop = halt
+                            break sending
+                        }
                         metrics.sendStarted()
                         var request = template
                         request.deviceToken = deliveries[index].token
@@ -99,11 +135,12 @@ final class NotificationSender: Sendable {
                                 return (index, .failure(APNsError(.cancelled, underlying: error)))
                             }
                         }
+                        next = index + 1
                     }
-                    next += admitted
                 } catch {
                     // Cancelled, or Redis is away while stopping: what is not sent waits for a resend.
                     context.logger.warning("stopped sending a batch", metadata: ["error": "\(error)", "app": "\(app.id)"])
+                    stop = .stopping
                     break
                 }
             }
@@ -115,7 +152,7 @@ final class NotificationSender: Sendable {
                 batch.append((deliveries[index], result))
                 if batch.count >= Self.settleBatch && firstError == nil {
                     do {
-                        try await settle(batch, of: job, jobID: jobID, app: app)
+                        try await settle(batch, of: job, facts: facts)
                     } catch {
                         firstError = error
                     }
@@ -123,173 +160,152 @@ final class NotificationSender: Sendable {
                 }
             }
             if let firstError { return .failure(firstError) }
-            for index in next..<deliveries.count {
-                batch.append((deliveries[index], notSent))
+            let unsent: SendResult?
+            switch stop {
+            case .cancelled: unsent = .cancelled
+            case .paused: unsent = nil
+            case .suspended(let reason): unsent = .notSent(reason: "suspended: \(reason)")
+            case .stopping: unsent = .notSent(reason: "worker-stopping")
+            }
+            if let unsent {
+                for index in next..<deliveries.count {
+                    batch.append((deliveries[index], unsent))
+                }
+            } else if next < deliveries.count {
+                counters.add(.leftForResume, deliveries.count - next)
             }
             return .success(batch)
         }
-        try await settle(try leftover.get(), of: job, jobID: jobID, app: app)
+        try await settle(try leftover.get(), of: job, facts: facts)
     }
 
     // MARK: - Settling
 
-    private func settle(_ outcomes: [(Delivery, SendResult)], of job: PushJob, jobID: String, app: PushApp) async throws {
-        let now = context.clock()
-        let counters = context.counters
-        var feedback: [KafkaProducerMessage] = []
-        var letters: [DeadLetter] = []
-        var failures: [ResendFailure] = []
-        // Counters of first sends, gated by the sent markers; and of resends, gated by the
-        // resend buffer's entries.
-        var records: [DeliveryOutcomeRecord] = []
-        var finished: [(entry: ResendEntry, counter: String, sent: Bool)] = []
-        var authFailure: String?
-
-        var outcomeCounts: [String: [String: Int]] = [:]
-        defer {
-            for (outcome, reasons) in outcomeCounts {
-                for (reason, count) in reasons {
-                    context.metrics.outcome(app: app.id, outcome: outcome, reason: reason, count: count)
-                }
-            }
+    /// Carries out the plan for a batch of outcomes (``Settlement``), then lets the breaker judge
+    /// a watched job.
+    private func settle(_ outcomes: [(Delivery, SendResult)], of job: PushJob, facts template: Settlement.Facts) async throws {
+        guard !outcomes.isEmpty else { return }
+        var facts = template
+        facts.now = context.clock()
+        let app = facts.app
+        let jobID = facts.jobID
+        let plan = Settlement.plan(outcomes, facts: facts)
+        for (key, count) in plan.metrics {
+            context.metrics.outcome(app: app, outcome: key.outcome, reason: key.reason, count: count)
         }
-        for (delivery, result) in outcomes {
-            let reason = result.reason
-            if case .cancelled = result {
-                outcomeCounts["cancelled", default: [:]]["cancelled", default: 0] += 1
-            } else {
-                outcomeCounts[result.responseClass.rawValue, default: [:]][reason, default: 0] += 1
-            }
-            if case .cancelled = result {
-                counters.add(.cancelledNotifications)
-                record("cancelled", sent: false)
-                continue
-            }
-            switch result.responseClass {
-            case .success:
-                counters.add(.accepted)
-                if delivery.resendEntry != nil { counters.add(.resent) }
-                record("accepted", sent: true)
-            case .invalidToken:
-                counters.add(.invalidTokens)
-                var invalidSince = now
-                if case .response(let response) = result, let timestamp = response.timestamp {
-                    invalidSince = timestamp
-                }
-                let event = FeedbackEvent(
-                    app: app.id, token: delivery.token, environment: job.environment, reason: reason,
-                    invalidSince: invalidSince, jobID: jobID)
-                feedback.append(KafkaProducerMessage(topic: PushTopic.feedback, key: "\(app.id)/\(delivery.token.hex)", value: event.jsonData()))
-                record("failed:\(reason)", sent: true)
-            case .permanent:
-                counters.add(.permanentFailures)
-                letters.append(letter(for: delivery, result: result, job: job, jobID: jobID, app: app, now: now))
-                record("failed:\(reason)", sent: true)
-            case .providerAuthentication, .retryable:
-                if result.responseClass == .providerAuthentication {
-                    authFailure = authFailure ?? reason
-                }
-                failures.append(
-                    ResendFailure(
-                        jobID: jobID,
-                        token: delivery.token,
-                        attempts: delivery.previousAttempts + result.attempts,
-                        firstFailedAt: delivery.resendEntry?.firstFailedAt ?? now,
-                        reason: reason,
-                        retryAfter: result.responseClass == .providerAuthentication ? SuspensionCache.duration : nil))
-            }
-
-            func record(_ counter: String, sent: Bool) {
-                if let entry = delivery.resendEntry {
-                    finished.append((entry, counter, sent))
-                } else {
-                    records.append(DeliveryOutcomeRecord(token: delivery.token, counter: counter, countsAsSent: sent))
-                }
-            }
+        for (name, count) in plan.workerCounts {
+            context.counters.add(name, count)
         }
 
-        if let authFailure {
-            counters.add(.providerSuspensions)
+        if let reason = plan.pauseJob {
+            try await pause(
+                jobID: jobID, app: app,
+                reason: "APNs refused the whole request with \(reason): the job's topic, push type, headers or payload, or the app's credential, is wrong for every device")
+        }
+        if let reason = plan.suspendApp {
+            context.counters.add(.providerSuspensions)
             context.logger.error(
-                "APNs refused the credential of app \(app.id) (\(authFailure)): its sending is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience waits in the resend buffer. Fix the app's key or certificate.",
-                metadata: ["app": "\(app.id)", "job": "\(jobID)"])
-            try await Retrying.run("suspending app \(app.id)", logger: context.logger) {
-                try await context.suspensions.suspend(app: app.id, reason: authFailure)
+                "APNs refused the credential of app \(app) (\(reason)): its sending is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience waits in the resend buffer. Fix the app's key or certificate.",
+                metadata: ["app": "\(app)", "job": "\(jobID)"])
+            try await Retrying.run("suspending app \(app)", logger: context.logger) {
+                try await context.suspensions.suspend(app: app, reason: reason)
+            }
+        }
+        if !plan.registryChanges.isEmpty {
+            let effects = context.heldEffects
+            let answer = try await Retrying.run("offering \(plan.registryChanges.count) registry change(s) of job \(jobID)", logger: context.logger) {
+                try await effects.offer(jobID: jobID, plan.registryChanges)
+            }
+            if try await context.controls.current(jobID).state != answer.state {
+                context.controls.invalidate(jobID)
             }
         }
 
-        try await context.publish(feedback, "\(feedback.count) feedback event(s)")
-        let expired = try await Retrying.run("scheduling \(failures.count) resend(s)", logger: context.logger) {
-            try await context.resend.schedule(app: app.id, failures)
+        let expired = try await Retrying.run("scheduling \(plan.resends.count) resend(s)", logger: context.logger) {
+            try await context.resend.schedule(app: app, plan.resends)
         }
-        let expiredTokens = Set(expired.map(\.token))
-        for entry in expired {
-            letters.append(
-                DeadLetter(
-                    reason: "resend-expired",
-                    message: "gave up after \(entry.attempts) attempt(s); last reason \(entry.lastReason)",
-                    app: app.id, jobID: jobID, token: entry.token.hex, attempts: entry.attempts, deadLetteredAt: now))
-        }
-        try await context.deadLetter(letters)
-        counters.add(.deadLetteredNotifications, letters.count)
-
-        // Retryable outcomes: a first send is recorded as retried (or dead-lettered when the
-        // buffer gave up at once); a resend that gave up was removed by `schedule`.
         let resentTokens = Set(outcomes.compactMap { $0.0.resendEntry?.token })
-        var resendsGivenUp = 0
-        for failure in failures {
-            let gaveUp = expiredTokens.contains(failure.token)
-            if resentTokens.contains(failure.token) {
-                resendsGivenUp += gaveUp ? 1 : 0
-            } else {
-                if !gaveUp { counters.add(.retried) }
-                records.append(
-                    DeliveryOutcomeRecord(
-                        token: failure.token, counter: gaveUp ? "dead-lettered" : "retried", countsAsSent: failure.attempts > 0))
-            }
-        }
-        if resendsGivenUp > 0 {
-            try await increment(["dead-lettered": resendsGivenUp], jobID: jobID)
+        let after = Settlement.afterScheduling(plan.resends, expired: expired, resentTokens: resentTokens, facts: facts)
+        let letters = plan.deadLetters + after.deadLetters
+        try await context.deadLetter(letters)
+        context.counters.add(.deadLetteredNotifications, letters.count)
+        context.counters.add(.retried, after.retried)
+        if after.resendsGivenUp > 0 {
+            try await increment([.deadLettered: after.resendsGivenUp], jobID: jobID)
         }
 
+        let records = plan.records + after.records
         if !records.isEmpty {
             _ = try await Retrying.run("recording \(records.count) outcome(s) of job \(jobID)", logger: context.logger) {
                 try await context.jobs.recordOutcomes(jobID: jobID, records)
             }
         }
-        if !finished.isEmpty {
+        if !plan.finishedResends.isEmpty {
+            let finished = plan.finishedResends
             let removed = try await Retrying.run("completing \(finished.count) resend(s)", logger: context.logger) {
-                try await context.resend.complete(app: app.id, finished.map(\.entry))
+                try await context.resend.complete(app: app, finished.map(\.entry))
             }
-            var counts: [String: Int] = [:]
+            var counts: [JobCounter: Int] = [:]
             for (item, wasPresent) in zip(finished, removed) where wasPresent {
                 counts[item.counter, default: 0] += 1
-                if item.sent { counts["sent", default: 0] += 1 }
+                if item.sent { counts[.sent, default: 0] += 1 }
             }
             try await increment(counts, jobID: jobID)
         }
+        try await judge(jobID: jobID, app: app)
     }
 
-    private func increment(_ counts: [String: Int], jobID: String) async throws {
+    /// While the breaker watches the job: judges its statistics so far, then clears the job
+    /// (releasing its held registry changes) or pauses it.
+    private func judge(jobID: String, app: String) async throws {
+        let control = try await context.controls.current(jobID)
+        guard control.state == .running, control.breaker == .watching else { return }
+        let counters = try await Retrying.run("reading statistics of job \(jobID)", logger: context.logger) {
+            try await context.jobs.statistics(jobID: jobID)
+        }
+        switch breaker.verdict(JobReport(jobID: jobID, counters: counters, control: control)) {
+        case .watching:
+            return
+        case .clear:
+            let update = try await Retrying.run("clearing job \(jobID)", logger: context.logger) {
+                try await context.jobs.update(jobID: jobID, .clear)
+            }
+            context.controls.remember(jobID, update.after)
+            if update.changed {
+                context.counters.add(.jobsCleared)
+                context.logger.info("circuit breaker cleared the job: its registry changes apply", metadata: ["job": "\(jobID)", "app": "\(app)"])
+            }
+            if update.after.gate == .apply {
+                let effects = context.heldEffects
+                let released = try await Retrying.run("releasing held registry changes of job \(jobID)", logger: context.logger) {
+                    try await effects.release(jobID: jobID)
+                }
+                context.counters.add(.effectsReleased, released)
+            }
+        case .trip(let reason):
+            try await pause(jobID: jobID, app: app, reason: reason)
+        }
+    }
+
+    /// Pauses the job fleet-wide for the breaker, loudly, unless it is paused or cancelled already.
+    private func pause(jobID: String, app: String, reason: String) async throws {
+        let now = context.clock()
+        let update = try await Retrying.run("pausing job \(jobID)", logger: context.logger) {
+            try await context.jobs.update(jobID: jobID, .trip(reason: reason, at: now))
+        }
+        context.controls.remember(jobID, update.after)
+        guard update.changed else { return }
+        context.counters.add(.jobsPaused)
+        context.metrics.jobStopped(app: app, by: JobControl.Actor.breaker.rawValue, state: JobControl.State.paused.rawValue)
+        context.logger.error(
+            "job \(jobID) of app \(app) paused: \(reason). Nothing its answers call for is applied to the device registry while it is paused. Decide with `pushfleet jobs resume \(jobID)` (the answers are genuine) or `pushfleet jobs abort \(jobID)`.",
+            metadata: ["job": "\(jobID)", "app": "\(app)"])
+    }
+
+    private func increment(_ counts: [JobCounter: Int], jobID: String) async throws {
         guard !counts.isEmpty else { return }
         try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
             try await context.jobs.increment(jobID: jobID, counts)
         }
-    }
-
-    private func letter(for delivery: Delivery, result: SendResult, job: PushJob, jobID: String, app: PushApp, now: Int64) -> DeadLetter {
-        var status: Int?
-        if case .response(let response) = result {
-            status = response.status
-        }
-        return DeadLetter(
-            reason: result.reason,
-            message: "APNs refused the notification for good (\(result.reason))",
-            app: app.id,
-            jobID: jobID,
-            token: delivery.token.hex,
-            status: status,
-            attempts: delivery.previousAttempts + result.attempts,
-            deadLetteredAt: now)
     }
 }

@@ -21,7 +21,9 @@ final class PipelineContext: Sendable {
     let limiter: RateLimiter
     let schedule: JobSchedule
     let suspensions: SuspensionCache
-    let cancellations: CancellationCache
+    /// Each job's control state (running, paused, cancelled; its operator rate), as this worker
+    /// last read it.
+    let controls: JobControlCache
     let idempotency: IdempotencyKeys
     let metrics = PipelineMetrics()
     let counters: WorkerCounters
@@ -48,11 +50,18 @@ final class PipelineContext: Sendable {
         self.limiter = RateLimiter(client: redis)
         self.schedule = JobSchedule(client: redis, clock: clock)
         self.suspensions = SuspensionCache(store: AppSuspension(client: redis))
-        self.cancellations = CancellationCache(store: jobs)
+        self.controls = JobControlCache(store: jobs)
         self.idempotency = IdempotencyKeys(client: redis)
         self.counters = counters
         self.logger = logger
         self.clock = clock
+    }
+
+    /// Registry changes carried through each job's gate.
+    var heldEffects: HeldEffects {
+        HeldEffects(jobs: jobs) { [producer] messages in
+            _ = try await producer.send(messages)
+        }
     }
 
     /// Publishes messages and waits until Kafka has every one, retrying while Kafka is away.

@@ -40,6 +40,22 @@ final class PipelineMetrics: Sendable {
         }.increment(by: count)
     }
 
+    /// `pushfleet_jobs_stopped_total{app, by, state}`: jobs this worker paused (the circuit
+    /// breaker, or APNs refusing the whole request).
+    func jobStopped(app: String, by actor: String, state: String) {
+        counter(in: outcomes, key: "stopped\u{0}\(app)\u{0}\(actor)\u{0}\(state)") {
+            CoreMetrics.Counter(label: "pushfleet_jobs_stopped_total", dimensions: [("app", app), ("by", actor), ("state", state)])
+        }.increment()
+    }
+
+    /// `pushfleet_registry_changes_total{app, change}`: what the feedback worker did with the
+    /// answers it was given: `removed`, `kept-aside`, `moved-environment`, `probed`, `unchanged`.
+    func registryChange(app: String, change: String, count: Int = 1) {
+        counter(in: outcomes, key: "registry\u{0}\(app)\u{0}\(change)") {
+            CoreMetrics.Counter(label: "pushfleet_registry_changes_total", dimensions: [("app", app), ("change", change)])
+        }.increment(by: count)
+    }
+
     /// `pushfleet_apns_request_duration_seconds{app}`: from handing a request to the APNs client
     /// to its answer (waiting for a stream included).
     private func apnsLatency(app: String, _ duration: Duration) {

@@ -64,7 +64,7 @@ public final class PushWorker: Service, Sendable {
             consumers.append((try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight), worker.chunksInFlight, stage.handle))
         }
         if roles.contains(.feedback) {
-            let stage = FeedbackStage(context: context)
+            let stage = FeedbackStage(context: context, clients: clients)
             consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000), 64, stage.handle))
         }
         logger.info(

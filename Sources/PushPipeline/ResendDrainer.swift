@@ -8,8 +8,9 @@ import ServiceLifecycle
 
 /// Sends the resend buffer's due entries again: claims them app by app (a claim is a lease, so
 /// entries of a worker that dies come back), looks up each job's stored payload, and settles the
-/// outcomes like first sends. Apps whose sending is suspended are left alone. Runs until
-/// graceful shutdown; a round in progress finishes first.
+/// outcomes like first sends. Apps whose sending is suspended are left alone, and so are the
+/// entries of a paused job (their claim runs out and they come back). Runs until graceful
+/// shutdown; a round in progress finishes first.
 struct ResendDrainer: Sendable {
     let context: PipelineContext
     let sender: NotificationSender
@@ -66,6 +67,6 @@ struct ResendDrainer: Sendable {
         try await context.deadLetter(letters)
         context.counters.add(.deadLetteredNotifications, letters.count)
         let removed = try await context.resend.complete(app: app.id, entries)
-        try await context.jobs.increment(jobID: jobID, ["dead-lettered": removed.filter { $0 }.count])
+        try await context.jobs.increment(jobID: jobID, [.deadLettered: removed.filter { $0 }.count])
     }
 }

@@ -1,17 +1,17 @@
 import Logging
-import PushCore
-import PushStore
 
-/// Runs an operation against Kafka or Redis until it succeeds: a worker that loses its
-/// servers waits with jittered exponential backoff (100 ms doubling to 5 s), says so in its log,
-/// and neither spins nor drops the work. Cancellation ends the wait.
+/// Runs an operation against Kafka or Redis as ``RetryRule`` says: transient failures are waited
+/// out (the worker says so in its log, and neither spins nor drops the work), other failures
+/// get a few attempts and are then thrown. Cancellation ends the wait.
 enum Retrying {
+    static let rule = RetryRule()
+
     static func run<Value: Sendable>(
         _ what: @autoclosure () -> String,
         logger: Logger,
+        rule: RetryRule = Retrying.rule,
         operation: () async throws -> Value
     ) async throws -> Value {
-        var delay = Duration.milliseconds(100)
         var failures = 0
         while true {
             do {
@@ -20,21 +20,18 @@ enum Retrying {
                     logger.notice("\(what()) succeeded after \(failures) failed attempt(s)")
                 }
                 return value
-            } catch let error where isPermanent(error) {
-                throw error
             } catch {
                 failures += 1
+                guard case .retry(let delay) = rule.decision(after: error, failures: failures, random: Double.random(in: 0...1)) else {
+                    if !(error is CancellationError || error is JobCancelled || error is JobPaused) {
+                        logger.warning("\(what()) failed; not retrying", metadata: ["error": "\(error)", "attempts": "\(failures)"])
+                    }
+                    throw error
+                }
                 logger.warning("\(what()) failed, retrying in \(delay)", metadata: ["error": "\(error)", "attempt": "\(failures)"])
                 try Task.checkCancellation()
-                let jittered = delay * Double.random(in: 0.8...1.2)
-                try await Task.sleep(for: jittered)
-                delay = min(delay * 2, .seconds(5))
+                try await Task.sleep(for: delay)
             }
         }
-    }
-
-    /// Errors that say the request itself is wrong: retrying cannot help.
-    private static func isPermanent(_ error: any Error) -> Bool {
-        error is CancellationError || error is DeviceRegistryError || error is PushJobValidationError
     }
 }

@@ -9,7 +9,8 @@ import PushStore
 /// sender at a time per chunk), skips the tokens whose (job, token) sent marker exists (a chunk
 /// delivered again after a crash or rebalance), sends the rest and settles them. The chunk's
 /// offset is marked processed only when every token has a final outcome or sits in the resend
-/// buffer.
+/// buffer. A chunk of a paused job is left alone (the job is published again when it resumes,
+/// and its chunks with it).
 struct SendStage: Sendable {
     let context: PipelineContext
     let sender: NotificationSender
@@ -35,6 +36,15 @@ struct SendStage: Sendable {
         let job = chunk.job
         guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
         let jobID = chunk.jobID
+        let controls = context.controls
+        let paused = try await Retrying.run("checking whether job \(jobID) is paused", logger: context.logger) {
+            try await controls.isPaused(jobID)
+        }
+        if paused {
+            context.counters.add(.chunksLeftForResume)
+            context.logger.debug("job paused: chunk left for its resume", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)"])
+            return
+        }
         let lease = ChunkLease(context: context, jobID: jobID, chunkID: chunk.chunkID)
         try await lease.hold {
             let marked = try await Retrying.run("reading sent markers of job \(jobID)", logger: context.logger) {
@@ -51,7 +61,7 @@ struct SendStage: Sendable {
                 context.logger.info(
                     "chunk seen before: skipping tokens already sent", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)", "skipped": "\(duplicates)"])
                 try await Retrying.run("counting duplicates of job \(jobID)", logger: context.logger) {
-                    try await context.jobs.increment(jobID: jobID, ["duplicates": duplicates])
+                    try await context.jobs.increment(jobID: jobID, [.duplicates: duplicates])
                 }
             }
             try await sender.deliver(pending, of: job, jobID: jobID, app: app)

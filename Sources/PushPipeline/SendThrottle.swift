@@ -20,27 +20,35 @@ actor SendThrottle {
         var pausedUntil: ContinuousClock.Instant?
     }
 
-    /// The throttling in force for one job of one app.
-    struct Policy: Sendable {
+    /// One fleet-wide token bucket: the app's, or a job's inside it.
+    struct Bucket: Hashable, Sendable {
         var ratePerSecond: Double
         var burst: Int
-        /// The rate bucket's scope: `nil` for the app's bucket, the job id for a job override.
-        var rateScope: String?
+        /// `nil` for the app's bucket, `job:<jobID>` for a job's.
+        var scope: String?
+    }
+
+    /// The throttling in force for one job of one app.
+    struct Policy: Sendable {
+        /// The buckets every notification takes a permit from: the app's (when it has a rate),
+        /// then the job's (when it has one). A job's rate therefore nests inside its app's: it
+        /// may go slower, never faster.
+        var buckets: [Bucket]
         var sleepAfter: Int
         var sleepMilliseconds: Int
         /// Whose sends count towards a pause: the app, or the job when it overrides.
         var pauseKey: String
 
-        init(app: PushApp, jobID: String, override: ThrottleOverride?) {
+        /// - Parameter operatorRate: the rate an operator set for the running job
+        ///   (``JobControl/ratePerSecond``); it replaces the job's `throttle.rate-per-second`.
+        init(app: PushApp, jobID: String, override: ThrottleOverride?, operatorRate: Double? = nil) {
             let settings = app.settings
-            if let rate = override?.ratePerSecond {
-                ratePerSecond = rate
-                burst = max(1, Int(rate.rounded(.up)))
-                rateScope = "job:\(jobID)"
-            } else {
-                ratePerSecond = settings.ratePerSecond
-                burst = settings.burst
-                rateScope = nil
+            buckets = []
+            if settings.ratePerSecond > 0 {
+                buckets.append(Bucket(ratePerSecond: settings.ratePerSecond, burst: settings.burst, scope: nil))
+            }
+            if let rate = operatorRate ?? override?.ratePerSecond {
+                buckets.append(Bucket(ratePerSecond: rate, burst: AppSettings.defaultBurst(ratePerSecond: rate), scope: "job:\(jobID)"))
             }
             sleepAfter = override?.sleepAfter ?? settings.sleepAfter
             sleepMilliseconds = override?.sleepMilliseconds ?? settings.sleepMilliseconds
@@ -74,8 +82,8 @@ actor SendThrottle {
             let sent = pauses[policy.pauseKey]?.sentSincePause ?? 0
             allowed = min(allowed, max(1, policy.sleepAfter - sent))
         }
-        if policy.ratePerSecond > 0 {
-            allowed = try await takePermits(app: app, policy: policy, upTo: allowed)
+        if !policy.buckets.isEmpty {
+            allowed = try await takePermits(app: app, buckets: policy.buckets, upTo: allowed)
         }
         if pausing {
             var state = pauses[policy.pauseKey] ?? PauseState()
@@ -90,24 +98,36 @@ actor SendThrottle {
         return allowed
     }
 
-    private func takePermits(app: String, policy: Policy, upTo wanted: Int) async throws -> Int {
-        let key = BucketKey(app: app, scope: policy.rateScope)
+    /// Takes `min(wanted, what every bucket has)` permits from each bucket, waiting until each
+    /// has at least one. Permits fetched from one bucket beyond what another allowed stay in
+    /// this worker's pool for the next call.
+    private func takePermits(app: String, buckets: [Bucket], upTo wanted: Int) async throws -> Int {
+        while true {
+            for bucket in buckets {
+                try await fill(app: app, bucket)
+            }
+            // No suspension point from here on: what the pools hold now is what is taken.
+            let taken = buckets.reduce(wanted) { min($0, permits[BucketKey(app: app, scope: $1.scope)] ?? 0) }
+            guard taken > 0 else { continue }
+            for bucket in buckets {
+                permits[BucketKey(app: app, scope: bucket.scope), default: 0] -= taken
+            }
+            return taken
+        }
+    }
+
+    /// Waits until this worker holds at least one permit of `bucket`, fetching blocks from Redis.
+    private func fill(app: String, _ bucket: Bucket) async throws {
+        let key = BucketKey(app: app, scope: bucket.scope)
         while (permits[key] ?? 0) == 0 {
             let grant = try await limiter.acquire(
-                app: app,
-                scope: policy.rateScope,
-                ratePerSecond: policy.ratePerSecond,
-                burst: policy.burst,
-                requested: min(permitBlock, policy.burst))
+                app: app, scope: bucket.scope, ratePerSecond: bucket.ratePerSecond, burst: bucket.burst,
+                requested: min(permitBlock, bucket.burst))
             permits[key, default: 0] += grant.granted
             if grant.granted == 0 {
                 counters.add(.ratePermitWaits)
                 try await Task.sleep(for: max(grant.retryAfter, .milliseconds(1)))
             }
         }
-        let available = permits[key] ?? 0
-        let taken = min(wanted, available)
-        permits[key] = available - taken
-        return taken
     }
 }

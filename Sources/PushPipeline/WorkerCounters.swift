@@ -15,7 +15,8 @@ public final class WorkerCounters: Sendable {
         case chunksSent = "chunks-sent"
         case notificationsSent = "notifications-sent"
         case accepted
-        case invalidTokens = "invalid-tokens"
+        case tokensUnregistered = "tokens-unregistered"
+        case tokensRejected = "tokens-rejected"
         case permanentFailures = "permanent-failures"
         case retried
         case resent
@@ -28,6 +29,15 @@ public final class WorkerCounters: Sendable {
         case providerSuspensions = "provider-suspensions"
         case feedbackRemoved = "feedback-removed"
         case feedbackKept = "feedback-kept"
+        case feedbackKeptAside = "feedback-kept-aside"
+        case feedbackMoved = "feedback-moved"
+        case probes
+        case jobsPaused = "jobs-paused"
+        case jobsCleared = "jobs-cleared"
+        case chunksLeftForResume = "chunks-left-for-resume"
+        case expansionsLeftForResume = "expansions-left-for-resume"
+        case leftForResume = "left-for-resume"
+        case effectsReleased = "effects-released"
         case jobsCancelled = "jobs-cancelled"
         case cancelledNotifications = "cancelled-notifications"
         case duplicateJobs = "duplicate-jobs"

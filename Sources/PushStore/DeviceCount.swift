@@ -1,25 +1,57 @@
 import APNsCore
 
-/// How many devices an app has registered, per APNs environment.
+/// How many devices an app has registered, per APNs environment; suspect devices (kept aside,
+/// see ``DeviceSuspicion``) are counted apart.
 public struct DeviceCount: Hashable, Sendable {
-    /// Devices whose latest bind was for the sandbox.
+    /// Devices whose latest bind was for the sandbox, suspect ones not included.
     public var sandbox: Int
-    /// Devices whose latest bind was for production.
+    /// Devices whose latest bind was for production, suspect ones not included.
     public var production: Int
+    /// Sandbox devices kept aside as suspect.
+    public var suspectSandbox: Int
+    /// Production devices kept aside as suspect.
+    public var suspectProduction: Int
 
-    public init(sandbox: Int, production: Int) {
+    public init(sandbox: Int, production: Int, suspectSandbox: Int = 0, suspectProduction: Int = 0) {
         self.sandbox = sandbox
         self.production = production
+        self.suspectSandbox = suspectSandbox
+        self.suspectProduction = suspectProduction
     }
 
-    /// Devices in both environments.
-    public var total: Int { sandbox + production }
+    /// Every registered device, suspect ones included.
+    public var total: Int { sandbox + production + suspect }
 
-    /// Devices in `environment`.
+    /// Devices kept aside as suspect, both environments.
+    public var suspect: Int { suspectSandbox + suspectProduction }
+
+    /// Devices in `environment` that audiences reach (suspect ones not included).
     public subscript(environment: APNsEnvironment) -> Int {
         switch environment {
         case .sandbox: sandbox
         case .production: production
+        }
+    }
+
+    /// Suspect devices of `environment`.
+    public func suspect(in environment: APNsEnvironment) -> Int {
+        switch environment {
+        case .sandbox: suspectSandbox
+        case .production: suspectProduction
+        }
+    }
+
+    mutating func add(_ count: Int, in environment: APNsEnvironment) {
+        switch environment {
+        case .sandbox: sandbox += count
+        case .production: production += count
+        }
+    }
+
+    mutating func addSuspect(_ count: Int, in environment: APNsEnvironment) {
+        switch environment {
+        case .sandbox: suspectSandbox += count
+        case .production: suspectProduction += count
         }
     }
 }

@@ -12,12 +12,18 @@ public struct DeviceRecord: Hashable, Sendable {
     public var registeredAt: Int64
     /// The device's tags, sorted.
     public var tags: [String]
+    /// Set while the token is kept aside as suspect (no audience reaches it).
+    public var suspicion: DeviceSuspicion?
 
-    public init(token: DeviceToken, environment: APNsEnvironment, openID: String?, registeredAt: Int64, tags: [String]) {
+    public init(
+        token: DeviceToken, environment: APNsEnvironment, openID: String?, registeredAt: Int64, tags: [String],
+        suspicion: DeviceSuspicion? = nil
+    ) {
         self.token = token
         self.environment = environment
         self.openID = openID
         self.registeredAt = registeredAt
         self.tags = tags
+        self.suspicion = suspicion
     }
 }

@@ -34,6 +34,8 @@ extension DeviceRegistry {
                 .string(keys.tokens(.production)),
                 .string(keys.tagCounts),
                 .string(keys.sequence),
+                .string(keys.suspects(.sandbox)),
+                .string(keys.suspects(.production)),
             ]
             var arguments: [RedisArgument] = [
                 .string(device.token.hex),
@@ -158,6 +160,8 @@ extension DeviceRegistry {
                     .string(keys.tokens(.sandbox)),
                     .string(keys.tokens(.production)),
                     .string(keys.tagCounts),
+                    .string(keys.suspects(.sandbox)),
+                    .string(keys.suspects(.production)),
                 ],
                 arguments: [
                     .string(token.hex),

@@ -25,7 +25,7 @@ extension DeviceRegistry {
     }
 
     /// Resolves openids to the device each last logged in on, keeping only devices registered in
-    /// `environment`. Duplicate openids count once.
+    /// `environment` and not kept aside as suspect. Duplicate openids count once.
     ///
     /// Work and memory are proportional to `openIDs` (resolved 1,000 per pipeline); the expand
     /// stage passes a job's openids, which the job schema bounds.
@@ -58,21 +58,23 @@ extension DeviceRegistry {
             let records = try await pipeline(
                 found.map {
                     let keys = ShardKeyspace(app: app, shard: shard(of: $0.token, app: app))
-                    return ["HMGET", .string(keys.device($0.token)), "env", "openid"]
+                    return ["HMGET", .string(keys.device($0.token)), "env", "openid", "suspect"]
                 }
             )
             for (entry, reply) in zip(found, records) {
-                guard let fields = reply.array, fields.count == 2 else {
+                guard let fields = reply.array, fields.count == 3 else {
                     throw Self.unexpected(reply, from: "HMGET")
                 }
                 guard fields[1].string == entry.openID, let registered = fields[0].string else {
                     resolution.unknownCount += 1
                     continue
                 }
-                if registered == environment.rawValue {
-                    resolution.tokens.append(entry.token)
-                } else {
+                if registered != environment.rawValue {
                     resolution.otherEnvironmentCount += 1
+                } else if !fields[2].isNull {
+                    resolution.suspectCount += 1
+                } else {
+                    resolution.tokens.append(entry.token)
                 }
             }
         }
@@ -172,7 +174,7 @@ extension DeviceRegistry {
         }
     }
 
-    private func scan(key: String, cursor: UInt64, count: Int) async throws -> ShardScanPage {
+    func scan(key: String, cursor: UInt64, count: Int) async throws -> ShardScanPage {
         guard count > 0 else {
             throw DeviceRegistryError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
         }
@@ -194,7 +196,7 @@ extension DeviceRegistry {
         return ShardScanPage(cursor: next, tokens: tokens)
     }
 
-    private func validateShard(_ shard: Int, app: String) throws(DeviceRegistryError) {
+    func validateShard(_ shard: Int, app: String) throws(DeviceRegistryError) {
         let count = shardCount(for: app)
         guard (0..<count).contains(shard) else {
             throw DeviceRegistryError(.invalidArgument, field: "shard", message: "must be in 0..<\(count), is \(shard)")

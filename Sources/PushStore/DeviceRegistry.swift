@@ -163,42 +163,53 @@ public final class DeviceRegistry: Sendable {
         if reply.isNull {
             return nil
         }
-        guard let fields = reply.array, fields.count == 4,
+        guard let fields = reply.array, fields.count == 6,
             let environment = fields[0].string.flatMap(APNsEnvironment.init(rawValue:)),
             let registeredAt = fields[1].int,
             let openID = fields[2].string,
-            let tags = fields[3].array?.compactMap(\.string)
+            let tags = fields[3].array?.compactMap(\.string),
+            let suspect = fields[4].string, let suspectAt = fields[5].string
         else {
             throw Self.unexpected(reply, from: "reading device \(token)")
+        }
+        var suspicion: DeviceSuspicion?
+        if !suspect.isEmpty {
+            guard let since = Int64(suspectAt) else { throw Self.unexpected(reply, from: "reading device \(token)") }
+            suspicion = DeviceSuspicion(reason: suspect, since: since)
         }
         return DeviceRecord(
             token: token,
             environment: environment,
             openID: openID.isEmpty ? nil : openID,
             registeredAt: registeredAt,
-            tags: tags.sorted()
+            tags: tags.sorted(),
+            suspicion: suspicion
         )
     }
 
-    /// How many devices `app` has in each environment (`SCARD` of every shard set, pipelined).
+    /// How many devices `app` has in each environment, suspect ones apart (`SCARD` of every
+    /// shard's token and suspect sets, pipelined).
     ///
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
     public func deviceCount(app: String) async throws -> DeviceCount {
         try RegistryValidation.app(app)
         let shards = 0..<shardCount(for: app)
+        let environments = APNsEnvironment.allCases
         let commands: [[RedisArgument]] = shards.flatMap { shard in
             let keys = ShardKeyspace(app: app, shard: shard)
-            return APNsEnvironment.allCases.map { environment -> [RedisArgument] in
-                ["SCARD", .string(keys.tokens(environment))]
+            return environments.flatMap { environment -> [[RedisArgument]] in
+                [["SCARD", .string(keys.tokens(environment))], ["SCARD", .string(keys.suspects(environment))]]
             }
         }
         let replies = try await pipeline(commands)
         var count = DeviceCount(sandbox: 0, production: 0)
         for (index, reply) in replies.enumerated() {
             guard let value = reply.int else { throw Self.unexpected(reply, from: "SCARD") }
-            switch APNsEnvironment.allCases[index % APNsEnvironment.allCases.count] {
-            case .sandbox: count.sandbox += Int(value)
-            case .production: count.production += Int(value)
+            let environment = environments[(index / 2) % environments.count]
+            if index.isMultiple(of: 2) {
+                count.add(Int(value), in: environment)
+            } else {
+                count.addSuspect(Int(value), in: environment)
             }
         }
         return count

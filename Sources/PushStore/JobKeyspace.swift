@@ -18,6 +18,11 @@ struct JobKeyspace: Sendable {
     var chunks: String { base + "chunks" }
     /// SET of binary tokens that reached a final outcome (sent markers).
     var sent: String { base + "sent" }
+    /// HASH: the job's control state (``JobControl``): `state`, `breaker`, `reason`, `paused-by`,
+    /// `changed-at`, `rate`, `gate`, `version`.
+    var control: String { base + "control" }
+    /// LIST of `push.feedback` events (JSON) held while the job's gate is `hold`.
+    var held: String { base + "held" }
     /// STRING: who is sending chunk `chunkID` now (a lease with a TTL).
     func lease(chunkID: String) -> String { base + "lease:" + chunkID }
     /// SET of binary tokens that reported `event` (delivered, opened).

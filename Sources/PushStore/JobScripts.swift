@@ -91,18 +91,6 @@ enum JobScripts {
         """
     )
 
-    /// Marks a job cancelled once (`HSETNX`) and refreshes the TTL.
-    ///
-    /// KEYS: stats. ARGV: counter name, value (the request time), TTL ms.
-    /// Returns 1 if the job was cancelled now, 0 if it was cancelled before.
-    static let cancel = RedisScript(
-        """
-        local new = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        return new
-        """
-    )
-
     /// Counts a device's receipt once: `SADD` of the token to the event's set; only when it is
     /// new is the event's counter incremented. Refreshes both TTLs.
     ///

@@ -2,41 +2,23 @@ import APNsCore
 import Redis
 
 extension JobStore {
-    /// The counter that marks a job as cancelled: set once by ``cancel(jobID:)``; every stage
-    /// stops sending the job when it sees it.
-    public static let cancelRequestedCounter = "cancel-requested"
-
-    /// Cancels a job: sets ``cancelRequestedCounter`` (to the time of the request, ms since
-    /// 1970) unless it is set already. The expand stage stops publishing the job's chunks and the
-    /// send stage and resend drainer settle its remaining tokens as `cancelled` instead of
-    /// sending them.
+    /// Cancels a job (``JobControl/Command/cancel(reason:at:)``): the expand stage stops
+    /// publishing its chunks, the send stage and resend drainer settle its remaining tokens as
+    /// `cancelled` instead of sending them, and the registry changes held for it are discarded.
+    /// Sets ``JobCounter/cancelRequested`` to the time of the first request.
     ///
     /// - Returns: whether the job was cancelled now (false: it was cancelled before).
     /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
     @discardableResult
-    public func cancel(jobID: String, at milliseconds: Int64) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
-        let reply = try await client.runScript(
-            JobScripts.cancel,
-            keys: [.string(JobKeyspace(jobID: jobID).stats)],
-            arguments: [.string(Self.cancelRequestedCounter), .string(String(milliseconds)), .string(String(specTimeToLive.wholeMilliseconds))]
-        )
-        guard let new = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the cancel script")
-        }
-        return new == 1
+    public func cancel(jobID: String, at milliseconds: Int64, reason: String = "cancelled by an operator") async throws -> Bool {
+        try await update(jobID: jobID, .cancel(reason: reason, at: milliseconds)).changed
     }
 
-    /// Whether the job was cancelled (`HEXISTS` of ``cancelRequestedCounter``).
+    /// Whether the job was cancelled.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
     public func isCancelled(jobID: String) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
-        let reply = try await client.send("HEXISTS", .string(JobKeyspace(jobID: jobID).stats), .string(Self.cancelRequestedCounter))
-        guard let exists = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "HEXISTS of job \(jobID)'s cancellation")
-        }
-        return exists == 1
+        try await control(jobID: jobID).state == .cancelled
     }
 
     /// Counts a device's receipt for the job (its notification service extension reported the

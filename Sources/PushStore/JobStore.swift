@@ -9,9 +9,10 @@ import Redis
 /// or redeliveries report it. Every key expires ``specTimeToLive`` after it was written last
 /// (the spec after it was saved), so a finished job's state disappears on its own.
 ///
-/// Counters the pipeline uses: `chunks` and `expanded` (``recordChunk(jobID:chunkID:tokenCount:)``),
-/// `targeted`, `unknown-openids`, `removed`, `expansion-complete` (``increment(jobID:_:)`` and
-/// ``set(jobID:_:)``), `sent` and one counter per outcome (``recordOutcomes(jobID:_:)``).
+/// The counters are ``JobCounter``s: `chunks` and `expanded` (``recordChunk(jobID:chunkID:tokenCount:)``),
+/// the expansion's and the feedback worker's (``increment(jobID:_:)`` and ``set(jobID:_:)``),
+/// `sent` and one counter per final outcome (``recordOutcomes(jobID:_:)``). The job's control
+/// state (paused, cancelled, its rate) is apart from them (``JobControl``).
 public final class JobStore: Sendable {
     /// How long a job's keys live after their last write.
     public let specTimeToLive: Duration
@@ -84,40 +85,52 @@ public final class JobStore: Sendable {
         return new == 1
     }
 
-    /// Adds to counters unconditionally (e.g. `targeted`, `unknown-openids`, `removed`,
-    /// `accepted` from the resend path), in one script. Zero values are skipped; an empty
+    /// Adds to counters unconditionally (e.g. ``JobCounter/targeted``, ``JobCounter/removed``,
+    /// outcomes of the resend path), in one script. Zero values are skipped; an empty
     /// dictionary does nothing. Negative values subtract.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `jobID` or `counters`; `RedisClientError`.
-    public func increment(jobID: String, _ counters: [String: Int]) async throws {
+    public func increment(jobID: String, _ counters: [JobCounter: Int]) async throws {
         try await writeCounters(JobScripts.increment, jobID: jobID, counters.filter { $0.value != 0 })
     }
 
-    /// Sets counters (`HSET`), e.g. `expansion-complete` = 1, in one script.
+    /// Sets counters (`HSET`), e.g. ``JobCounter/expansionComplete`` = 1, in one script.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `jobID` or `counters`; `RedisClientError`.
-    public func set(jobID: String, _ counters: [String: Int]) async throws {
+    public func set(jobID: String, _ counters: [JobCounter: Int]) async throws {
         try await writeCounters(JobScripts.set, jobID: jobID, counters)
     }
 
-    /// All counters of the job (`HGETALL`), empty when unknown.
+    /// All counters of the job (`HGETALL`) by field name (see ``JobCounter/init(name:)``),
+    /// empty when unknown.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `jobID`, or `unexpectedReply` when a counter is
     ///   not an integer; `RedisClientError`.
     public func statistics(jobID: String) async throws -> [String: Int] {
         try RegistryValidation.jobID(jobID)
-        let reply = try await client.send("HGETALL", .string(JobKeyspace(jobID: jobID).stats))
-        guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
-            throw DeviceRegistry.unexpected(reply, from: "HGETALL of job \(jobID)'s statistics")
-        }
+        let what = "HGETALL of job \(jobID)'s statistics"
         var counters: [String: Int] = [:]
-        for index in stride(from: 0, to: fields.count, by: 2) {
-            guard let name = fields[index].string, let value = fields[index + 1].int else {
-                throw DeviceRegistry.unexpected(reply, from: "HGETALL of job \(jobID)'s statistics")
-            }
-            counters[name] = Int(value)
+        for (name, value) in try await hashFields(JobKeyspace(jobID: jobID).stats, what: what) {
+            guard let number = Int(value) else { throw DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what): \(name) is not an integer") }
+            counters[name] = number
         }
         return counters
+    }
+
+    /// Every field of a hash (`HGETALL`) as text.
+    func hashFields(_ key: String, what: String) async throws -> [String: String] {
+        let reply = try await client.send("HGETALL", .string(key))
+        guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
+            throw DeviceRegistry.unexpected(reply, from: what)
+        }
+        var values: [String: String] = [:]
+        for index in stride(from: 0, to: fields.count, by: 2) {
+            guard let name = fields[index].string, let value = fields[index + 1].string else {
+                throw DeviceRegistry.unexpected(reply, from: what)
+            }
+            values[name] = value
+        }
+        return values
     }
 
     // MARK: - Sent markers
@@ -166,7 +179,7 @@ public final class JobStore: Sendable {
     public func recordOutcomes(jobID: String, _ outcomes: [DeliveryOutcomeRecord]) async throws -> Int {
         try RegistryValidation.jobID(jobID)
         for (index, outcome) in outcomes.enumerated() {
-            try RegistryValidation.name(outcome.counter, field: "outcomes[\(index)].counter", what: "counter")
+            try RegistryValidation.name(outcome.counter.name, field: "outcomes[\(index)].counter", what: "counter")
         }
         guard !outcomes.isEmpty else { return 0 }
         let keys = JobKeyspace(jobID: jobID)
@@ -174,7 +187,7 @@ public final class JobStore: Sendable {
         arguments.reserveCapacity(1 + 3 * outcomes.count)
         for outcome in outcomes {
             arguments.append(.bytes(outcome.token.markerBytes))
-            arguments.append(.string(outcome.counter))
+            arguments.append(.string(outcome.counter.name))
             arguments.append(outcome.countsAsSent ? "1" : "0")
         }
         let reply = try await client.runScript(
@@ -193,17 +206,17 @@ public final class JobStore: Sendable {
     /// Tokens per `SMISMEMBER` of ``hasMarkers(jobID:tokens:)`` (all sent in one pipeline).
     static let batchSize = 1_000
 
-    private func writeCounters(_ script: RedisScript, jobID: String, _ counters: [String: Int]) async throws {
+    private func writeCounters(_ script: RedisScript, jobID: String, _ counters: [JobCounter: Int]) async throws {
         try RegistryValidation.jobID(jobID)
-        let names = counters.keys.sorted()
-        for name in names {
+        let values = counters.map { (name: $0.key.name, value: $0.value) }.sorted { $0.name < $1.name }
+        for (name, _) in values {
             try RegistryValidation.name(name, field: "counters", what: "counter")
         }
-        guard !names.isEmpty else { return }
+        guard !values.isEmpty else { return }
         var arguments: [RedisArgument] = [.string(String(timeToLiveMilliseconds))]
-        for name in names {
+        for (name, value) in values {
             arguments.append(.string(name))
-            arguments.append(.integer(counters[name] ?? 0))
+            arguments.append(.integer(value))
         }
         _ = try await client.runScript(script, keys: [.string(JobKeyspace(jobID: jobID).stats)], arguments: arguments)
     }

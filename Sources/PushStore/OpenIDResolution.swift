@@ -9,10 +9,13 @@ public struct OpenIDResolution: Hashable, Sendable {
     public var unknownCount: Int
     /// Openids whose device is registered in the other environment (not reachable by this job).
     public var otherEnvironmentCount: Int
+    /// Openids whose device is kept aside as suspect (not sent to).
+    public var suspectCount: Int
 
-    public init(tokens: [DeviceToken], unknownCount: Int, otherEnvironmentCount: Int) {
+    public init(tokens: [DeviceToken], unknownCount: Int, otherEnvironmentCount: Int, suspectCount: Int = 0) {
         self.tokens = tokens
         self.unknownCount = unknownCount
         self.otherEnvironmentCount = otherEnvironmentCount
+        self.suspectCount = suspectCount
     }
 }

@@ -3,12 +3,12 @@ import Redis
 /// The Lua scripts of the registry. Each runs inside one shard's hash slot (or one openid's),
 /// atomically; `schemas/redis.md` describes the keys they touch.
 enum RegistryScripts {
-    /// Bind, shard part. Records the token in its environment's set (and out of the other),
-    /// sets `env` and `at`, adds the tags, and when an openid is given gives the binding a new
-    /// generation.
+    /// Bind, shard part. Records the token in its environment's set (and out of the other, and
+    /// out of both suspect sets: a device that binds again is trusted again), sets `env` and
+    /// `at`, adds the tags, and when an openid is given gives the binding a new generation.
     ///
     /// KEYS: device, device tags, tokens:sandbox, tokens:production, tag counts, sequence,
-    ///       then one tag key per tag.
+    ///       suspect:sandbox, suspect:production, then one tag key per tag.
     /// ARGV: token, environment, registered-at ms, openid (`""` keeps the current one), tags…
     /// Returns `{previous openid or "", previous generation or 0, new generation or 0}`.
     static let bind = RedisScript(
@@ -21,10 +21,13 @@ enum RegistryScripts {
           redis.call('SREM', KEYS[4], token)
           redis.call('SADD', KEYS[3], token)
         end
+        redis.call('SREM', KEYS[7], token)
+        redis.call('SREM', KEYS[8], token)
+        redis.call('HDEL', KEYS[1], 'suspect', 'suspect-at')
         redis.call('HSET', KEYS[1], 'env', env, 'at', ARGV[3])
         for i = 5, #ARGV do
           if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-            redis.call('SADD', KEYS[i + 2], token)
+            redis.call('SADD', KEYS[i + 4], token)
             redis.call('HINCRBY', KEYS[5], ARGV[i], 1)
           end
         end
@@ -42,7 +45,8 @@ enum RegistryScripts {
     /// token from its environment set and every tag set, updates the tag counts and deletes the
     /// device's keys. Tag keys are built from the shard's tag prefix: same hash tag, same slot.
     ///
-    /// KEYS: device, device tags, tokens:sandbox, tokens:production, tag counts.
+    /// KEYS: device, device tags, tokens:sandbox, tokens:production, tag counts,
+    ///       suspect:sandbox, suspect:production.
     /// ARGV: token, tag key prefix, required environment (`""`: any), invalid-since ms (`-1`:
     ///       unconditional; otherwise removed only if registered-at ≤ it).
     /// Returns `{1 if removed else 0, openid or "", generation or 0}`.
@@ -62,6 +66,8 @@ enum RegistryScripts {
         local token = ARGV[1]
         redis.call('SREM', KEYS[3], token)
         redis.call('SREM', KEYS[4], token)
+        redis.call('SREM', KEYS[6], token)
+        redis.call('SREM', KEYS[7], token)
         for _, tag in ipairs(redis.call('SMEMBERS', KEYS[2])) do
           redis.call('SREM', ARGV[2] .. tag, token)
           if redis.call('HINCRBY', KEYS[5], tag, -1) <= 0 then
@@ -118,14 +124,78 @@ enum RegistryScripts {
     )
 
     /// Reads a device consistently. KEYS: device, device tags.
-    /// Returns `{env, at, openid or "", {tags…}}`, or null if the device is not registered.
+    /// Returns `{env, at, openid or "", {tags…}, suspect reason or "", suspect-at or ""}`, or
+    /// null if the device is not registered.
     static let readDevice = RedisScript(
         """
-        local record = redis.call('HMGET', KEYS[1], 'env', 'at', 'openid')
+        local record = redis.call('HMGET', KEYS[1], 'env', 'at', 'openid', 'suspect', 'suspect-at')
         if not record[1] then
           return false
         end
-        return {record[1], record[2], record[3] or '', redis.call('SMEMBERS', KEYS[2])}
+        return {record[1], record[2], record[3] or '', redis.call('SMEMBERS', KEYS[2]), record[4] or '', record[5] or ''}
+        """
+    )
+
+    /// Keeps a token aside as suspect: moves it from its environment's set to the suspect set,
+    /// so no broadcast, tag or openid audience reaches it, and records why. Only a device still
+    /// registered in `env`, not registered again after `at`, and not suspect already.
+    ///
+    /// KEYS: device, tokens:<env>, suspect:<env>. ARGV: token, env, reason, at (ms).
+    /// Returns 1 if the token was marked now, else 0.
+    static let markSuspect = RedisScript(
+        """
+        local record = redis.call('HMGET', KEYS[1], 'env', 'at', 'suspect')
+        if record[1] ~= ARGV[2] or record[3] or tonumber(record[2]) > tonumber(ARGV[4]) then
+          return 0
+        end
+        redis.call('SREM', KEYS[2], ARGV[1])
+        redis.call('SADD', KEYS[3], ARGV[1])
+        redis.call('HSET', KEYS[1], 'suspect', ARGV[3], 'suspect-at', ARGV[4])
+        return 1
+        """
+    )
+
+    /// Returns a suspect token to its environment's set (an operator's decision).
+    ///
+    /// KEYS: device, tokens:sandbox, tokens:production, suspect:sandbox, suspect:production.
+    /// ARGV: token. Returns 1 if the token was suspect, else 0.
+    static let restoreSuspect = RedisScript(
+        """
+        local record = redis.call('HMGET', KEYS[1], 'env', 'suspect')
+        if not record[1] or not record[2] then
+          return 0
+        end
+        if record[1] == 'production' then
+          redis.call('SREM', KEYS[5], ARGV[1])
+          redis.call('SADD', KEYS[3], ARGV[1])
+        else
+          redis.call('SREM', KEYS[4], ARGV[1])
+          redis.call('SADD', KEYS[2], ARGV[1])
+        end
+        redis.call('HDEL', KEYS[1], 'suspect', 'suspect-at')
+        return 1
+        """
+    )
+
+    /// Moves a device to the other environment (APNs accepted its token there): out of the old
+    /// environment's token and suspect sets, into the new one's token set, `env` updated, the
+    /// suspect mark cleared. Only a device still registered in `from` and not registered again
+    /// after `at`.
+    ///
+    /// KEYS: device, tokens:<from>, suspect:<from>, tokens:<to>. ARGV: token, from, to, at (ms).
+    /// Returns 1 if the device was moved, else 0.
+    static let moveEnvironment = RedisScript(
+        """
+        local record = redis.call('HMGET', KEYS[1], 'env', 'at')
+        if record[1] ~= ARGV[2] or tonumber(record[2]) > tonumber(ARGV[4]) then
+          return 0
+        end
+        redis.call('SREM', KEYS[2], ARGV[1])
+        redis.call('SREM', KEYS[3], ARGV[1])
+        redis.call('SADD', KEYS[4], ARGV[1])
+        redis.call('HSET', KEYS[1], 'env', ARGV[3])
+        redis.call('HDEL', KEYS[1], 'suspect', 'suspect-at')
+        return 1
         """
     )
 

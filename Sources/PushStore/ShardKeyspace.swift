@@ -12,12 +12,16 @@ struct ShardKeyspace: Sendable {
         base = "pf:{\(app):\(shard)}:"
     }
 
-    /// HASH `env`, `at`, and while a user is logged in `openid`, `gen`.
+    /// HASH `env`, `at`, while a user is logged in `openid`, `gen`, and while the token is
+    /// suspect `suspect` (the reason) and `suspect-at`.
     func device(_ token: DeviceToken) -> String { base + "device:" + token.hex }
     /// SET of the device's tag names.
     func deviceTags(_ token: DeviceToken) -> String { base + "device:" + token.hex + ":tags" }
     /// SET of the shard's tokens registered in `environment`.
     func tokens(_ environment: APNsEnvironment) -> String { base + "tokens:" + environment.rawValue }
+    /// SET of the shard's tokens of `environment` kept aside as suspect: out of ``tokens(_:)``,
+    /// so no audience reaches them, until they bind again or an operator restores them.
+    func suspects(_ environment: APNsEnvironment) -> String { base + "suspect:" + environment.rawValue }
     /// SET of the shard's tokens carrying `tag` (both environments).
     func tag(_ tag: String) -> String { tagPrefix + tag }
     /// What ``tag(_:)`` prepends to a tag name; the unbind script builds tag keys from it.

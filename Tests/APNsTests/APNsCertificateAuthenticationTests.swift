@@ -23,7 +23,11 @@ struct APNsCertificateAuthenticationTests {
             let response = try await harness.client.send(request)
             #expect(response.status == status)
             #expect(response.reason == reason)
-            #expect(response.responseClass == (reason == nil ? .success : .providerAuthentication))
+            #expect(response.responseClass == reason.map { APNsResponseClass(status: 403, reason: $0) } ?? .success)
+            // A certificate for the other environment is the same mistake for every device: the
+            // job is paused. A certificate that is no good at all is the credential's problem.
+            #expect(reason != .badCertificateEnvironment || response.responseClass == .misconfiguration)
+            #expect(reason != .badCertificate || response.responseClass == .providerAuthentication)
         }
     }
 

@@ -33,68 +33,68 @@ struct APNsConformanceTests {
             $0.topic = APNsPushType.voip.topic(forBundleID: SimulatorHarness.bundleID)
             $0.payload = SimulatorHarness.payload(size: 5000)
         },
-        Case(name: "bad device token", status: 400, reason: .badDeviceToken, responseClass: .invalidToken) {
+        Case(name: "bad device token", status: 400, reason: .badDeviceToken, responseClass: .tokenRejected) {
             $0.deviceToken = badToken
         },
-        Case(name: "malformed device token", status: 400, reason: .badDeviceToken, responseClass: .invalidToken) {
+        Case(name: "malformed device token", status: 400, reason: .badDeviceToken, responseClass: .tokenRejected) {
             $0.deviceToken = try! DeviceToken(hex: "abcd")
         },
-        Case(name: "unregistered", status: 410, reason: .unregistered, responseClass: .invalidToken) {
+        Case(name: "unregistered", status: 410, reason: .unregistered, responseClass: .unregistered) {
             $0.deviceToken = unregisteredToken
         },
-        Case(name: "expired token", status: 410, reason: .expiredToken, responseClass: .invalidToken) {
+        Case(name: "expired token", status: 410, reason: .expiredToken, responseClass: .unregistered) {
             $0.deviceToken = expiredToken
         },
-        Case(name: "token of another app", status: 400, reason: .deviceTokenNotForTopic, responseClass: .invalidToken) {
+        Case(name: "token of another app", status: 400, reason: .deviceTokenNotForTopic, responseClass: .tokenRejected) {
             $0.deviceToken = otherAppToken
         },
-        Case(name: "topic suffix of another push type", status: 400, reason: .badTopic, responseClass: .permanent) {
+        Case(name: "topic suffix of another push type", status: 400, reason: .badTopic, responseClass: .misconfiguration) {
             $0.topic = SimulatorHarness.bundleID + ".voip"
         },
-        Case(name: "topic of another team", status: 400, reason: .topicDisallowed, responseClass: .permanent) {
+        Case(name: "topic of another team", status: 400, reason: .topicDisallowed, responseClass: .misconfiguration) {
             $0.topic = "com.unknown.app"
         },
-        Case(name: "forbidden topic", status: 403, reason: .forbidden, responseClass: .providerAuthentication) {
+        Case(name: "forbidden topic", status: 403, reason: .forbidden, responseClass: .misconfiguration) {
             $0.topic = "com.example.forbidden"
         },
-        Case(name: "missing topic", status: 400, reason: .missingTopic, responseClass: .permanent) {
+        Case(name: "missing topic", status: 400, reason: .missingTopic, responseClass: .misconfiguration) {
             $0.headerOverrides = [("apns-topic", nil)]
         },
-        Case(name: "unknown push type", status: 400, reason: .invalidPushType, responseClass: .permanent) {
+        Case(name: "unknown push type", status: 400, reason: .invalidPushType, responseClass: .misconfiguration) {
             $0.headerOverrides = [("apns-push-type", nil), ("apns-push-type", "bogus")]
         },
-        Case(name: "priority 7", status: 400, reason: .badPriority, responseClass: .permanent) {
+        Case(name: "priority 7", status: 400, reason: .badPriority, responseClass: .misconfiguration) {
             $0.headerOverrides = [("apns-priority", "7")]
         },
-        Case(name: "background with priority 10", status: 400, reason: .badPriority, responseClass: .permanent) {
+        Case(name: "background with priority 10", status: 400, reason: .badPriority, responseClass: .misconfiguration) {
             $0.pushType = .background
             $0.priority = .immediately
         },
-        Case(name: "expiration not a number", status: 400, reason: .badExpirationDate, responseClass: .permanent) {
+        Case(name: "expiration not a number", status: 400, reason: .badExpirationDate, responseClass: .misconfiguration) {
             $0.headerOverrides = [("apns-expiration", "soon")]
         },
-        Case(name: "apns-id not a UUID", status: 400, reason: .badMessageID, responseClass: .permanent) {
+        Case(name: "apns-id not a UUID", status: 400, reason: .badMessageID, responseClass: .misconfiguration) {
             $0.headerOverrides = [("apns-id", nil), ("apns-id", "not-a-uuid")]
         },
-        Case(name: "collapse id of 65 bytes", status: 400, reason: .badCollapseID, responseClass: .permanent) {
+        Case(name: "collapse id of 65 bytes", status: 400, reason: .badCollapseID, responseClass: .misconfiguration) {
             $0.collapseID = String(repeating: "c", count: 65)
         },
-        Case(name: "topic header twice", status: 400, reason: .duplicateHeaders, responseClass: .permanent) {
+        Case(name: "topic header twice", status: 400, reason: .duplicateHeaders, responseClass: .misconfiguration) {
             $0.headerOverrides = [("apns-topic", SimulatorHarness.bundleID)]
         },
-        Case(name: "empty payload", status: 400, reason: .payloadEmpty, responseClass: .permanent) {
+        Case(name: "empty payload", status: 400, reason: .payloadEmpty, responseClass: .misconfiguration) {
             $0.payload = ByteBuffer()
         },
-        Case(name: "payload above 4096", status: 413, reason: .payloadTooLarge, responseClass: .permanent) {
+        Case(name: "payload above 4096", status: 413, reason: .payloadTooLarge, responseClass: .misconfiguration) {
             $0.payload = SimulatorHarness.payload(size: 4097)
         },
-        Case(name: "no device in path", status: 400, reason: .missingDeviceToken, responseClass: .permanent) {
+        Case(name: "no device in path", status: 400, reason: .missingDeviceToken, responseClass: .misconfiguration) {
             $0.headerOverrides = [(":path", "/3/device/")]
         },
-        Case(name: "wrong path", status: 404, reason: .badPath, responseClass: .permanent) {
+        Case(name: "wrong path", status: 404, reason: .badPath, responseClass: .misconfiguration) {
             $0.headerOverrides = [(":path", "/2/device/abcd")]
         },
-        Case(name: "GET", status: 405, reason: .methodNotAllowed, responseClass: .permanent) {
+        Case(name: "GET", status: 405, reason: .methodNotAllowed, responseClass: .misconfiguration) {
             $0.headerOverrides = [(":method", "GET")]
         },
         Case(name: "no authorization", status: 403, reason: .missingProviderToken, responseClass: .providerAuthentication) {

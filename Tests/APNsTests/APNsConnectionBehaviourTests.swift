@@ -123,7 +123,7 @@ struct APNsConnectionBehaviourTests {
         try await SimulatorHarness.with(simulator: { $0.faults.tlsHandshakeFailureRate = 1 }) { harness in
             let error = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
             #expect(error?.code == .connectFailed)
-            #expect(error?.responseClass == .retryable)
+            #expect(error?.isRetryable == true)
         }
     }
 

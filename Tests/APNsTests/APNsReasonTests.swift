@@ -18,29 +18,38 @@ struct APNsReasonTests {
     @Test(
         "classification by reason",
         arguments: [
-            (APNsReason.badDeviceToken, APNsResponseClass.invalidToken), (.unregistered, .invalidToken),
-            (.expiredToken, .invalidToken), (.deviceTokenNotForTopic, .invalidToken),
+            (APNsReason.unregistered, APNsResponseClass.unregistered), (.expiredToken, .unregistered),
+            (.badDeviceToken, .tokenRejected), (.deviceTokenNotForTopic, .tokenRejected),
             (.tooManyRequests, .retryable), (.internalServerError, .retryable), (.serviceUnavailable, .retryable),
             (.shutdown, .retryable), (.idleTimeout, .retryable),
             (.expiredProviderToken, .providerAuthentication), (.invalidProviderToken, .providerAuthentication),
             (.missingProviderToken, .providerAuthentication), (.badCertificate, .providerAuthentication),
-            (.badCertificateEnvironment, .providerAuthentication), (.forbidden, .providerAuthentication),
             (.unrelatedKeyIDInToken, .providerAuthentication), (.badEnvironmentKeyIDInToken, .providerAuthentication),
             (.tooManyProviderTokenUpdates, .providerAuthentication),
-            (.payloadTooLarge, .permanent), (.payloadEmpty, .permanent), (.badTopic, .permanent),
-            (.topicDisallowed, .permanent), (.missingTopic, .permanent), (.badPriority, .permanent),
-            (.badExpirationDate, .permanent), (.badMessageID, .permanent), (.badCollapseID, .permanent),
-            (.duplicateHeaders, .permanent), (.invalidPushType, .permanent), (.missingDeviceToken, .permanent),
-            (.badPath, .permanent), (.methodNotAllowed, .permanent),
+            // Wrong the same way for every device of a job: the job is paused, not burnt.
+            (.badCertificateEnvironment, .misconfiguration), (.forbidden, .misconfiguration),
+            (.payloadTooLarge, .misconfiguration), (.payloadEmpty, .misconfiguration), (.badTopic, .misconfiguration),
+            (.topicDisallowed, .misconfiguration), (.missingTopic, .misconfiguration), (.badPriority, .misconfiguration),
+            (.badExpirationDate, .misconfiguration), (.badMessageID, .misconfiguration), (.badCollapseID, .misconfiguration),
+            (.duplicateHeaders, .misconfiguration), (.invalidPushType, .misconfiguration), (.missingDeviceToken, .misconfiguration),
+            (.badPath, .misconfiguration), (.methodNotAllowed, .misconfiguration),
         ])
     func classification(reason: APNsReason, expected: APNsResponseClass) {
         #expect(APNsResponseClass(status: reason.documentedStatus!, reason: reason) == expected)
     }
 
+    @Test("every documented reason is classified, none as an undocumented refusal")
+    func everyReasonClassified() {
+        for reason in APNsReason.documented {
+            #expect(APNsResponseClass(status: reason.documentedStatus!, reason: reason) != .permanent, "\(reason)")
+        }
+        #expect(APNsResponseClass.allCases.filter(\.isRetryable) == [.retryable])
+    }
+
     @Test("unknown reasons fall back to the status")
     func unknownReasons() {
         #expect(APNsResponseClass(status: 200, reason: nil) == .success)
-        #expect(APNsResponseClass(status: 410, reason: .unknown("Gone")) == .invalidToken)
+        #expect(APNsResponseClass(status: 410, reason: .unknown("Gone")) == .unregistered)
         #expect(APNsResponseClass(status: 403, reason: .unknown("New")) == .providerAuthentication)
         #expect(APNsResponseClass(status: 502, reason: nil) == .retryable)
         #expect(APNsResponseClass(status: 429, reason: .unknown("Slow")) == .retryable)

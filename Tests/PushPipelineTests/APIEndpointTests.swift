@@ -78,7 +78,7 @@ import Testing
                 let appTags = try await api.request("GET", "/v1/apps/\(Self.app)/tags")
                 #expect(appTags.json?.objectValue?["tags"]?.objectValue?["vip"]?.intValue == 1)
                 let count = try await api.request("GET", "/v1/apps/\(Self.app)/devices")
-                #expect(count.json == ["sandbox": 1, "production": 0, "total": 1])
+                #expect(count.json == ["sandbox": 1, "production": 0, "suspect": ["sandbox": 0, "production": 0], "total": 1])
 
                 let unbound = try await api.request("DELETE", base)
                 #expect(unbound.status == 200)

@@ -77,11 +77,11 @@ struct CLITests {
                     "--title", "Hello", "--body", "from the CLI", "--follow", "--timeout", "120",
                 ])
                 #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
-                let summary = run.standardOutput.split(separator: "\n").suffix(12).joined(separator: "\n")
+                let summary = run.standardOutput.split(separator: "\n").suffix(14).joined(separator: "\n")
                 #expect(summary.contains("state          complete"), "\(run.standardOutput)")
                 #expect(summary.contains("targeted       1000"))
                 #expect(summary.contains("accepted       990"))
-                #expect(summary.contains("failed         10 (invalid tokens 10"))
+                #expect(summary.contains("failed         10 (unregistered 10, removed "))
                 #expect(try await stack.simulator.counters().accepted == 990)
 
                 let one = try await CLIProcess.run([
@@ -110,6 +110,15 @@ struct CLITests {
             #expect(badApp.standardError.contains("unknown app 'nope'"))
             let unbound = try await CLIProcess.run(["devices", "unbind", "--config", stack.configurationPath, "--app", Self.app, PipelineStack.token(9).hex])
             #expect(unbound.status == 2)
+            for command in ["pause", "resume", "abort"] {
+                let run = try await CLIProcess.run(["jobs", command, "--config", stack.configurationPath, "no-such-job"])
+                #expect(run.status == 2, "jobs \(command) of an unknown job")
+            }
+            let badRate = try await CLIProcess.run(["jobs", "rate", "--config", stack.configurationPath, "some-job", "0"])
+            #expect(badRate.status == 64)
+            #expect(badRate.standardError.contains("above 0"))
+            let notSuspect = try await CLIProcess.run(["devices", "restore", "--config", stack.configurationPath, "--app", Self.app])
+            #expect(notSuspect.status == 64, "name tokens or --all")
         }
     }
 }

@@ -32,14 +32,17 @@ struct PipelineStack {
     var configuration: PushFleetConfiguration { stack.configuration }
     var configurationPath: String { stack.configurationPath }
 
+    /// Runs `body` on a fresh stack; with `productionSimulator`, the app `news` is enabled for
+    /// both environments, production answered by a second simulator adjusted by it.
     static func with<Value>(
         _ options: Options = Options(),
         simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in },
+        productionSimulator: ((inout APNsSimulatorConfiguration) -> Void)? = nil,
         _ body: (PipelineStack) async throws -> Value
     ) async throws -> Value {
         var logger = Logger(label: "pushfleet.test")
         logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
-        let stack = try await EmbeddedStack.start(options, logger: logger, simulator: configureSimulator)
+        let stack = try await EmbeddedStack.start(options, logger: logger, simulator: configureSimulator, productionSimulator: productionSimulator)
         let redis = RedisClient(configuration: stack.redisServer.configuration)
         let result: Result<Value, any Error>
         do {
@@ -69,18 +72,22 @@ struct PipelineStack {
         try! DeviceToken(hex: String(repeating: "ab", count: 24) + String(format: "%016x", n))
     }
 
-    /// Registers `tokens` in the sandbox.
-    func register(_ tokens: [DeviceToken], tags: [String] = []) async throws {
+    /// Registers `tokens` in `environment` (default the sandbox).
+    func register(_ tokens: [DeviceToken], tags: [String] = [], environment: APNsEnvironment = .sandbox) async throws {
         try await registry.bind(
-            tokens.map { DeviceRegistration(token: $0, environment: .sandbox, openID: nil, tags: tags, registeredAt: 1_000) },
+            tokens.map { DeviceRegistration(token: $0, environment: environment, openID: nil, tags: tags, registeredAt: 1_000) },
             app: Self.app)
     }
 
     /// A job of the app with an alert payload.
-    static func job(id: String, audience: Audience, throttle: ThrottleOverride? = nil) -> PushJob {
+    static func job(
+        id: String, audience: Audience, throttle: ThrottleOverride? = nil, environment: APNsEnvironment = .sandbox,
+        topic: String? = nil
+    ) -> PushJob {
         PushJob(
-            id: id, app: app, environment: .sandbox, audience: audience,
-            notification: APNsPayload(["aps": ["alert": "hello"]]), headers: PushHeaders(pushType: .alert), throttle: throttle)
+            id: id, app: app, environment: environment, audience: audience,
+            notification: APNsPayload(["aps": ["alert": "hello"]]), headers: PushHeaders(pushType: .alert, topic: topic),
+            throttle: throttle)
     }
 
     func publish(_ job: PushJob) async throws {
@@ -99,7 +106,7 @@ struct PipelineStack {
     }
 
     func report(_ jobID: String) async throws -> JobReport {
-        JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID))
+        try await JobReport.load(jobID: jobID, from: jobs)
     }
 
     /// Runs a worker in this process until `body` returns, then stops it gracefully.
@@ -201,8 +208,8 @@ func eventually<Observed: Sendable>(
 }
 
 /// What the simulator saw of a campaign to `tokens`: the tokens it never accepted, and the
-/// acceptances beyond each token's first (notifications sent twice).
+/// acceptances beyond each token's first (notifications sent twice), counting only `tokens`.
 func coverage(of tokens: [DeviceToken], _ seen: APNsSimulatorCounters) -> (missed: [DeviceToken], sentTwice: Int) {
-    let missed = tokens.filter { (seen.acceptedPerToken[$0.hex] ?? 0) == 0 }
-    return (missed, seen.acceptedPerToken.values.reduce(0) { $0 + max($1 - 1, 0) })
+    let accepted = tokens.map { seen.acceptedPerToken[$0.hex] ?? 0 }
+    return (zip(tokens, accepted).filter { $0.1 == 0 }.map(\.0), accepted.reduce(0) { $0 + max($1 - 1, 0) })
 }

@@ -44,8 +44,8 @@ struct WorkerOperationsTests {
             func value(_ series: String) -> Double? {
                 text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
             }
-            #expect(value(#"pushfleet_notifications_total{app="news",outcome="success",reason="Success"}"#) == 495, "\(text)")
-            #expect(value(#"pushfleet_notifications_total{app="news",outcome="invalidToken",reason="Unregistered"}"#) == 5)
+            #expect(value(#"pushfleet_notifications_total{app="news",outcome="accepted",reason="Success"}"#) == 495, "\(text)")
+            #expect(value(#"pushfleet_notifications_total{app="news",outcome="unregistered",reason="Unregistered"}"#) == 5)
             #expect(value(#"pushfleet_messages_consumed_total{topic="push.jobs"}"#) == Double(1 + stack.configuration.registry.shards))
             #expect((value(#"pushfleet_messages_consumed_total{topic="push.deliveries"}"#) ?? 0) >= 1)
             #expect(value(#"pushfleet_messages_consumed_total{topic="push.feedback"}"#) == 5)

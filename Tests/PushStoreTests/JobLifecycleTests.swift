@@ -18,7 +18,7 @@ struct JobLifecycleTests {
             #expect(try await store.cancel(jobID: job, at: 2_000) == false)
             #expect(try await store.isCancelled(jobID: job))
             #expect(try await store.isCancelled(jobID: "other") == false)
-            #expect(try await store.statistics(jobID: job)[JobStore.cancelRequestedCounter] == 1_000, "the first request's time stays")
+            #expect(try await store.statistics(jobID: job)[JobCounter.cancelRequested.name] == 1_000, "the first request's time stays")
             let ttl = try await client.pttl(JobKeyspace(jobID: job).stats)
             #expect(ttl > 0 && ttl <= 60_000)
         }

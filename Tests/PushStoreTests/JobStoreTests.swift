@@ -42,14 +42,14 @@ struct JobStoreTests {
     @Test func incrementSkipsZeroesAndSetOverwrites() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
-            try await store.increment(jobID: job, ["targeted": 10, "removed": 0])
-            try await store.increment(jobID: job, ["targeted": 5, "unknown-openids": 2])
+            try await store.increment(jobID: job, [.targeted: 10, .removed: 0])
+            try await store.increment(jobID: job, [.targeted: 5, .unknownOpenIDs: 2])
             try await store.increment(jobID: job, [:])
-            try await store.increment(jobID: "other", ["removed": 0])
+            try await store.increment(jobID: "other", [.removed: 0])
             #expect(try await store.statistics(jobID: job) == ["targeted": 15, "unknown-openids": 2])
             #expect(try await client.send("EXISTS", .string(JobKeyspace(jobID: "other").stats)).int == 0)
 
-            try await store.set(jobID: job, ["expansion-complete": 1, "targeted": 3])
+            try await store.set(jobID: job, [.expansionComplete: 1, .targeted: 3])
             try await store.set(jobID: job, [:])
             #expect(try await store.statistics(jobID: job) == ["targeted": 3, "unknown-openids": 2, "expansion-complete": 1])
             #expect(try await store.statistics(jobID: "unknown").isEmpty)
@@ -62,11 +62,11 @@ struct JobStoreTests {
             let first = try await store.recordOutcomes(
                 jobID: job,
                 [
-                    DeliveryOutcomeRecord(token: token(1), counter: "accepted", countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(2), counter: "accepted", countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(3), counter: "failed:BadTopic", countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(4), counter: "dead-lettered", countsAsSent: false),
-                    DeliveryOutcomeRecord(token: token(1), counter: "invalid", countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(1), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(2), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(3), counter: .failed(reason: "BadTopic"), countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(4), counter: .deadLettered, countsAsSent: false),
+                    DeliveryOutcomeRecord(token: token(1), counter: .failed(reason: "BadDeviceToken"), countsAsSent: true),
                 ]
             )
             #expect(first == 4)
@@ -79,8 +79,8 @@ struct JobStoreTests {
             let second = try await store.recordOutcomes(
                 jobID: job,
                 [
-                    DeliveryOutcomeRecord(token: token(2), counter: "accepted", countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(5), counter: "accepted", countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(2), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(token: token(5), counter: .accepted, countsAsSent: true),
                 ]
             )
             #expect(second == 1)
@@ -99,7 +99,7 @@ struct JobStoreTests {
             let store = JobStore(client: client)
             let tokens = (0..<2_500).map { token($0) }
             let marked = tokens.enumerated().filter { $0.offset.isMultiple(of: 3) }.map(\.element)
-            try await store.recordOutcomes(jobID: job, marked.map { DeliveryOutcomeRecord(token: $0, counter: "accepted", countsAsSent: true) })
+            try await store.recordOutcomes(jobID: job, marked.map { DeliveryOutcomeRecord(token: $0, counter: .accepted, countsAsSent: true) })
             let flags = try await store.hasMarkers(jobID: job, tokens: tokens)
             #expect(flags == tokens.indices.map { $0.isMultiple(of: 3) })
         }
@@ -109,9 +109,9 @@ struct JobStoreTests {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
             // Loads the script on this server (its SHA-1 may be remembered from another server).
-            try await store.recordOutcomes(jobID: "warm-up", [DeliveryOutcomeRecord(token: token(0), counter: "accepted", countsAsSent: true)])
+            try await store.recordOutcomes(jobID: "warm-up", [DeliveryOutcomeRecord(token: token(0), counter: .accepted, countsAsSent: true)])
             let before = try await client.evalshaCalls()
-            let outcomes = (1...1_000).map { DeliveryOutcomeRecord(token: token($0), counter: "accepted", countsAsSent: true) }
+            let outcomes = (1...1_000).map { DeliveryOutcomeRecord(token: token($0), counter: .accepted, countsAsSent: true) }
             #expect(try await store.recordOutcomes(jobID: job, outcomes) == 1_000)
             #expect(try await client.evalshaCalls() - before == 1)
             #expect(try await store.statistics(jobID: job) == ["accepted": 1_000, "sent": 1_000])
@@ -125,13 +125,13 @@ struct JobStoreTests {
             try await store.recordChunk(jobID: job, chunkID: "c", tokenCount: 1)
             #expect(try await client.pttl(keys.chunks) > 0)
             _ = try await client.send("PERSIST", .string(keys.stats))
-            try await store.increment(jobID: job, ["targeted": 1])
+            try await store.increment(jobID: job, [.targeted: 1])
             #expect(try await client.pttl(keys.stats) > 0)
             _ = try await client.send("PERSIST", .string(keys.stats))
-            try await store.set(jobID: job, ["expansion-complete": 1])
+            try await store.set(jobID: job, [.expansionComplete: 1])
             #expect(try await client.pttl(keys.stats) > 0)
             _ = try await client.send("PERSIST", .string(keys.stats))
-            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(token: token(1), counter: "accepted", countsAsSent: true)])
+            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(token: token(1), counter: .accepted, countsAsSent: true)])
             for key in [keys.sent, keys.stats, keys.chunks] {
                 let ttl = try await client.pttl(key)
                 #expect(ttl > 0 && ttl <= 90_000, "\(key)")
@@ -146,11 +146,11 @@ struct JobStoreTests {
             // Two workers report overlapping batches (a redelivery racing the original).
             async let a = store.recordOutcomes(
                 jobID: job,
-                (0..<600).map { DeliveryOutcomeRecord(token: token($0), counter: "accepted", countsAsSent: true) }
+                (0..<600).map { DeliveryOutcomeRecord(token: token($0), counter: .accepted, countsAsSent: true) }
             )
             async let b = other.recordOutcomes(
                 jobID: job,
-                (300..<900).map { DeliveryOutcomeRecord(token: token($0), counter: "retried", countsAsSent: false) }
+                (300..<900).map { DeliveryOutcomeRecord(token: token($0), counter: .retried, countsAsSent: false) }
             )
             let (newA, newB) = try await (a, b)
             #expect(newA + newB == 900)
@@ -170,7 +170,7 @@ struct JobStoreTests {
             for start in stride(from: 0, to: count, by: 1_000) {
                 try await store.recordOutcomes(
                     jobID: job,
-                    tokens[start..<start + 1_000].map { DeliveryOutcomeRecord(token: $0, counter: "accepted", countsAsSent: true) }
+                    tokens[start..<start + 1_000].map { DeliveryOutcomeRecord(token: $0, counter: .accepted, countsAsSent: true) }
                 )
             }
             let hexKey = "pf:{job:\(job)}:hex-comparison"
@@ -195,10 +195,10 @@ struct JobStoreTests {
             }
             #expect(await registryError { try await store.recordChunk(jobID: job, chunkID: "", tokenCount: 1) }?.field == "chunkID")
             #expect(await registryError { try await store.recordChunk(jobID: job, chunkID: "c", tokenCount: -1) }?.field == "tokenCount")
-            #expect(await registryError { try await store.increment(jobID: job, ["": 1]) }?.field == "counters")
+            #expect(await registryError { try await store.increment(jobID: job, [.failed(reason: "bell\u{7}"): 1]) }?.field == "counters")
             let outcomes = [
-                DeliveryOutcomeRecord(token: token(1), counter: "accepted", countsAsSent: true),
-                DeliveryOutcomeRecord(token: token(2), counter: "", countsAsSent: true),
+                DeliveryOutcomeRecord(token: token(1), counter: .accepted, countsAsSent: true),
+                DeliveryOutcomeRecord(token: token(2), counter: .failed(reason: "bell\u{7}"), countsAsSent: true),
             ]
             #expect(await registryError { try await store.recordOutcomes(jobID: job, outcomes) }?.field == "outcomes[1].counter")
             #expect(await registryError { try await store.saveSpec(jobID: "", json: []) }?.code == DeviceRegistryError.Code.invalidArgument)

@@ -151,6 +151,9 @@ def test_the_routes_are_the_contracts():
         "POST /v1/apps/{app}/devices/{token}/tags", "DELETE /v1/apps/{app}/devices/{token}/tags/{tag}",
         "GET /v1/apps/{app}/devices", "GET /v1/apps/{app}/tags", "POST /v1/apps/{app}/push",
         "GET /v1/apps/{app}/jobs/{job}", "POST /v1/apps/{app}/jobs/{job}/cancel",
+        "POST /v1/apps/{app}/jobs/{job}/pause", "POST /v1/apps/{app}/jobs/{job}/resume",
+        "POST /v1/apps/{app}/jobs/{job}/abort", "PUT /v1/apps/{app}/jobs/{job}/rate",
+        "POST /v1/apps/{app}/devices/{token}/restore",
         "POST /v1/apps/{app}/receipts",
     ])
 

@@ -1,0 +1,117 @@
+/// One figure of a job's statistics (`pf:{job:<jobID>}:stats`, see `schemas/redis.md`): the one
+/// list of the names the stages write and ``JobStore/statistics(jobID:)`` reads back.
+public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
+    // Expansion.
+    /// Tokens the audience resolved to (tokens and openid jobs).
+    case targeted
+    /// Tokens published in chunks (written by ``JobStore/recordChunk(jobID:chunkID:tokenCount:)``).
+    case expanded
+    /// Chunks published.
+    case chunks
+    /// Registry shards a broadcast or tag job fans out to.
+    case shards
+    /// Tokens one shard task found.
+    case shardTargeted(Int)
+    /// 1 once a shard was scanned completely.
+    case shardDone(Int)
+    /// 1 once every token of a tokens or openid job was published.
+    case expansionComplete
+    /// Openids without a device.
+    case unknownOpenIDs
+    /// Openids whose device is registered in the other environment.
+    case otherEnvironment
+    /// Openids whose device is kept aside as suspect (not sent to).
+    case suspectDevices
+    /// When a job waits in the schedule: its due time (ms since 1970).
+    case scheduledAt
+    /// 1 when the job was skipped: its idempotency key belongs to another job.
+    case duplicateJob
+
+    // Final outcomes (counted once per token through the sent markers).
+    /// Notifications that reached APNs and have a final outcome.
+    case sent
+    case accepted
+    /// Refused by APNs for this reason (410s, token rejections and other refusals).
+    case failed(reason: String)
+    /// Notifications that went to the resend buffer at least once.
+    case retried
+    case deadLettered
+    /// Tokens not sent because the job was cancelled.
+    case cancelled
+
+    // What the feedback worker did with the job's answers.
+    /// Tokens removed from the registry (410).
+    case removed
+    /// Tokens kept aside as suspect (BadDeviceToken, DeviceTokenNotForTopic).
+    case suspect
+    /// Tokens found registered in the wrong environment and moved to the other one.
+    case movedEnvironment
+    /// Registry changes held while the job was watched or paused, and discarded when it was
+    /// cancelled.
+    case effectsDiscarded
+
+    // Other.
+    /// Tokens of redelivered chunks skipped because they were sent already.
+    case duplicates
+    /// When the job was cancelled (ms since 1970); set once.
+    case cancelRequested
+    /// Devices that reported a receipt.
+    case receipt(ReceiptEvent)
+
+    /// The field name in the statistics hash.
+    public var name: String {
+        switch self {
+        case .targeted: "targeted"
+        case .expanded: "expanded"
+        case .chunks: "chunks"
+        case .shards: "shards"
+        case .shardTargeted(let shard): "shard-targeted:\(shard)"
+        case .shardDone(let shard): "shard-done:\(shard)"
+        case .expansionComplete: "expansion-complete"
+        case .unknownOpenIDs: "unknown-openids"
+        case .otherEnvironment: "other-environment"
+        case .suspectDevices: "suspect-devices"
+        case .scheduledAt: "scheduled-at"
+        case .duplicateJob: "duplicate-job"
+        case .sent: "sent"
+        case .accepted: "accepted"
+        case .failed(let reason): "failed:\(reason)"
+        case .retried: "retried"
+        case .deadLettered: "dead-lettered"
+        case .cancelled: "cancelled"
+        case .removed: "removed"
+        case .suspect: "suspect"
+        case .movedEnvironment: "moved-environment"
+        case .effectsDiscarded: "effects-discarded"
+        case .duplicates: "duplicates"
+        case .cancelRequested: "cancel-requested"
+        case .receipt(let event): event.rawValue
+        }
+    }
+
+    /// The counter a field name stands for; `nil` for a name no version of PushFleet writes.
+    public init?(name: String) {
+        if let counter = Self.fixed[name] {
+            self = counter
+        } else if name.hasPrefix("failed:"), name.count > "failed:".count {
+            self = .failed(reason: String(name.dropFirst("failed:".count)))
+        } else if name.hasPrefix("shard-targeted:"), let shard = Int(name.dropFirst("shard-targeted:".count)) {
+            self = .shardTargeted(shard)
+        } else if name.hasPrefix("shard-done:"), let shard = Int(name.dropFirst("shard-done:".count)) {
+            self = .shardDone(shard)
+        } else {
+            return nil
+        }
+    }
+
+    private static let fixed: [String: JobCounter] = {
+        let counters: [JobCounter] = [
+            .targeted, .expanded, .chunks, .shards, .expansionComplete, .unknownOpenIDs, .otherEnvironment,
+            .suspectDevices, .scheduledAt, .duplicateJob, .sent, .accepted, .retried, .deadLettered, .cancelled,
+            .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
+        ] + ReceiptEvent.allCases.map(JobCounter.receipt)
+        return Dictionary(uniqueKeysWithValues: counters.map { ($0.name, $0) })
+    }()
+
+    public var description: String { name }
+}

@@ -1,0 +1,164 @@
+import APNs
+import Foundation
+import APNsCore
+import PushCore
+import PushStore
+import Testing
+
+@testable import PushPipeline
+
+/// Every rule of ``Settlement``: outcomes in, a plan out, no servers.
+@Suite("Settlement rules")
+struct SettlementTests {
+    static let now: Int64 = 1_700_000_000_000
+    static let facts = Settlement.Facts(
+        app: "news", jobID: "job-1", environment: .production, usesOwnTopic: true, now: now, suspension: .seconds(60))
+
+    static func token(_ n: Int) -> DeviceToken {
+        try! DeviceToken(hex: String(repeating: "cd", count: 24) + String(format: "%016x", n))
+    }
+
+    static func answer(_ status: Int, _ reason: APNsReason? = nil, timestamp: Int64? = nil, attempts: Int = 1) -> SendResult {
+        .response(APNsResponse(status: status, apnsID: nil, reason: reason, timestamp: timestamp, attempts: attempts))
+    }
+
+    static func first(_ n: Int) -> Delivery { Delivery(token: token(n)) }
+
+    static func resend(_ n: Int, attempts: Int = 2) -> Delivery {
+        Delivery(token: token(n), resendEntry: ResendEntry(jobID: "job-1", token: token(n), attempts: attempts, firstFailedAt: 5, lastReason: "timeout"))
+    }
+
+    @Test("accepted: counted and marked; a resend is completed and counted as resent")
+    func accepted() {
+        let plan = Settlement.plan([(Self.first(1), Self.answer(200)), (Self.resend(2), Self.answer(200))], facts: Self.facts)
+        #expect(plan.records == [DeliveryOutcomeRecord(token: Self.token(1), counter: .accepted, countsAsSent: true)])
+        #expect(plan.finishedResends.map(\.counter) == [.accepted])
+        #expect(plan.workerCounts[.accepted] == 2)
+        #expect(plan.workerCounts[.resent] == 1)
+        #expect(plan.registryChanges.isEmpty && plan.deadLetters.isEmpty && plan.resends.isEmpty)
+        #expect(plan.pauseJob == nil && plan.suspendApp == nil)
+        #expect(plan.metrics[.init(outcome: "accepted", reason: "Success")] == 2)
+    }
+
+    @Test("410 removes the token with APNs's timestamp (or the answer's time)", arguments: [APNsReason.unregistered, .expiredToken])
+    func gone(reason: APNsReason) {
+        let plan = Settlement.plan(
+            [(Self.first(1), Self.answer(410, reason, timestamp: 42)), (Self.first(2), Self.answer(410, reason))], facts: Self.facts)
+        #expect(plan.registryChanges.map(\.invalidSince) == [42, Self.now])
+        #expect(plan.registryChanges.allSatisfy { $0.reason == reason.rawValue && $0.environment == .production && $0.jobID == "job-1" })
+        #expect(plan.records.map(\.counter) == [.failed(reason: reason.rawValue), .failed(reason: reason.rawValue)])
+        #expect(plan.records.allSatisfy { $0.countsAsSent })
+        #expect(plan.workerCounts[.tokensUnregistered] == 2)
+        #expect(plan.pauseJob == nil && plan.deadLetters.isEmpty)
+    }
+
+    @Test("BadDeviceToken keeps the token aside (a registry change, never a removal) and is final")
+    func badDeviceToken() {
+        let plan = Settlement.plan([(Self.first(1), Self.answer(400, .badDeviceToken))], facts: Self.facts)
+        #expect(plan.registryChanges.count == 1)
+        #expect(plan.registryChanges.first?.reason == "BadDeviceToken")
+        #expect(plan.registryChanges.first?.invalidSince == Self.now)
+        #expect(plan.records == [DeliveryOutcomeRecord(token: Self.token(1), counter: .failed(reason: "BadDeviceToken"), countsAsSent: true)])
+        #expect(plan.workerCounts[.tokensRejected] == 1)
+        #expect(plan.pauseJob == nil)
+    }
+
+    @Test("DeviceTokenNotForTopic says something about the token only under the app's own topic")
+    func notForTopic() {
+        let own = Settlement.plan([(Self.first(1), Self.answer(400, .deviceTokenNotForTopic))], facts: Self.facts)
+        #expect(own.registryChanges.map(\.reason) == ["DeviceTokenNotForTopic"])
+        var extra = Self.facts
+        extra.usesOwnTopic = false
+        let other = Settlement.plan([(Self.first(1), Self.answer(400, .deviceTokenNotForTopic))], facts: extra)
+        #expect(other.registryChanges.isEmpty, "under an extra topic the job's topic is at fault, not the token")
+        #expect(other.records.map(\.counter) == [.failed(reason: "DeviceTokenNotForTopic")])
+    }
+
+    @Test(
+        "a refusal of the whole request pauses the job and leaves the notification for its resume",
+        arguments: [
+            APNsReason.topicDisallowed, .badTopic, .invalidPushType, .badCertificateEnvironment, .payloadTooLarge, .forbidden,
+            .badPriority, .missingTopic,
+        ])
+    func misconfiguration(reason: APNsReason) {
+        let plan = Settlement.plan(
+            [(Self.first(1), Self.answer(reason.documentedStatus!, reason)), (Self.resend(2), Self.answer(reason.documentedStatus!, reason))],
+            facts: Self.facts)
+        #expect(plan.pauseJob == reason.rawValue)
+        #expect(plan.leftForResume == 2)
+        #expect(plan.workerCounts[.leftForResume] == 2)
+        #expect(plan.records.isEmpty && plan.finishedResends.isEmpty, "no outcome: sent again if the job resumes")
+        #expect(plan.deadLetters.isEmpty && plan.resends.isEmpty && plan.registryChanges.isEmpty)
+        #expect(plan.suspendApp == nil)
+    }
+
+    @Test("a refusal Apple does not document is dead-lettered and final")
+    func undocumented() {
+        let plan = Settlement.plan([(Self.resend(1, attempts: 3), Self.answer(400, .unknown("Odd")))], facts: Self.facts)
+        #expect(plan.deadLetters.count == 1)
+        #expect(plan.deadLetters.first?.reason == "Odd")
+        #expect(plan.deadLetters.first?.status == 400)
+        #expect(plan.deadLetters.first?.attempts == 4)
+        #expect(plan.finishedResends.map(\.counter) == [.failed(reason: "Odd")])
+        #expect(plan.workerCounts[.permanentFailures] == 1)
+        #expect(plan.pauseJob == nil)
+    }
+
+    @Test("a refused credential suspends the app; the notification waits out the suspension in the resend buffer")
+    func credential() {
+        let plan = Settlement.plan(
+            [(Self.first(1), Self.answer(403, .invalidProviderToken)), (Self.first(2), .failure(APNsError(.invalidCredential)))],
+            facts: Self.facts)
+        #expect(plan.suspendApp == "InvalidProviderToken")
+        #expect(plan.resends.map(\.retryAfter) == [.seconds(60), .seconds(60)])
+        #expect(plan.resends.map(\.reason) == ["InvalidProviderToken", "invalidCredential"])
+        #expect(plan.records.isEmpty && plan.pauseJob == nil)
+    }
+
+    @Test("no answer, 429 and 5xx go to the resend buffer with their attempts; not sent keeps the count")
+    func transient() {
+        let plan = Settlement.plan(
+            [
+                (Self.first(1), .failure(APNsError(.timeout))),
+                (Self.first(2), Self.answer(503, .serviceUnavailable, attempts: 2)),
+                (Self.resend(3, attempts: 2), Self.answer(429, .tooManyRequests)),
+                (Self.resend(4, attempts: 2), .notSent(reason: "worker-stopping")),
+                (Self.first(5), .failure(APNsError(.shutdown))),
+            ],
+            facts: Self.facts)
+        #expect(plan.resends.map(\.attempts) == [1, 2, 3, 2, 1])
+        #expect(plan.resends.map(\.reason) == ["timeout", "ServiceUnavailable", "TooManyRequests", "worker-stopping", "shutdown"])
+        #expect(plan.resends.map(\.firstFailedAt) == [Self.now, Self.now, 5, 5, Self.now])
+        #expect(plan.records.isEmpty && plan.finishedResends.isEmpty && plan.pauseJob == nil && plan.suspendApp == nil)
+    }
+
+    @Test("a cancelled job's notifications are counted as cancelled, never sent")
+    func cancelled() {
+        let plan = Settlement.plan([(Self.first(1), .cancelled), (Self.resend(2), .cancelled)], facts: Self.facts)
+        #expect(plan.records == [DeliveryOutcomeRecord(token: Self.token(1), counter: .cancelled, countsAsSent: false)])
+        #expect(plan.finishedResends == [Settlement.FinishedResend(entry: Self.resend(2).resendEntry!, counter: .cancelled, sent: false)])
+        #expect(plan.workerCounts[.cancelledNotifications] == 2)
+    }
+
+    @Test("after scheduling: first sends are retried or dead-lettered; resends given up are counted")
+    func afterScheduling() {
+        let failures = [
+            ResendFailure(jobID: "job-1", token: Self.token(1), attempts: 1, firstFailedAt: 1, reason: "timeout"),
+            ResendFailure(jobID: "job-1", token: Self.token(2), attempts: 5, firstFailedAt: 1, reason: "timeout"),
+            ResendFailure(jobID: "job-1", token: Self.token(3), attempts: 0, firstFailedAt: 1, reason: "worker-stopping"),
+            ResendFailure(jobID: "job-1", token: Self.token(4), attempts: 5, firstFailedAt: 1, reason: "timeout"),
+        ]
+        let expired = [failures[1].entry, failures[3].entry]
+        let after = Settlement.afterScheduling(failures, expired: expired, resentTokens: [Self.token(4)], facts: Self.facts)
+        #expect(
+            after.records == [
+                DeliveryOutcomeRecord(token: Self.token(1), counter: .retried, countsAsSent: true),
+                DeliveryOutcomeRecord(token: Self.token(2), counter: .deadLettered, countsAsSent: true),
+                DeliveryOutcomeRecord(token: Self.token(3), counter: .retried, countsAsSent: false),
+            ])
+        #expect(after.retried == 2)
+        #expect(after.resendsGivenUp == 1)
+        #expect(after.deadLetters.map(\.reason) == ["resend-expired", "resend-expired"])
+        #expect(after.deadLetters.map(\.token) == [Self.token(2).hex, Self.token(4).hex])
+    }
+}
