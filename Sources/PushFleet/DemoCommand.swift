@@ -19,8 +19,10 @@ import UnixSignals
 /// the feedback worker and the HTTP API in this process. It registers demo devices (some of them
 /// uninstalled at the simulator), runs a broadcast, an openid and a tag campaign through the API
 /// (with an idempotent replay and a refused job) plus three malformed jobs straight to Kafka,
-/// shows progress, posts device receipts, prints each campaign's statistics and checks them
-/// against the simulator, the registry and the dead-letter topic: exit 1 if anything disagrees.
+/// shows progress, posts device receipts, prints each campaign's statistics, then sends a
+/// misconfigured campaign (a topic none of the devices belongs to) that the circuit breaker
+/// pauses and the demo aborts, and checks everything against the simulator, the registry and the
+/// dead-letter topic: exit 1 if anything disagrees.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -50,8 +52,14 @@ struct DemoCommand: AsyncParsableCommand {
         let uninstalled = stride(from: 0, to: devices, by: uninstalledEvery).map { tokens[$0] }
 
         say("starting the embedded stack: Kafka (mock cluster), redis-server, APNs simulator (HTTP/2 + TLS)")
-        let stack = try await EmbeddedStack.start(logger: logger) { simulator in
+        var options = EmbeddedStack.Options()
+        // The shop's topic is one news's jobs may address, but every demo device is news's own.
+        options.appSettings = ["extra-topics: [\(EmbeddedStack.otherBundleID)]"]
+        // A demo's campaigns are small: the breaker judges after 50 answers (200 by default).
+        options.breakerSettings = ["min-notifications: 50"]
+        let stack = try await EmbeddedStack.start(options, logger: logger) { simulator in
             simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 1) })
+            simulator.devices.topics = Dictionary(uniqueKeysWithValues: tokens.map { ($0.hex, EmbeddedStack.bundleID) })
         }
         detail("kafka \(stack.cluster.bootstrapServers) · redis \(stack.redisServer.host):\(stack.redisServer.port) · simulator 127.0.0.1:\(stack.simulator.port)")
         detail("configuration \(stack.configurationPath)")
@@ -68,7 +76,7 @@ struct DemoCommand: AsyncParsableCommand {
             print("✗ the figures disagree with what the simulator, Redis and Kafka hold")
             throw ExitCode.failure
         }
-        print("✓ every notification has its outcome: accepted once, invalid tokens removed, bad jobs dead-lettered")
+        print("✓ every notification has its outcome: accepted once, uninstalled devices removed, bad jobs dead-lettered, the misconfigured campaign stopped with the registry untouched")
     }
 
     static func token(_ n: Int) -> DeviceToken {
@@ -229,6 +237,8 @@ struct DemoCommand: AsyncParsableCommand {
             consistent = false
         }
 
+        consistent = try await runMisconfiguredCampaign(client: client, jobs: jobs, registry: registry) && consistent
+
         // The feedback worker removes the uninstalled devices as their events arrive.
         var count = try await registry.deviceCount(app: app)
         let removalStart = ContinuousClock.now
@@ -246,6 +256,33 @@ struct DemoCommand: AsyncParsableCommand {
         detail("\(PushTopic.deadLetters): \(letters) dead letters (the three malformed jobs, with their reasons and bytes)")
         return consistent && counters.duplicates == 0 && counters.accepted == acceptedTotal
             && count.sandbox == tokens.count - uninstalled.count && letters == bad.count
+    }
+
+    /// A broadcast to a topic none of the devices belongs to: APNs answers
+    /// DeviceTokenNotForTopic for each; the circuit breaker pauses it after its first answers,
+    /// nothing changes in the registry, and the demo aborts it.
+    /// (The final check, that exactly the uninstalled devices left the registry, covers it too.)
+    private func runMisconfiguredCampaign(client: PushAPIClient, jobs: JobStore, registry: DeviceRegistry) async throws -> Bool {
+        let app = EmbeddedStack.app
+        say("a misconfigured campaign: a broadcast to \(EmbeddedStack.otherBundleID), a topic none of the devices belongs to")
+        var job = Self.job(.broadcast, "Sent to the wrong topic")
+        job.headers.topic = EmbeddedStack.otherBundleID
+        let answer = try await client.request("POST", "/v1/apps/\(app)/push", rawBody: job.jsonData(), headers: ["Content-Type": "application/json"])
+        guard answer.status == 202, let jobID = answer.json?.objectValue?["job"]?.stringValue else {
+            throw ValidationError("the API refused the misconfigured campaign: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let follower = JobFollower(jobs: jobs, timeout: .seconds(120), showProgress: false)
+        let (report, end) = try await follower.follow(jobID: jobID, label: "wrong topic")
+        guard end == .paused else { throw ValidationError("the misconfigured campaign was not paused (\(end))") }
+        detail("paused by the \(report.control.pausedBy?.rawValue ?? "?") after \(report.sent) answers of \(report.targeted) devices: \(report.control.reason ?? "")")
+        let count = try await registry.deviceCount(app: app)
+        detail("registry: \(count.suspect) devices kept aside, none removed for this campaign")
+        let aborted = try await client.request("POST", "/v1/apps/\(app)/jobs/\(jobID)/abort", json: ["reason": "wrong topic"])
+        let state = aborted.json?.objectValue?["state"]?.stringValue
+        detail("POST /v1/apps/\(app)/jobs/\(jobID)/abort: \(aborted.status), state \(state ?? "?")")
+        let consistent = count.suspect == 0 && state == "cancelled"
+        if !consistent { detail("✗ expected the registry untouched and the campaign aborted") }
+        return consistent
     }
 
     private static func job(_ audience: Audience, _ title: String, app: String = EmbeddedStack.app, id: String? = nil) -> PushJob {
