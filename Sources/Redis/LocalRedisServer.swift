@@ -204,7 +204,7 @@ public actor LocalRedisServer {
         return text.split(separator: "\n").suffix(5).joined(separator: " | ")
     }
 
-    private static func locate(_ path: String) throws -> URL {
+    static func locate(_ path: String) throws -> URL {
         if path.contains("/") {
             return URL(fileURLWithPath: path)
         }
@@ -219,7 +219,7 @@ public actor LocalRedisServer {
     }
 
     /// A port the kernel just handed out for 127.0.0.1 (bind to port 0, read it, close).
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

@@ -66,11 +66,6 @@ public final class RedisClient: Sendable {
         try await withConnection { try await $0.send(arguments) }
     }
 
-    /// Sends one command on a pooled connection: `send("INCR", "counter")`.
-    public func send(_ arguments: RedisArgument...) async throws -> RedisReply {
-        try await send(arguments)
-    }
-
     /// Sends a pipelined batch on one pooled connection; see ``RedisConnection/pipeline(_:)``.
     public func pipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
         try await withConnection { try await $0.pipeline(commands) }

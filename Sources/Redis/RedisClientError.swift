@@ -11,6 +11,8 @@ public struct RedisClientError: Error, CustomStringConvertible {
             case protocolError
             case authenticationFailed
             case clientShutdown
+            case crossSlot
+            case clusterUnavailable
         }
 
         private let base: Base
@@ -37,6 +39,10 @@ public struct RedisClientError: Error, CustomStringConvertible {
         public static let authenticationFailed = Code(.authenticationFailed)
         /// The client (pool) was shut down.
         public static let clientShutdown = Code(.clientShutdown)
+        /// A command's or script call's keys hash to different cluster slots; nothing was sent.
+        public static let crossSlot = Code(.crossSlot)
+        /// No node of the cluster answered with its topology, or no node serves a slot.
+        public static let clusterUnavailable = Code(.clusterUnavailable)
 
         public var description: String {
             "\(base)"
@@ -79,7 +85,7 @@ public struct RedisClientError: Error, CustomStringConvertible {
     /// (`LOADING`, `BUSY`, `TRYAGAIN`, `MASTERDOWN`, `CLUSTERDOWN`) are.
     public static func isRetryableByDefault(code: Code, message: String) -> Bool {
         switch code {
-        case .connectionFailed, .connectionClosed, .timeout:
+        case .connectionFailed, .connectionClosed, .timeout, .clusterUnavailable:
             return true
         case .serverError:
             let prefix = message.prefix { $0 != " " }

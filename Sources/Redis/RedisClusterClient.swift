@@ -1,0 +1,427 @@
+import Logging
+import Synchronization
+
+/// A client of a Redis Cluster (or Valkey, or a managed service in cluster mode): the same
+/// ``RedisCommands`` as a single server's ``RedisClient``, with every command sent to the master
+/// of its key's hash slot.
+///
+/// - The topology comes from `CLUSTER SHARDS` (Redis ≥ 7.0), asked of a known node or a seed;
+///   it is read again when a command finds it older than
+///   ``RedisClusterConfiguration/refreshInterval``, after a `MOVED`, `CLUSTERDOWN` or
+///   `MASTERDOWN`, and when a node cannot be reached (a failover moves its slots to a replica).
+/// - One pool of connections per master (a ``RedisClient``); AUTH, timeouts and reconnects are
+///   the same on every node.
+/// - Redirections and retries follow ``RedisClusterRouter``: `MOVED` updates the map and sends
+///   the command to the named node, `ASK` sends it there once after `ASKING`, `TRYAGAIN`,
+///   `CLUSTERDOWN`, `LOADING` and `MASTERDOWN` back off and try again, up to a bound.
+/// - Pipelines and script batches are split per node, sent to every node at once, and their
+///   answers put back in the caller's order; an answer that redirects is followed for its
+///   command alone. Scripts run with `EVALSHA`, loaded on each node the first time it lacks them.
+/// - A command that could not be sent (no connection to its node) is tried again after the
+///   topology is read again; one whose connection broke after it was sent is not (it may have
+///   run): the transport error is thrown and the caller decides, as with a single server.
+/// - Writes are confirmed by a replica (`WAIT`, on the same connection) on masters that have
+///   replicas (``RedisClusterConfiguration/replicaAcknowledgements``): replication is
+///   asynchronous, and a write its master acknowledged just before dying would otherwise be
+///   missing on the replica that takes over (a sent marker lost is a notification sent twice).
+public final class RedisClusterClient: RedisCommands {
+    private struct State {
+        var router: RedisClusterRouter
+        /// The masters of the last topology read.
+        var masters: [RedisClusterTopology.Address] = []
+        /// Every node of the last topology read (replicas too): where to ask for it next time.
+        var knownNodes: [RedisClusterTopology.Address] = []
+        /// Masters with at least one replica that is not failed: their writes are confirmed.
+        var replicated: Set<RedisClusterTopology.Address> = []
+        var pools: [RedisClusterTopology.Address: RedisClient] = [:]
+        var lastRefresh: ContinuousClock.Instant?
+        var refreshing: Task<Void, any Error>?
+        var isShutDown = false
+    }
+
+    public let configuration: RedisClusterConfiguration
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// Creates a client; no connection is opened until the first command.
+    public init(
+        configuration: RedisClusterConfiguration,
+        logger: Logger = Logger(label: "pushfleet.redis", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        state = Mutex(State(router: RedisClusterRouter(maxRedirections: configuration.maxRedirections)))
+    }
+
+    // MARK: - RedisCommands
+
+    public func send(_ arguments: [RedisArgument]) async throws -> RedisReply {
+        let reply = try await answer(arguments)
+        if case .error(let message) = reply {
+            throw RedisClientError(.serverError, message: message)
+        }
+        return reply
+    }
+
+    public func pipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
+        let slots = try commands.map(Self.slot(of:))
+        return try await fanOut(slots: slots, run: { [self] node, pool, indices in
+            try await confirmed(on: node, pool, indices.map { commands[$0] })
+        }, single: { index in
+            try await self.answer(commands[index])
+        })
+    }
+
+    public func evalScripts(_ calls: [RedisScriptCall]) async throws -> [RedisReply] {
+        let slots = try calls.map { try Self.slot(ofKeys: $0.keys, what: "a script's keys") }
+        return try await fanOut(slots: slots, run: { [self] node, pool, indices in
+            try await confirmedScripts(on: node, pool, asking: false, indices.map { calls[$0] })
+        }, single: { index in
+            try await self.execute(slot: slots[index]) { node, pool, asking in
+                try await self.confirmedScripts(on: node, pool, asking: asking, [calls[index]])[0]
+            }
+        })
+    }
+
+    public func shutdown() async {
+        let pools = state.withLock { state in
+            state.isShutDown = true
+            state.refreshing?.cancel()
+            return Array(state.pools.values)
+        }
+        for pool in pools {
+            await pool.shutdown()
+        }
+    }
+
+    // MARK: - Beyond RedisCommands
+
+    /// Sends `arguments` to every master (e.g. `FLUSHALL`, `INFO memory`) and returns each
+    /// master's answer.
+    public func sendToEveryMaster(_ arguments: [RedisArgument]) async throws -> [(RedisClusterTopology.Address, RedisReply)] {
+        try await ensureTopology()
+        let masters = state.withLock { $0.masters }
+        var answers: [(RedisClusterTopology.Address, RedisReply)] = []
+        for master in masters {
+            answers.append((master, try await pool(for: master).send(arguments)))
+        }
+        return answers
+    }
+
+    /// The masters of the topology as last read, reading it first if needed.
+    public func masters() async throws -> [RedisClusterTopology.Address] {
+        try await ensureTopology()
+        return state.withLock { $0.masters }
+    }
+
+    /// Reads the topology again now.
+    public func refreshTopology() async throws {
+        try await refresh()
+    }
+
+    // MARK: - Routing
+
+    /// One command's answer, an error answer included, after its redirections.
+    private func answer(_ arguments: [RedisArgument]) async throws -> RedisReply {
+        try await execute(slot: try Self.slot(of: arguments)) { node, pool, asking in
+            try await self.confirmed(on: node, pool, asking ? [["ASKING"], arguments] : [arguments]).last!
+        }
+    }
+
+    /// Sends `commands` in one pipeline to the node; on a master with replicas, a batch that
+    /// writes ends with `WAIT` (in the same round trip), so its writes are confirmed by
+    /// ``RedisClusterConfiguration/replicaAcknowledgements`` replicas before it returns.
+    private func confirmed(
+        on node: RedisClusterTopology.Address, _ pool: RedisClient, _ commands: [[RedisArgument]]
+    ) async throws -> [RedisReply] {
+        guard let wait = waitCommand(for: node), commands.contains(where: { !Self.isRead($0) }) else {
+            return try await pool.pipeline(commands)
+        }
+        return Array(try await pool.pipeline(commands + [wait]).dropLast())
+    }
+
+    /// Runs scripts on one of the node's connections (after `ASKING` when `asking`); on a master
+    /// with replicas, then `WAIT` on the same connection.
+    private func confirmedScripts(
+        on node: RedisClusterTopology.Address, _ pool: RedisClient, asking: Bool, _ calls: [RedisScriptCall]
+    ) async throws -> [RedisReply] {
+        let wait = waitCommand(for: node)
+        return try await pool.withConnection { connection in
+            if asking {
+                _ = try await connection.send(["ASKING"])
+            }
+            let replies = try await connection.evalScripts(calls)
+            if let wait {
+                _ = try await connection.pipeline([wait])
+            }
+            return replies
+        }
+    }
+
+    /// `WAIT <acknowledgements> <timeout ms>` for a master with replicas; `nil` otherwise.
+    private func waitCommand(for node: RedisClusterTopology.Address) -> [RedisArgument]? {
+        let acknowledgements = configuration.replicaAcknowledgements
+        guard acknowledgements > 0, state.withLock({ $0.replicated.contains(node) }) else { return nil }
+        let timeout = configuration.replicaAcknowledgementTimeout
+        let milliseconds = max(1, Int(timeout.components.seconds) * 1_000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
+        return ["WAIT", .integer(acknowledgements), .integer(milliseconds)]
+    }
+
+    /// Runs `operation` on the pool of `slot`'s master (any master for `nil`), following the
+    /// router's decisions on redirections, a cluster that is not ready and unreachable nodes.
+    private func execute(
+        slot: RedisHashSlot?, _ operation: (RedisClusterTopology.Address, RedisClient, _ asking: Bool) async throws -> RedisReply
+    ) async throws -> RedisReply {
+        var target = try await route(slot)
+        var asking = false
+        var attempt = 0
+        while true {
+            let reply: RedisReply
+            do {
+                reply = try await operation(target, pool(for: target), asking)
+            } catch let error as RedisClientError where error.code == .connectionFailed {
+                attempt += 1
+                guard case .retry(let delay, _) = state.withLock({ $0.router.decideAfterUnreachableNode(attempt: attempt) }) else {
+                    throw error
+                }
+                logger.debug("cluster node unreachable; reading the topology again", metadata: ["node": "\(target)", "attempt": "\(attempt)"])
+                try await Task.sleep(for: delay)
+                try? await refresh()
+                target = try await route(slot)
+                asking = false
+                continue
+            }
+            guard let message = reply.errorMessage, let redirection = RedisClusterRouter.Redirection(errorMessage: message) else {
+                return reply
+            }
+            attempt += 1
+            switch state.withLock({ $0.router.decide(after: redirection, attempt: attempt) }) {
+            case .giveUp:
+                return reply
+            case .send(let address, let ask):
+                if case .moved = redirection {
+                    refreshSoon()
+                }
+                target = address
+                asking = ask
+            case .retry(let delay, let refresh):
+                try await Task.sleep(for: delay)
+                if refresh {
+                    try? await self.refresh()
+                }
+                target = try await route(slot)
+                asking = false
+            }
+        }
+    }
+
+    /// Runs items grouped by their slot's node, every node at once, and puts the answers back in
+    /// order; an item whose answer redirects, or whose node could not be reached, runs again
+    /// alone through `single`.
+    private func fanOut(
+        slots: [RedisHashSlot?],
+        run: @escaping @Sendable (RedisClusterTopology.Address, RedisClient, [Int]) async throws -> [RedisReply],
+        single: (Int) async throws -> RedisReply
+    ) async throws -> [RedisReply] {
+        guard !slots.isEmpty else { return [] }
+        var groups: [RedisClusterTopology.Address: [Int]] = [:]
+        for (index, slot) in slots.enumerated() {
+            groups[try await route(slot), default: []].append(index)
+        }
+        var replies = [RedisReply?](repeating: nil, count: slots.count)
+        try await withThrowingTaskGroup(of: [(Int, RedisReply?)].self) { group in
+            for (node, indices) in groups {
+                let pool = pool(for: node)
+                group.addTask {
+                    do {
+                        return Array(zip(indices, try await run(node, pool, indices)))
+                    } catch let error as RedisClientError where error.code == .connectionFailed {
+                        // Not sent: each goes again alone, after the topology is read again.
+                        return indices.map { ($0, nil) }
+                    }
+                }
+            }
+            for try await answers in group {
+                for (index, reply) in answers {
+                    replies[index] = reply
+                }
+            }
+        }
+        for index in replies.indices {
+            if let reply = replies[index], !Self.redirects(reply) { continue }
+            replies[index] = try await single(index)
+        }
+        return replies.map { $0! }
+    }
+
+    /// The master of `slot`, reading the topology when it is unknown, stale or lacks the slot.
+    private func route(_ slot: RedisHashSlot?) async throws -> RedisClusterTopology.Address {
+        try await ensureTopology()
+        if let address = address(for: slot) { return address }
+        try await refresh()
+        if let address = address(for: slot) { return address }
+        throw RedisClientError(
+            .clusterUnavailable, message: "no master serves slot \(slot.map(String.init(describing:)) ?? "(any)") of the cluster")
+    }
+
+    private func address(for slot: RedisHashSlot?) -> RedisClusterTopology.Address? {
+        state.withLock { state in
+            guard let slot else { return state.masters.first }
+            return state.router.node(for: slot)
+        }
+    }
+
+    /// Reads the topology if it was never read; starts a background read when it is stale.
+    private func ensureTopology() async throws {
+        let (known, stale) = state.withLock { state -> (Bool, Bool) in
+            guard let last = state.lastRefresh else { return (false, false) }
+            return (true, ContinuousClock.now - last > configuration.refreshInterval)
+        }
+        if !known {
+            try await refresh()
+        } else if stale {
+            refreshSoon()
+        }
+    }
+
+    /// Starts reading the topology in the background, unless a read is under way.
+    private func refreshSoon() {
+        Task { try? await self.refresh() }
+    }
+
+    /// Reads the topology (one read at a time: concurrent callers wait for the same one).
+    private func refresh() async throws {
+        let task: Task<Void, any Error> = try state.withLock { state in
+            if state.isShutDown {
+                throw RedisClientError(.clientShutdown, message: "the Redis cluster client was shut down")
+            }
+            if let running = state.refreshing { return running }
+            let task = Task { try await self.readTopology() }
+            state.refreshing = task
+            return task
+        }
+        try await task.value
+    }
+
+    /// Asks the known nodes, then the seeds, for `CLUSTER SHARDS` until one answers with a
+    /// topology that serves slots, and takes it.
+    private func readTopology() async throws {
+        defer { state.withLock { $0.refreshing = nil } }
+        let candidates = state.withLock { state in
+            var seen = Set<RedisClusterTopology.Address>()
+            return (state.masters + state.knownNodes + configuration.seeds).filter { seen.insert($0).inserted }
+        }
+        var lastError: any Error = RedisClientError(.clusterUnavailable, message: "no cluster node to ask")
+        for candidate in candidates {
+            do {
+                let reply = try await pool(for: candidate).send(["CLUSTER", "SHARDS"])
+                if let message = reply.errorMessage {
+                    throw RedisClientError(.serverError, message: message)
+                }
+                let topology = try RedisClusterTopology(clusterShards: reply)
+                guard topology.coveredSlots > 0 else {
+                    throw RedisClientError(.clusterUnavailable, message: "\(candidate) knows no master that serves slots")
+                }
+                let changed = state.withLock { state -> Bool in
+                    let masters = topology.masters.map(\.address)
+                    let changed = masters != state.masters || state.router.knownSlots != topology.coveredSlots
+                    state.router.update(topology)
+                    state.masters = masters
+                    state.knownNodes = topology.shards.flatMap { $0.nodes.map(\.address) }
+                    state.replicated = Set(
+                        topology.shards.compactMap { shard in
+                            shard.nodes.contains { $0.role == .replica && $0.health != "failed" } ? shard.master?.address : nil
+                        })
+                    state.lastRefresh = .now
+                    return changed
+                }
+                if changed {
+                    logger.info(
+                        "Redis Cluster topology",
+                        metadata: ["masters": "\(topology.masters.map(\.address.description))", "slots": "\(topology.coveredSlots)"])
+                }
+                return
+            } catch {
+                lastError = error
+                logger.debug("could not read the cluster topology", metadata: ["node": "\(candidate)", "error": "\(error)"])
+            }
+        }
+        throw RedisClientError(
+            .clusterUnavailable, message: "no node of the cluster answered CLUSTER SHARDS (asked \(candidates.map(\.description)))",
+            underlying: lastError)
+    }
+
+    private func pool(for address: RedisClusterTopology.Address) -> RedisClient {
+        state.withLock { state in
+            if let pool = state.pools[address] { return pool }
+            let pool = RedisClient(configuration: configuration.configuration(for: address), logger: logger)
+            state.pools[address] = pool
+            return pool
+        }
+    }
+
+    private static func redirects(_ reply: RedisReply) -> Bool {
+        reply.errorMessage.flatMap(RedisClusterRouter.Redirection.init(errorMessage:)) != nil
+    }
+
+    // MARK: - Keys of a command
+
+    /// Commands without keys: sent to any master.
+    private static let keyless: Set<String> = [
+        "PING", "INFO", "TIME", "DBSIZE", "SCRIPT", "CLUSTER", "FLUSHALL", "FLUSHDB", "CONFIG", "CLIENT", "COMMAND",
+        "ECHO", "LASTSAVE", "SAVE", "BGSAVE", "SLOWLOG", "LATENCY", "ACL", "AUTH", "HELLO", "WAIT", "RANDOMKEY",
+    ]
+    /// Commands that only read: a batch of them needs no replica's confirmation.
+    private static let reads: Set<String> = [
+        "GET", "MGET", "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HSCAN", "SMISMEMBER", "SISMEMBER", "SMEMBERS", "SCARD",
+        "SSCAN", "EXISTS", "PTTL", "TTL", "TYPE", "STRLEN", "ZCARD", "ZRANGE", "ZRANGEBYSCORE", "ZSCORE", "ZSCAN", "LLEN",
+        "LRANGE", "KEYS", "SCAN", "MEMORY", "OBJECT", "INFO", "PING", "DBSIZE", "TIME", "CLUSTER", "ECHO", "ASKING",
+    ]
+
+    private static func isRead(_ command: [RedisArgument]) -> Bool {
+        command.first.map { reads.contains(text($0).uppercased()) } ?? true
+    }
+
+    /// Commands whose every argument is a key.
+    private static let allKeys: Set<String> = ["DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "WATCH"]
+
+    /// The slot of a command: its key's, or `nil` for a command without keys.
+    ///
+    /// - Throws: ``RedisClientError/Code/crossSlot`` when its keys hash to different slots.
+    static func slot(of command: [RedisArgument]) throws(RedisClientError) -> RedisHashSlot? {
+        guard let first = command.first else { return nil }
+        let name = Self.text(first).uppercased()
+        if keyless.contains(name) { return nil }
+        if allKeys.contains(name) { return try slot(ofKeys: command.dropFirst(), what: "the keys of \(name)") }
+        switch name {
+        case "EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "FCALL", "FCALL_RO":
+            guard command.count >= 3, let count = Int(Self.text(command[2])), count >= 0, command.count >= 3 + count else { return nil }
+            return try slot(ofKeys: command[3..<(3 + count)], what: "the keys of \(name)")
+        case "MEMORY", "OBJECT":
+            return command.count >= 3 ? RedisHashSlot(key: command[2]) : nil
+        default:
+            return command.count >= 2 ? RedisHashSlot(key: command[1]) : nil
+        }
+    }
+
+    /// The one slot of `keys` (`nil` when there are none).
+    static func slot(ofKeys keys: some Collection<RedisArgument>, what: String) throws(RedisClientError) -> RedisHashSlot? {
+        guard let first = keys.first else { return nil }
+        let slot = RedisHashSlot(key: first)
+        if let other = keys.first(where: { RedisHashSlot(key: $0) != slot }) {
+            throw RedisClientError(
+                .crossSlot,
+                message: "\(what) hash to different cluster slots (\(text(first)) → \(slot), \(text(other)) → \(RedisHashSlot(key: other))): give them one hash tag",
+                isRetryable: false)
+        }
+        return slot
+    }
+
+    private static func text(_ argument: RedisArgument) -> String {
+        switch argument {
+        case .string(let string): string
+        case .integer(let value): String(value)
+        case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
