@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test tier —
-# unit, integration (real redis-server, embedded Kafka, separate consumer processes,
+# unit, integration (real redis-server and real Redis Clusters, embedded Kafka, separate consumer processes,
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
 # apns-sim, the demo, and the checks of deploy/ (linters and schemas, Tests/deploy).
@@ -17,6 +17,9 @@ BIN_DIR=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 echo "== Swift tests"
 PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build
+
+echo "== the store suites again, on a Redis Cluster (each test starts its own, 3 masters)"
+PUSHFLEET_TEST_REDIS=cluster PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build --filter PushStoreTests
 
 echo "== pushfleet demo (embedded stack)"
 "$BIN_DIR/pushfleet" demo

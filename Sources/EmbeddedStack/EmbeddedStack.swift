@@ -41,12 +41,19 @@ public final class EmbeddedStack: Sendable {
         public var deliveryPartitions: Int32 = 8
         public var registryShards = 16
         public var simulatorThreads = 1
+        /// A Redis Cluster of this many masters (each with ``redisReplicas`` replicas) instead
+        /// of one `redis-server`; 0 (the default) runs one server.
+        public var redisClusterMasters = 0
+        public var redisReplicas = 1
 
         public init() {}
     }
 
     public let cluster: EmbeddedKafkaCluster
-    public let redisServer: LocalRedisServer
+    /// The one `redis-server`; `nil` when the stack runs a ``redisCluster``.
+    public let redisServer: LocalRedisServer?
+    /// The Redis Cluster, when ``Options/redisClusterMasters`` asked for one.
+    public let redisCluster: LocalRedisCluster?
     /// The simulator every environment's requests go to, or only the sandbox's when the stack
     /// has a ``productionSimulator``.
     public let simulator: APNsSimulator
@@ -62,13 +69,15 @@ public final class EmbeddedStack: Sendable {
     public let apiKeys: [String: String]
 
     private init(
-        cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer, simulator: APNsSimulator, productionSimulator: APNsSimulator?,
+        cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer?, redisCluster: LocalRedisCluster?, simulator: APNsSimulator,
+        productionSimulator: APNsSimulator?,
         directory: URL,
         configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String]
     ) {
         self.apiKeys = apiKeys
         self.cluster = cluster
         self.redisServer = redisServer
+        self.redisCluster = redisCluster
         self.simulator = simulator
         self.productionSimulator = productionSimulator
         self.directory = directory
@@ -117,9 +126,14 @@ public final class EmbeddedStack: Sendable {
         try cluster.createTopic(PushTopic.feedback, partitions: 2)
         try cluster.createTopic(PushTopic.deadLetters, partitions: 1)
 
-        let redisServer: LocalRedisServer
+        var redisServer: LocalRedisServer?
+        var redisCluster: LocalRedisCluster?
         do {
-            redisServer = try await LocalRedisServer.start()
+            if options.redisClusterMasters > 0 {
+                redisCluster = try await LocalRedisCluster.start(masters: options.redisClusterMasters, replicasPerMaster: options.redisReplicas)
+            } else {
+                redisServer = try await LocalRedisServer.start()
+            }
         } catch {
             try? await simulator.shutdown()
             try? await productionSimulator?.shutdown()
@@ -144,6 +158,14 @@ public final class EmbeddedStack: Sendable {
             """
         } ?? "  # one endpoint for both environments"
         let newsEnvironments = productionSimulator == nil ? "[sandbox]" : "[sandbox, production]"
+        let redisSection: String
+        if let redisCluster {
+            redisSection = "  cluster-nodes: [\(redisCluster.seeds.map { "\"\($0)\"" }.joined(separator: ", "))]"
+        } else if let redisServer {
+            redisSection = "  host: \(redisServer.host)\n  port: \(redisServer.port)"
+        } else {
+            preconditionFailure("a stack has a Redis server or a Redis Cluster")
+        }
         let yaml = """
             # Written by EmbeddedStack: the embedded Kafka cluster, redis-server and APNs simulator.
             kafka:
@@ -153,8 +175,7 @@ public final class EmbeddedStack: Sendable {
                 # The mock cluster holds a fetch for the whole wait time; keep it short.
                 fetch.wait.max.ms: 10
             redis:
-              host: \(redisServer.host)
-              port: \(redisServer.port)
+            \(redisSection)
               pool-size: 8
             apns:
               endpoint: {host: 127.0.0.1, port: \(simulator.port)}
@@ -193,15 +214,32 @@ public final class EmbeddedStack: Sendable {
             try yaml.write(toFile: configurationPath, atomically: true, encoding: .utf8)
             let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
             return EmbeddedStack(
-                cluster: cluster, redisServer: redisServer, simulator: simulator, productionSimulator: productionSimulator,
+                cluster: cluster, redisServer: redisServer, redisCluster: redisCluster, simulator: simulator,
+                productionSimulator: productionSimulator,
                 directory: directory,
                 configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys)
         } catch {
-            await redisServer.stop()
+            await redisServer?.stop()
+            await redisCluster?.stop()
             try? await simulator.shutdown()
             try? await productionSimulator?.shutdown()
             throw error
         }
+    }
+
+    /// A client of the stack's Redis (its server, or its cluster), as a worker makes it.
+    public func makeRedisClient(logger: Logger) -> any RedisCommands {
+        if let redisCluster {
+            return RedisClusterClient(configuration: redisCluster.configuration, logger: logger)
+        }
+        guard let redisServer else { preconditionFailure("a stack has a Redis server or a Redis Cluster") }
+        return RedisClient(configuration: redisServer.configuration, logger: logger)
+    }
+
+    /// Where Redis listens, for people: `host:port`, or the cluster's seed nodes.
+    public var redisDescription: String {
+        if let redisCluster { return "cluster \(redisCluster.seeds.map(\.description).joined(separator: ","))" }
+        return redisServer.map { "\($0.host):\($0.port)" } ?? "none"
     }
 
     /// The arguments of a `pushfleet worker` process on this stack, taking every role.
@@ -215,7 +253,8 @@ public final class EmbeddedStack: Sendable {
     /// Stops redis-server and the simulator and removes the directory. The Kafka cluster stops
     /// when the last reference to it goes.
     public func stop() async {
-        await redisServer.stop()
+        await redisServer?.stop()
+        await redisCluster?.stop()
         try? await simulator.shutdown()
         try? await productionSimulator?.shutdown()
         try? FileManager.default.removeItem(at: directory)

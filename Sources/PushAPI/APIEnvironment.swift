@@ -14,7 +14,7 @@ final class APIEnvironment: Sendable {
     let jobs: JobStore
     let publisher: JobPublisher
     let jobOperator: JobOperator
-    let redis: RedisClient
+    let redis: any RedisCommands
     let readiness: ReadinessProbe
     let metrics: APIMetrics
     let maxBodyBytes: Int
@@ -22,7 +22,7 @@ final class APIEnvironment: Sendable {
     let clock: @Sendable () -> Int64
 
     init(
-        configuration: PushFleetConfiguration, keyring: APIKeyring, redis: RedisClient, producer: KafkaProducer,
+        configuration: PushFleetConfiguration, keyring: APIKeyring, redis: any RedisCommands, producer: KafkaProducer,
         admin: KafkaAdmin, metrics: APIMetrics, logger: Logger
     ) {
         apps = configuration.apps

@@ -36,7 +36,7 @@ public struct OperationsServer: Service {
     }
 
     public func run() async throws {
-        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-probe"), logger: logger)
+        let redis = try configuration.redis.makeClient(clientName: "pushfleet-probe", logger: logger)
         let admin = try KafkaAdmin(
             bootstrapServers: configuration.kafka.bootstrapServers,
             properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)

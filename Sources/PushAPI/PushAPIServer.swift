@@ -40,7 +40,7 @@ public struct PushAPIServer: Service {
             }
         }
         let producer = try configuration.kafka.makeProducer(clientID: "pushfleet-api", logger: logger)
-        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-api"), logger: logger)
+        let redis = try configuration.redis.makeClient(clientName: "pushfleet-api", logger: logger)
         let admin = try KafkaAdmin(
             bootstrapServers: configuration.kafka.bootstrapServers,
             properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)

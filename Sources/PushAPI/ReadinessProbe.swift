@@ -5,7 +5,7 @@ import Redis
 /// Whether the process can work: Kafka answers a metadata request for `push.jobs` and Redis
 /// answers PING, each within 2 seconds. `/readyz` of the API and of every worker.
 struct ReadinessProbe: Sendable {
-    let redis: RedisClient
+    let redis: any RedisCommands
     let admin: KafkaAdmin
 
     /// `{"status": "ready"|"unavailable", "checks": {"kafka": "ok"|"unavailable: …", "redis": …}}`

@@ -49,14 +49,32 @@ struct ConfigurationParser {
             throw section.error(
                 "password-file", "cannot be set together with \(section.keyPath("password")); set only one")
         }
+        var clusterNodes: [String] = []
+        if section.has("cluster-nodes") {
+            for item in try stringList(section, key: "cluster-nodes", of: "host:port addresses") {
+                guard let colon = item.text.lastIndex(of: ":"), colon != item.text.startIndex,
+                    let port = Int(item.text[item.text.index(after: colon)...]), (1...65535).contains(port)
+                else {
+                    throw ConfigurationError(
+                        key: section.keyPath("cluster-nodes"), message: "'\(item.text)' is not host:port", origin: item.origin)
+                }
+                clusterNodes.append(item.text)
+            }
+            if (try section.integer("database", minimum: 0) ?? 0) != 0 {
+                throw section.error("database", "must be 0 with \(section.keyPath("cluster-nodes")): a Redis Cluster has one database")
+            }
+        }
         return RedisSettings(
+            clusterNodes: clusterNodes,
             host: try section.string("host") ?? "127.0.0.1",
             port: try section.integer("port", default: 6379, minimum: 1, maximum: 65535),
             username: try section.string("username"),
             password: try section.string("password"),
             passwordFile: try section.path("password-file", baseDirectory: baseDirectory),
             database: try section.integer("database", default: 0, minimum: 0),
-            poolSize: try section.integer("pool-size", default: 4, minimum: 1))
+            poolSize: try section.integer("pool-size", default: 4, minimum: 1),
+            replicaAcknowledgements: try section.integer("replica-acknowledgements", default: 1, minimum: 0),
+            replicaAcknowledgementTimeout: .milliseconds(try section.integer("replica-ack-timeout-ms", default: 500, minimum: 1)))
     }
 
     /// `apns:`.

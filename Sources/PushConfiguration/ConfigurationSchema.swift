@@ -17,7 +17,8 @@ indirect enum ConfigurationSchema: Sendable {
         ])),
         ("redis", .section([
             ("host", .value), ("port", .value), ("username", .value), ("password", .value),
-            ("password-file", .value), ("database", .value), ("pool-size", .value),
+            ("password-file", .value), ("database", .value), ("pool-size", .value), ("cluster-nodes", .value),
+            ("replica-acknowledgements", .value), ("replica-ack-timeout-ms", .value),
         ])),
         ("apns", .section([
             ("endpoint", .section([("host", .value), ("port", .value)])),

@@ -13,7 +13,10 @@ extension PushFleetConfiguration {
           username: null                         # optional (ACL user)
           password: null                         # optional; or password-file: path (not both); never printed
           database: 0                            # default 0, ≥ 0
-          pool-size: 4                           # default 4, ≥ 1
+          pool-size: 4                           # default 4, ≥ 1 (per node of a cluster)
+          cluster-nodes: []                      # a Redis Cluster: some of its nodes ["10.0.0.1:6379", …] (host and port are then not used; database must be 0)
+          replica-acknowledgements: 1            # cluster: replicas that confirm a master's writes (WAIT) so they survive a failover; 0 = never wait
+          replica-ack-timeout-ms: 500            # ≥ 1
         apns:
           endpoint: {host: 127.0.0.1, port: 2197}   # optional: overrides Apple's hosts (the simulator)
           endpoints: {}                          # optional, per environment before `endpoint`: {sandbox: {host, port}, production: {host, port}}

@@ -4,9 +4,9 @@ extension RedisSettings: CustomStringConvertible, CustomDebugStringConvertible, 
 
     /// The settings with the password replaced by `<redacted>`.
     public var description: String {
-        "RedisSettings(host: \(host), port: \(port), username: \(username ?? "nil"), password: "
+        "RedisSettings(clusterNodes: \(clusterNodes), host: \(host), port: \(port), username: \(username ?? "nil"), password: "
             + (password == nil ? "nil" : Self.redacted)
-            + ", passwordFile: \(passwordFile ?? "nil"), database: \(database), poolSize: \(poolSize))"
+            + ", passwordFile: \(passwordFile ?? "nil"), database: \(database), poolSize: \(poolSize), replicaAcknowledgements: \(replicaAcknowledgements), replicaAcknowledgementTimeout: \(replicaAcknowledgementTimeout))"
     }
 
     /// Same as ``description``: the password is redacted.
@@ -15,9 +15,10 @@ extension RedisSettings: CustomStringConvertible, CustomDebugStringConvertible, 
     /// A mirror whose `password` child is `<redacted>` (or `nil`), so `dump` never shows it.
     public var customMirror: Mirror {
         Mirror(self, children: [
-            "host": host, "port": port, "username": username as Any,
+            "clusterNodes": clusterNodes, "host": host, "port": port, "username": username as Any,
             "password": (password == nil ? nil : Self.redacted) as String? as Any,
             "passwordFile": passwordFile as Any, "database": database, "poolSize": poolSize,
+            "replicaAcknowledgements": replicaAcknowledgements, "replicaAcknowledgementTimeout": replicaAcknowledgementTimeout,
         ], displayStyle: .struct)
     }
 }

@@ -29,7 +29,7 @@ struct ClientOptions: ParsableArguments {
 /// The connections a client command uses, closed when it ends.
 struct ClientSession {
     let configuration: PushFleetConfiguration
-    let redis: RedisClient
+    let redis: any RedisCommands
     let producer: KafkaProducer?
     let logger: Logger
 
@@ -57,7 +57,7 @@ struct ClientSession {
         let configuration = try options.loadConfiguration()
         var logger = Logger(label: "pushfleet.client")
         logger.logLevel = .error
-        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-cli"), logger: logger)
+        let redis = try configuration.redis.makeClient(clientName: "pushfleet-cli", logger: logger)
         let producer: KafkaProducer?
         do {
             producer = kafka ? try configuration.kafka.makeProducer(clientID: "pushfleet-cli", logger: logger) : nil

@@ -40,6 +40,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "After the campaigns, keep the stack and the API up (printing how to call it) until SIGINT or SIGTERM.")
     var serve = false
 
+    @Flag(help: "Keep the state on a local Redis Cluster (3 masters, 3 replicas) instead of one redis-server.")
+    var redisCluster = false
+
     func validate() throws {
         guard devices >= 100 else { throw ValidationError("--devices must be at least 100") }
         guard uninstalledEvery >= 2 else { throw ValidationError("--uninstalled-every must be at least 2") }
@@ -51,19 +54,22 @@ struct DemoCommand: AsyncParsableCommand {
         let tokens = (0..<devices).map(Self.token)
         let uninstalled = stride(from: 0, to: devices, by: uninstalledEvery).map { tokens[$0] }
 
-        say("starting the embedded stack: Kafka (mock cluster), redis-server, APNs simulator (HTTP/2 + TLS)")
+        say("starting the embedded stack: Kafka (mock cluster), \(redisCluster ? "a Redis Cluster (3 masters, 3 replicas)" : "redis-server"), APNs simulator (HTTP/2 + TLS)")
         var options = EmbeddedStack.Options()
         // The shop's topic is one news's jobs may address, but every demo device is news's own.
         options.appSettings = ["extra-topics: [\(EmbeddedStack.otherBundleID)]"]
         // A demo's campaigns are small: the breaker judges after 50 answers (200 by default).
         options.breakerSettings = ["min-notifications: 50"]
+        if redisCluster {
+            options.redisClusterMasters = 3
+        }
         let stack = try await EmbeddedStack.start(options, logger: logger) { simulator in
             simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 1) })
             simulator.devices.topics = Dictionary(uniqueKeysWithValues: tokens.map { ($0.hex, EmbeddedStack.bundleID) })
         }
-        detail("kafka \(stack.cluster.bootstrapServers) · redis \(stack.redisServer.host):\(stack.redisServer.port) · simulator 127.0.0.1:\(stack.simulator.port)")
+        detail("kafka \(stack.cluster.bootstrapServers) · redis \(stack.redisDescription) · simulator 127.0.0.1:\(stack.simulator.port)")
         detail("configuration \(stack.configurationPath)")
-        let redis = RedisClient(configuration: stack.redisServer.configuration)
+        let redis = stack.makeRedisClient(logger: logger)
         let outcome: Result<Bool, any Error>
         do {
             outcome = .success(try await demo(stack: stack, redis: redis, tokens: tokens, uninstalled: uninstalled, logger: logger))
@@ -83,7 +89,7 @@ struct DemoCommand: AsyncParsableCommand {
         try! DeviceToken(hex: String(repeating: "de", count: 24) + String(format: "%016x", n))
     }
 
-    private func demo(stack: EmbeddedStack, redis: RedisClient, tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger) async throws -> Bool {
+    private func demo(stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger) async throws -> Bool {
         let app = EmbeddedStack.app
         let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
         say("registering \(tokens.count) devices (every 3rd tagged 'sports', every 10th logged in as a user)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import PushConfiguration
 import PushCore
 import PushPipeline
@@ -22,7 +23,9 @@ struct StatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
-        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration())
+        var logger = Logger(label: "pushfleet.client")
+        logger.logLevel = .error
+        let redis = try configuration.redis.makeClient(clientName: "pushfleet-cli", logger: logger)
         let jobs = JobStore(client: redis)
         let report: JobReport
         let spec: [UInt8]?

@@ -13,7 +13,7 @@ import Redis
 final class PipelineContext: Sendable {
     let configuration: PushFleetConfiguration
     let apps: [String: PushApp]
-    let redis: RedisClient
+    let redis: any RedisCommands
     let producer: KafkaProducer
     let registry: DeviceRegistry
     let jobs: JobStore
@@ -33,7 +33,7 @@ final class PipelineContext: Sendable {
     init(
         configuration: PushFleetConfiguration,
         apps: [String: PushApp],
-        redis: RedisClient,
+        redis: any RedisCommands,
         producer: KafkaProducer,
         counters: WorkerCounters,
         logger: Logger,

@@ -47,7 +47,7 @@ public final class PushWorker: Service, Sendable {
     public func run() async throws {
         let kafka = configuration.kafka
         let producer = try kafka.makeProducer(clientID: "pushfleet-worker", logger: logger)
-        let redis = RedisClient(configuration: try configuration.redis.redisConfiguration(clientName: "pushfleet-worker"), logger: logger)
+        let redis = try configuration.redis.makeClient(clientName: "pushfleet-worker", logger: logger)
         let (clients, distinctClients) = try makeAPNsClients()
         let context = PipelineContext(
             configuration: configuration, apps: apps, redis: redis, producer: producer, counters: counters, logger: logger)

@@ -6,10 +6,10 @@ import Redis
 /// Workers check ``reason(app:)`` before sending; the key `pf:{<app>}:suspended` is in the app's
 /// own slot `{<app>}`.
 public final class AppSuspension: Sendable {
-    let client: RedisClient
+    let client: any RedisCommands
 
     /// Creates a suspension switch over `client`.
-    public init(client: RedisClient) {
+    public init(client: any RedisCommands) {
         self.client = client
     }
 

@@ -20,7 +20,7 @@ import Redis
 public final class DeviceRegistry: Sendable {
     /// How apps are sharded, and the bulk and audience settings.
     public let configuration: DeviceRegistryConfiguration
-    let client: RedisClient
+    let client: any RedisCommands
     let clock: @Sendable () -> Int64
 
     /// Creates a registry over `client`.
@@ -28,7 +28,7 @@ public final class DeviceRegistry: Sendable {
     /// - Parameter clock: the time of a bind that does not name one, in milliseconds since 1970;
     ///   tests pass a fixed clock.
     public init(
-        client: RedisClient,
+        client: any RedisCommands,
         configuration: DeviceRegistryConfiguration = DeviceRegistryConfiguration(),
         clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
     ) {
@@ -217,27 +217,14 @@ public final class DeviceRegistry: Sendable {
 
     // MARK: - Internals shared by the extensions
 
-    /// Runs script calls in one pipeline on one pooled connection; any script error throws
-    /// (`RedisClientError.serverError`), though the other calls may have run.
+    /// Runs script calls pipelined; any script error throws (see `RedisCommands.runScripts`).
     func run(_ calls: [RedisScriptCall]) async throws -> [RedisReply] {
-        guard !calls.isEmpty else { return [] }
-        let replies = try await client.withConnection { connection in
-            try await connection.evalScripts(calls)
-        }
-        if let message = replies.lazy.compactMap(\.errorMessage).first {
-            throw RedisClientError(.serverError, message: message)
-        }
-        return replies
+        try await client.runScripts(calls)
     }
 
-    /// Sends plain commands in one pipeline; an error reply throws.
+    /// Sends plain commands pipelined; an error reply throws.
     func pipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
-        guard !commands.isEmpty else { return [] }
-        let replies = try await client.pipeline(commands)
-        if let message = replies.lazy.compactMap(\.errorMessage).first {
-            throw RedisClientError(.serverError, message: message)
-        }
-        return replies
+        try await client.checkedPipeline(commands)
     }
 
     static func unexpected(_ reply: RedisReply, from what: String, file: String = #fileID, line: Int = #line) -> DeviceRegistryError {

@@ -10,12 +10,12 @@ import Redis
 public final class IdempotencyKeys: Sendable {
     /// How long a claimed key is remembered.
     public let timeToLive: Duration
-    let client: RedisClient
+    let client: any RedisCommands
 
     /// Creates the store over `client`.
     ///
     /// - Parameter timeToLive: at least 1 ms; default 24 hours.
-    public init(client: RedisClient, timeToLive: Duration = .seconds(24 * 3600)) {
+    public init(client: any RedisCommands, timeToLive: Duration = .seconds(24 * 3600)) {
         precondition(timeToLive >= .milliseconds(1), "timeToLive must be at least 1 ms")
         self.client = client
         self.timeToLive = timeToLive

@@ -11,7 +11,7 @@ import Redis
 public final class JobSchedule: Sendable {
     /// How long a claim hides a job from other workers.
     public let lease: Duration
-    let client: RedisClient
+    let client: any RedisCommands
     private let clock: @Sendable () -> Int64
 
     /// Creates a schedule over `client`.
@@ -20,7 +20,7 @@ public final class JobSchedule: Sendable {
     ///   - lease: how long a claim hides a job (at least 1 ms); default 30 s.
     ///   - clock: the time in milliseconds since 1970; tests pass a clock they move by hand.
     public init(
-        client: RedisClient,
+        client: any RedisCommands,
         lease: Duration = .seconds(30),
         clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
     ) {

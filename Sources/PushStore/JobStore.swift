@@ -16,13 +16,13 @@ import Redis
 public final class JobStore: Sendable {
     /// How long a job's keys live after their last write.
     public let specTimeToLive: Duration
-    let client: RedisClient
+    let client: any RedisCommands
     private let timeToLiveMilliseconds: Int64
 
     /// Creates a store over `client`.
     ///
     /// - Parameter specTimeToLive: the TTL of every key of a job (at least 1 ms); default 7 days.
-    public init(client: RedisClient, specTimeToLive: Duration = .seconds(7 * 24 * 3600)) {
+    public init(client: any RedisCommands, specTimeToLive: Duration = .seconds(7 * 24 * 3600)) {
         precondition(specTimeToLive >= .milliseconds(1), "specTimeToLive must be at least 1 ms")
         self.client = client
         self.specTimeToLive = specTimeToLive

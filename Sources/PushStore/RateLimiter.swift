@@ -8,10 +8,10 @@ import Redis
 /// same clock; worker clocks do not matter. A bucket nobody used for long enough to refill
 /// expires; an absent bucket is a full one.
 public final class RateLimiter: Sendable {
-    let client: RedisClient
+    let client: any RedisCommands
 
     /// Creates a limiter over `client`.
-    public init(client: RedisClient) {
+    public init(client: any RedisCommands) {
         self.client = client
     }
 

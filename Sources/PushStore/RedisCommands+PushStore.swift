@@ -1,14 +1,12 @@
 import Redis
 
-extension RedisClient {
-    /// Runs script calls in one pipeline on one pooled connection; any script error throws
-    /// (`RedisClientError.serverError`), though the other calls may have run. The send-stage
-    /// components share it; ``DeviceRegistry`` has its own copy.
+extension RedisCommands {
+    /// Runs script calls pipelined (in a cluster: on each call's node, all nodes at once); any
+    /// script error throws (`RedisClientError.serverError`), though the other calls may have run.
+    /// Every store uses it.
     func runScripts(_ calls: [RedisScriptCall]) async throws -> [RedisReply] {
         guard !calls.isEmpty else { return [] }
-        let replies = try await withConnection { connection in
-            try await connection.evalScripts(calls)
-        }
+        let replies = try await evalScripts(calls)
         if let message = replies.lazy.compactMap(\.errorMessage).first {
             throw RedisClientError(.serverError, message: message)
         }
@@ -20,7 +18,7 @@ extension RedisClient {
         try await runScripts([RedisScriptCall(script, keys: keys, arguments: arguments)])[0]
     }
 
-    /// Sends plain commands in one pipeline; an error reply throws.
+    /// Sends plain commands pipelined; an error reply throws.
     func checkedPipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
         guard !commands.isEmpty else { return [] }
         let replies = try await pipeline(commands)

@@ -17,7 +17,7 @@ import Redis
 public final class ResendBuffer: Sendable {
     /// When entries are due again and when they expire.
     public let policy: ResendPolicy
-    let client: RedisClient
+    let client: any RedisCommands
     private let clock: @Sendable () -> Int64
     private let random: @Sendable () -> Double
 
@@ -27,7 +27,7 @@ public final class ResendBuffer: Sendable {
     ///   - clock: the time in milliseconds since 1970; tests pass a clock they move by hand.
     ///   - random: a number in `0..<1` for the jitter; tests pass a constant.
     public init(
-        client: RedisClient,
+        client: any RedisCommands,
         policy: ResendPolicy = ResendPolicy(),
         clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }

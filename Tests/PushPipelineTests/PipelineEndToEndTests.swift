@@ -115,7 +115,8 @@ struct PipelineEndToEndTests {
                 _ = try await eventually("the campaign to be under way") {
                     try await stack.simulator.counters().accepted
                 } until: { $0 >= total / 10 }
-                await stack.stack.redisServer.pause()
+                let redisServer = try #require(stack.stack.redisServer)
+                await redisServer.pause()
                 // Observed, not assumed: once Redis is away, acceptances stop (what was in flight
                 // still lands, then nothing more is sent).
                 var previous = try await stack.simulator.counters().accepted
@@ -130,7 +131,7 @@ struct PipelineEndToEndTests {
                 // fail and go through its retry with backoff, not just wait.
                 try await Task.sleep(for: .seconds(6))
                 #expect(try await stack.simulator.counters().accepted == stalledAt.0)
-                await stack.stack.redisServer.resume()
+                await redisServer.resume()
                 let report = try await eventually("the campaign to finish after the outage") { try await stack.report("outage") } until: {
                     $0.isComplete
                 }

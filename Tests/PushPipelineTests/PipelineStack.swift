@@ -19,7 +19,7 @@ struct PipelineStack {
     static let app = EmbeddedStack.app
 
     let stack: EmbeddedStack
-    let redis: RedisClient
+    let redis: any RedisCommands
     let registry: DeviceRegistry
     let jobs: JobStore
     let producer: KafkaProducer
@@ -43,7 +43,7 @@ struct PipelineStack {
         var logger = Logger(label: "pushfleet.test")
         logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         let stack = try await EmbeddedStack.start(options, logger: logger, simulator: configureSimulator, productionSimulator: productionSimulator)
-        let redis = RedisClient(configuration: stack.redisServer.configuration)
+        let redis = stack.makeRedisClient(logger: logger)
         let result: Result<Value, any Error>
         do {
             let producer = try KafkaProducer(

@@ -40,7 +40,7 @@ struct AppSuspensionTests {
             #expect(await registryError { try await suspension.suspend(app: "a", for: .microseconds(999), reason: "r") }?.field == "duration")
             #expect(await registryError { try await suspension.suspend(app: "", for: .seconds(1), reason: "r") }?.field == "app")
             #expect(await registryError { try await suspension.reason(app: "a:b") }?.field == "app")
-            #expect(try await client.send("DBSIZE").int == 0)
+            #expect(try await client.keyCount() == 0)
         }
     }
 }

@@ -76,7 +76,7 @@ struct OpenIDConvergenceTests {
         var description: String { "mappings \(mappings), devices \(devices)" }
     }
 
-    static func state(_ registry: DeviceRegistry, _ client: RedisClient) async throws -> State {
+    static func state(_ registry: DeviceRegistry, _ client: any RedisCommands) async throws -> State {
         var state = State()
         for openID in ["U", "V", "W"] {
             state.mappings[openID] = try await registry.mappedToken(app: app, openID: openID, client: client)
@@ -104,7 +104,7 @@ struct OpenIDConvergenceTests {
             let schedules = Self.interleavings(operations[0].stepCount, operations[1].stepCount)
             #expect(schedules.count > 10)
             for schedule in schedules {
-                _ = try await client.send("FLUSHDB")
+                try await client.flushEverything()
                 try await registry.bind(setUp, app: Self.app)
                 let run = [Operation(first, registry: registry), Operation(second, registry: registry)]
                 var next = [0, 0]

@@ -22,23 +22,15 @@ final class ManualClock: Sendable {
     var function: @Sendable () -> Int64 { { self.now } }
 }
 
-/// Runs `body` with a registry over a fresh `redis-server`, and a client to inspect it with.
+/// Runs `body` with a registry over a fresh `redis-server` (or cluster, see ``TestRedis``), and a
+/// client to inspect it with.
 func withRegistry<Value>(
     configuration: DeviceRegistryConfiguration = DeviceRegistryConfiguration(),
     clock: ManualClock = ManualClock(),
-    _ body: (DeviceRegistry, RedisClient) async throws -> Value
+    _ body: (DeviceRegistry, any RedisCommands) async throws -> Value
 ) async throws -> Value {
-    try await LocalRedisServer.with { server in
-        let client = RedisClient(configuration: server.configuration)
-        let registry = DeviceRegistry(client: client, configuration: configuration, clock: clock.function)
-        do {
-            let value = try await body(registry, client)
-            await client.shutdown()
-            return value
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+    try await withRedis { client in
+        try await body(DeviceRegistry(client: client, configuration: configuration, clock: clock.function), client)
     }
 }
 
@@ -65,7 +57,7 @@ func registryError<Value>(
     return nil
 }
 
-extension RedisClient {
+extension RedisCommands {
     /// The members of a set, as a Swift set of strings.
     func members(_ key: String) async throws -> Set<String> {
         Set(try await send("SMEMBERS", .string(key)).array?.compactMap(\.string) ?? [])
@@ -84,7 +76,7 @@ extension DeviceRegistry {
     }
 
     /// The token an openid maps to, ignoring the generation.
-    func mappedToken(app: String, openID: String, client: RedisClient) async throws -> DeviceToken? {
+    func mappedToken(app: String, openID: String, client: any RedisCommands) async throws -> DeviceToken? {
         try await client.string(openIDKey(app: app, openID: openID)).flatMap { Self.parseMapping($0)?.token }
     }
 }

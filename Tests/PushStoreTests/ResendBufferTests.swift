@@ -9,7 +9,7 @@ struct ResendBufferTests {
     let app = "resend"
 
     /// The due time of an entry, read from the sorted set.
-    func dueTime(_ client: RedisClient, app: String, jobID: String, token: DeviceToken) async throws -> Int64? {
+    func dueTime(_ client: any RedisCommands, app: String, jobID: String, token: DeviceToken) async throws -> Int64? {
         let reply = try await client.send("ZSCORE", .string(ResendKeyspace(app: app).due), .string(ResendKeyspace.member(jobID: jobID, token: token)))
         return reply.string.flatMap(Double.init).map { Int64($0) }
     }

@@ -1,32 +1,72 @@
+import Foundation
 import Redis
 import Testing
 
 @testable import PushStore
 
-/// Runs `body` with a client of a fresh `redis-server`.
-func withRedis<Value>(_ body: (RedisClient) async throws -> Value) async throws -> Value {
-    try await LocalRedisServer.with { server in
-        let client = RedisClient(configuration: server.configuration)
+/// Which Redis the store suites run on: one `redis-server` (the default), or, with
+/// `PUSHFLEET_TEST_REDIS=cluster`, a Redis Cluster of 3 masters (`scripts/test.sh` runs the
+/// suites both ways). Every test gets a fresh one.
+enum TestRedis {
+    static let onCluster = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_REDIS"] == "cluster"
+
+    /// Runs `body` with `count` clients of one fresh server or cluster.
+    static func with<Value>(clients count: Int, _ body: ([any RedisCommands]) async throws -> Value) async throws -> Value {
+        if onCluster {
+            return try await LocalRedisCluster.with(replicasPerMaster: 0) { cluster async throws in
+                try await run((0..<count).map { _ in RedisClusterClient(configuration: cluster.configuration) }, body)
+            }
+        }
+        return try await LocalRedisServer.with { server async throws in
+            try await run((0..<count).map { _ in RedisClient(configuration: server.configuration) }, body)
+        }
+    }
+
+    private static func run<Value>(_ clients: [any RedisCommands], _ body: ([any RedisCommands]) async throws -> Value) async throws -> Value {
         do {
-            let value = try await body(client)
-            await client.shutdown()
+            let value = try await body(clients)
+            for client in clients { await client.shutdown() }
             return value
         } catch {
-            await client.shutdown()
+            for client in clients { await client.shutdown() }
             throw error
         }
     }
 }
 
-extension RedisClient {
-    /// How many `EVALSHA` calls the server has run (`INFO commandstats`).
-    func evalshaCalls() async throws -> Int {
-        let info = try await send("INFO", "commandstats").string ?? ""
-        guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }) else {
-            return 0
+/// Runs `body` with a client of a fresh `redis-server` (or cluster, see ``TestRedis``).
+func withRedis<Value>(_ body: (any RedisCommands) async throws -> Value) async throws -> Value {
+    try await TestRedis.with(clients: 1) { try await body($0[0]) }
+}
+
+extension RedisCommands {
+    /// `arguments` sent to the server, or to every master of a cluster (commands without a key).
+    func sendToEveryNode(_ arguments: [RedisArgument]) async throws -> [RedisReply] {
+        if let cluster = self as? RedisClusterClient {
+            return try await cluster.sendToEveryMaster(arguments).map(\.1)
         }
-        let calls = line.split(separator: ",").first { $0.hasPrefix("cmdstat_evalsha:calls=") }
-        return calls.flatMap { Int($0.dropFirst("cmdstat_evalsha:calls=".count)) } ?? 0
+        return [try await send(arguments)]
+    }
+
+    /// Keys in the server, or in every master of a cluster (`DBSIZE`).
+    func keyCount() async throws -> Int {
+        try await sendToEveryNode(["DBSIZE"]).reduce(0) { $0 + Int($1.int ?? 0) }
+    }
+
+    /// Empties the server, or every master of a cluster (`FLUSHALL`).
+    func flushEverything() async throws {
+        _ = try await sendToEveryNode(["FLUSHALL"])
+    }
+
+    /// How many `EVALSHA` calls the server (every master of a cluster) has run (`INFO commandstats`).
+    func evalshaCalls() async throws -> Int {
+        try await sendToEveryNode(["INFO", "commandstats"]).map { $0.string ?? "" }.reduce(0) { total, info in
+            guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }) else {
+                return total
+            }
+            let calls = line.split(separator: ",").first { $0.hasPrefix("cmdstat_evalsha:calls=") }
+            return total + (calls.flatMap { Int($0.dropFirst("cmdstat_evalsha:calls=".count)) } ?? 0)
+        }
     }
 
     /// The server's clock (`TIME`) in microseconds since 1970.

@@ -63,7 +63,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         }
         defer { try? FileManager.default.removeItem(at: stack.directory) }
 
-        let redis = RedisClient(configuration: stack.redisServer.configuration)
+        let redis = stack.makeRedisClient(logger: logger)
         let registry = DeviceRegistry(client: redis)
         print("registering \(devices) devices")
         let registerStart = ContinuousClock.now
@@ -122,7 +122,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         try! DeviceToken(hex: String(repeating: "5e", count: 24) + String(format: "%016x", n))
     }
 
-    private func runCampaign(workers: Int, stack: EmbeddedStack, producer: KafkaProducer, redis: RedisClient) async throws -> PipelineRun {
+    private func runCampaign(workers: Int, stack: EmbeddedStack, producer: KafkaProducer, redis: any RedisCommands) async throws -> PipelineRun {
         print("campaign with \(workers) worker process(es)")
         let processes = try (0..<workers).map { _ in try startWorker(stack: stack) }
         defer {
