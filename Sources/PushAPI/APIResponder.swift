@@ -53,6 +53,8 @@ struct APIResponder: HTTPResponder {
             return try await handler()
         } catch let apiError as APIError {
             error = apiError
+        } catch let registryError as DeviceRegistryError where registryError.code == .busy {
+            error = APIError(.serviceUnavailable, registryError.code.rawValue, registryError.message)
         } catch let registryError as DeviceRegistryError where registryError.code != .unexpectedReply {
             error = APIError(.badRequest, registryError.code.rawValue, registryError.message, field: registryError.field)
         } catch let redisError as RedisClientError {

@@ -1,17 +1,19 @@
 public import Foundation
 
 extension DeliveryChunk {
-    /// The chunk as compact JSON: the job's JSON with `chunk` added.
+    /// The chunk as compact JSON: the job's JSON with `chunk` and `positions` added.
     public func jsonData() -> Data {
         guard case .object(var object) = job.jsonValue else {
             preconditionFailure("a job encodes as an object")
         }
         object["chunk"] = .string(chunkID)
+        object["positions"] = .array(positions.map { .number(JSONNumber(Int($0))) })
         return JSONValue.object(object).compactData()
     }
 
     /// Parses and validates a chunk: the job rules of ``PushJob/validate()``, plus an `id`, a
-    /// `chunk` id and a token audience of at most ``maxTokens``.
+    /// `chunk` id, a token audience of at most ``maxTokens`` and one position (0 ... 2³² − 1)
+    /// per token.
     public static func decodeAndValidate(from data: Data) throws(PushJobValidationError) -> DeliveryChunk {
         let json: JSONValue
         do {
@@ -25,6 +27,16 @@ extension DeliveryChunk {
             throw PushJobValidationError(FieldPath.root.key("chunk"), .invalidValue, "must be 1 to \(PushJob.maxIdentifierLength) characters")
         }
         object["chunk"] = nil
+        let positionsPath = FieldPath.root.key("positions")
+        var positions: [UInt32] = []
+        for (index, value) in try object.require("positions", at: .root).decodeArray(at: positionsPath).enumerated() {
+            let path = positionsPath.index(index)
+            guard let position = UInt32(exactly: try value.decodeInt(at: path)) else {
+                throw PushJobValidationError(path, .invalidValue, "must be 0 to \(UInt32.max)")
+            }
+            positions.append(position)
+        }
+        object["positions"] = nil
         let job = try PushJob(json: .object(object))
         try job.validate()
         guard job.id != nil else {
@@ -38,6 +50,9 @@ extension DeliveryChunk {
             throw PushJobValidationError(
                 FieldPath.root.key("audience").key("tokens"), .tooManyTokens, "has \(tokens.count) tokens, a chunk holds at most \(maxTokens)")
         }
-        return DeliveryChunk(job: job, chunkID: chunkID, tokens: tokens)
+        guard positions.count == tokens.count else {
+            throw PushJobValidationError(positionsPath, .invalidValue, "has \(positions.count) positions for \(tokens.count) tokens")
+        }
+        return DeliveryChunk(job: job, chunkID: chunkID, tokens: tokens, positions: positions)
     }
 }

@@ -323,11 +323,13 @@ private func forEachSuspect(
     _ session: ClientSession, app: String, environments: [APNsEnvironment], _ body: (DeviceRecord) async throws -> Bool
 ) async throws {
     let registry = session.registry
+    let tasks = try await registry.layout(app: app).taskCount
     for environment in environments {
-        for shard in 0..<registry.shardCount(for: app) {
+        for shard in 0..<tasks {
             var cursor: UInt64 = 0
             repeat {
-                let page = try await registry.scanSuspects(app: app, shard: shard, environment: environment, cursor: cursor, count: 500)
+                let page = try await registry.scanShard(
+                    app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: .suspects, cursor: cursor, count: 500)
                 for token in page.tokens {
                     guard let record = try await registry.device(app: app, token: token) else { continue }
                     guard try await body(record) else { return }

@@ -13,9 +13,13 @@ import PushStore
 /// - tokens: as given, duplicates dropped;
 /// - openids: resolved through the registry (unknown ones and devices of the other environment
 ///   are counted);
-/// - tags and broadcast: one shard task per registry shard, published back to `push.jobs`; each
-///   task scans its shard (SSCAN, or the shard's materialised tag audience) and streams chunks,
-///   so memory does not grow with the audience.
+/// - tags and broadcast: one shard task per registry shard (``ShardTask``, header `shard` =
+///   `<shard>/<count>`), published back to `push.jobs`; each task scans its shards bucket by
+///   bucket, filtered by environment and tags, and streams chunks, so memory does not grow with
+///   the audience.
+///
+/// Each token goes out with its position in the job's sent state: its index in a token list,
+/// or its device id.
 ///
 /// Counters are written idempotently (HSET, chunk ids), so a job expanded twice after a crash
 /// counts once; its chunks are published again and the send stage's markers skip them.
@@ -65,14 +69,21 @@ struct ExpandStage: Sendable {
         }
         if let header = message.headers.first(where: { $0.name == PushMessageHeader.shard }) {
             let text = String(decoding: header.value, as: UTF8.self)
-            guard let jobID = job.id, let shard = Int(text), (0..<context.registry.shardCount(for: app.id)).contains(shard) else {
+            let registry = context.registry
+            let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
+                try await registry.layout(app: app.id)
+            }
+            // A bare shard number comes from a release before shard counts could grow.
+            let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
+            guard let jobID = job.id, let task, (try? layout.shardsOfTask(task.shard, of: task.count)) != nil else {
                 try await context.deadLetter(
-                    message, reason: "invalid-shard-task", text: "shard task '\(text)' of job \(job.id ?? "(no id)") is not valid",
+                    message, reason: "invalid-shard-task",
+                    text: "shard task '\(text)' of job \(job.id ?? "(no id)") does not fit the registry layout of app \(app.id) (\(layout))",
                     app: app.id)
                 return
             }
             try await stopIfHalted(jobID)
-            try await expandShard(shard, of: job, jobID: jobID)
+            try await expandShard(task, of: job, jobID: jobID)
             return
         }
 
@@ -113,7 +124,7 @@ struct ExpandStage: Sendable {
             var seen = Set<DeviceToken>()
             let unique = tokens.filter { seen.insert($0).inserted }
             try await setCounters([.targeted: unique.count], jobID: jobID)
-            try await publishChunks(unique, prefix: "t", of: job, jobID: jobID)
+            try await publishChunks(unique, positions: unique.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
             try await setCounters([.expansionComplete: 1], jobID: jobID)
         case .openIDs(let openIDs):
             let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
@@ -124,14 +135,17 @@ struct ExpandStage: Sendable {
                     .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
                     .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
                 ], jobID: jobID)
-            try await publishChunks(resolution.tokens, prefix: "o", of: job, jobID: jobID)
+            try await publishChunks(resolution.tokens, positions: resolution.ids, prefix: "o", of: job, jobID: jobID)
             try await setCounters([.expansionComplete: 1], jobID: jobID)
         case .tags, .broadcast:
-            let shards = context.registry.shardCount(for: app.id)
+            let registry = context.registry
+            let shards = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
+                try await registry.layout(app: app.id).taskCount
+            }
             let tasks = (0..<shards).map { shard in
                 KafkaProducerMessage(
                     topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,
-                    headers: [KafkaHeader(name: PushMessageHeader.shard, value: String(shard))])
+                    headers: [KafkaHeader(name: PushMessageHeader.shard, value: ShardTask(shard: shard, of: shards).description)])
             }
             try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
             try await setCounters([.shards: shards], jobID: jobID)
@@ -140,40 +154,28 @@ struct ExpandStage: Sendable {
         context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
     }
 
-    /// Scans one shard of a broadcast or tag job and streams its tokens out as chunks.
-    private func expandShard(_ shard: Int, of job: PushJob, jobID: String) async throws {
-        var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(shard)-")
+    /// Scans one shard task of a broadcast or tag job and streams its tokens out as chunks.
+    private func expandShard(_ task: ShardTask, of job: PushJob, jobID: String) async throws {
+        let filter: ScanFilter
+        switch job.audience {
+        case .broadcast: filter = .devices
+        case .tags(let expression): filter = .tags(expression)
+        case .tokens, .openIDs: return
+        }
+        var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
         let registry = context.registry
         let environment = job.environment
         let count = chunkSize
-        switch job.audience {
-        case .broadcast:
-            var cursor: UInt64 = 0
-            repeat {
-                let page = try await Retrying.run("scanning shard \(shard) of job \(jobID)", logger: context.logger) { [cursor] in
-                    try await registry.scanShard(app: job.app, shard: shard, environment: environment, cursor: cursor, count: count)
-                }
-                try await streamer.add(page.tokens)
-                cursor = page.cursor
-            } while cursor != 0
-        case .tags(let expression):
-            // The materialised audience is a snapshot: a failure part-way starts the shard over.
-            try await Retrying.run("expanding tags of shard \(shard) of job \(jobID)", logger: context.logger) {
-                streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(shard)-")
-                try await registry.withTagAudience(app: job.app, shard: shard, environment: environment, expression: expression) { audience in
-                    var cursor: UInt64 = 0
-                    repeat {
-                        let page = try await registry.scanTagAudience(audience, cursor: cursor, count: count)
-                        try await streamer.add(page.tokens)
-                        cursor = page.cursor
-                    } while cursor != 0
-                }
+        var cursor: UInt64 = 0
+        repeat {
+            let page = try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: context.logger) { [cursor] in
+                try await registry.scanShard(app: job.app, task: task, environment: environment, filter: filter, cursor: cursor, count: count)
             }
-        case .tokens, .openIDs:
-            return
-        }
+            try await streamer.add(page.tokens, positions: page.ids)
+            cursor = page.cursor
+        } while cursor != 0
         try await streamer.finish()
-        try await setCounters([.shardTargeted(shard): streamer.total, .shardDone(shard): 1], jobID: jobID)
+        try await setCounters([.shardTargeted(task.shard): streamer.total, .shardDone(task.shard): 1], jobID: jobID)
         context.counters.add(.shardTasks)
     }
 
@@ -200,10 +202,10 @@ struct ExpandStage: Sendable {
         }
     }
 
-    /// Publishes `tokens` as chunks `<prefix>0`, `<prefix>1`, …
-    private func publishChunks(_ tokens: [DeviceToken], prefix: String, of job: PushJob, jobID: String) async throws {
+    /// Publishes `tokens` (at `positions`) as chunks `<prefix>0`, `<prefix>1`, …
+    private func publishChunks(_ tokens: [DeviceToken], positions: [UInt32], prefix: String, of job: PushJob, jobID: String) async throws {
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: prefix)
-        try await streamer.add(tokens)
+        try await streamer.add(tokens, positions: positions)
         try await streamer.finish()
     }
 
@@ -215,6 +217,7 @@ struct ExpandStage: Sendable {
         let jobID: String
         let prefix: String
         var buffer: [DeviceToken] = []
+        var bufferPositions: [UInt32] = []
         var window: [DeliveryChunk] = []
         var nextChunk = 0
         var total = 0
@@ -226,26 +229,31 @@ struct ExpandStage: Sendable {
             self.prefix = prefix
         }
 
-        mutating func add(_ tokens: [DeviceToken]) async throws {
+        mutating func add(_ tokens: [DeviceToken], positions: [UInt32]) async throws {
+            precondition(tokens.count == positions.count, "one position per token")
             buffer.append(contentsOf: tokens)
+            bufferPositions.append(contentsOf: positions)
             total += tokens.count
             while buffer.count >= stage.chunkSize {
                 let chunkTokens = Array(buffer.prefix(stage.chunkSize))
+                let chunkPositions = Array(bufferPositions.prefix(stage.chunkSize))
                 buffer.removeFirst(stage.chunkSize)
-                try await enqueue(chunkTokens)
+                bufferPositions.removeFirst(stage.chunkSize)
+                try await enqueue(chunkTokens, positions: chunkPositions)
             }
         }
 
         mutating func finish() async throws {
             if !buffer.isEmpty {
-                try await enqueue(buffer)
+                try await enqueue(buffer, positions: bufferPositions)
                 buffer = []
+                bufferPositions = []
             }
             try await flush()
         }
 
-        private mutating func enqueue(_ tokens: [DeviceToken]) async throws {
-            window.append(DeliveryChunk(job: job, chunkID: "\(prefix)\(nextChunk)", tokens: tokens))
+        private mutating func enqueue(_ tokens: [DeviceToken], positions: [UInt32]) async throws {
+            window.append(DeliveryChunk(job: job, chunkID: "\(prefix)\(nextChunk)", tokens: tokens, positions: positions))
             nextChunk += 1
             if window.count >= stage.publishWindow {
                 try await flush()

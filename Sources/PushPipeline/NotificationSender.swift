@@ -224,8 +224,11 @@ final class NotificationSender: Sendable {
         let expired = try await Retrying.run("scheduling \(plan.resends.count) resend(s)", logger: context.logger) {
             try await context.resend.schedule(app: app, plan.resends)
         }
-        let resentTokens = Set(outcomes.compactMap { $0.0.resendEntry?.token })
-        let after = Settlement.afterScheduling(plan.resends, expired: expired, resentTokens: resentTokens, facts: facts)
+        var positions: [DeviceToken: UInt32] = [:]
+        for (delivery, _) in outcomes {
+            if let position = delivery.position { positions[delivery.token] = position }
+        }
+        let after = Settlement.afterScheduling(plan.resends, expired: expired, positions: positions, facts: facts)
         let letters = plan.deadLetters + after.deadLetters
         try await context.deadLetter(letters)
         context.counters.add(.deadLetteredNotifications, letters.count)

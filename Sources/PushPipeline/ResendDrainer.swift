@@ -51,7 +51,7 @@ struct ResendDrainer: Sendable {
                 try await giveUp(jobEntries, app: app, jobID: jobID)
                 continue
             }
-            try await sender.deliver(jobEntries.map { Delivery(token: $0.token, resendEntry: $0) }, of: job, jobID: jobID, app: app)
+            try await sender.deliver(jobEntries.map { Delivery(resending: $0) }, of: job, jobID: jobID, app: app)
         }
         return entries.count
     }

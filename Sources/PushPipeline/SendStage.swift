@@ -6,7 +6,8 @@ import PushCore
 import PushStore
 
 /// Consumes `push.deliveries`: for each chunk, takes the chunk's lease (``ChunkLease``: one
-/// sender at a time per chunk), skips the tokens whose (job, token) sent marker exists (a chunk
+/// sender at a time per chunk), skips the tokens whose sent marker (the job's bit at the
+/// token's position) exists (a chunk
 /// delivered again after a crash or rebalance), sends the rest and settles them. The chunk's
 /// offset is marked processed only when every token has a final outcome or sits in the resend
 /// buffer. A chunk of a paused job is left alone (the job is published again when it resumes,
@@ -48,12 +49,12 @@ struct SendStage: Sendable {
         let lease = ChunkLease(context: context, jobID: jobID, chunkID: chunk.chunkID)
         try await lease.hold {
             let marked = try await Retrying.run("reading sent markers of job \(jobID)", logger: context.logger) {
-                try await context.jobs.hasMarkers(jobID: jobID, tokens: chunk.tokens)
+                try await context.jobs.hasMarkers(jobID: jobID, positions: chunk.positions)
             }
             var pending: [Delivery] = []
             pending.reserveCapacity(chunk.tokens.count)
-            for (token, isMarked) in zip(chunk.tokens, marked) where !isMarked {
-                pending.append(Delivery(token: token))
+            for index in chunk.tokens.indices where !marked[index] {
+                pending.append(Delivery(token: chunk.tokens[index], position: chunk.positions[index]))
             }
             let duplicates = chunk.tokens.count - pending.count
             if duplicates > 0 {

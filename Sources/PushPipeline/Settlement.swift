@@ -218,8 +218,10 @@ enum Settlement {
     /// The records and dead letters of the resends: a first send is recorded as retried (or
     /// dead-lettered when the buffer gave up at once); a resend the buffer gave up on is counted
     /// as dead-lettered.
+    ///
+    /// `positions` are the positions of the first sends (the resends have none).
     static func afterScheduling(
-        _ resends: [ResendFailure], expired: [ResendEntry], resentTokens: Set<DeviceToken>, facts: Facts
+        _ resends: [ResendFailure], expired: [ResendEntry], positions: [DeviceToken: UInt32], facts: Facts
     ) -> AfterScheduling {
         var result = AfterScheduling()
         let expiredTokens = Set(expired.map(\.token))
@@ -232,12 +234,12 @@ enum Settlement {
         }
         for failure in resends {
             let gaveUp = expiredTokens.contains(failure.token)
-            if resentTokens.contains(failure.token) {
-                result.resendsGivenUp += gaveUp ? 1 : 0
-            } else {
+            if let position = positions[failure.token] {
                 if !gaveUp { result.retried += 1 }
                 result.records.append(
-                    DeliveryOutcomeRecord(token: failure.token, counter: gaveUp ? .deadLettered : .retried, countsAsSent: failure.attempts > 0))
+                    DeliveryOutcomeRecord(position: position, counter: gaveUp ? .deadLettered : .retried, countsAsSent: failure.attempts > 0))
+            } else {
+                result.resendsGivenUp += gaveUp ? 1 : 0
             }
         }
         return result
@@ -246,10 +248,11 @@ enum Settlement {
 
 extension Settlement.Plan {
     fileprivate mutating func finish(_ delivery: Delivery, _ counter: JobCounter, sent: Bool) {
-        if let entry = delivery.resendEntry {
+        switch delivery.source {
+        case .resend(let entry):
             finishedResends.append(Settlement.FinishedResend(entry: entry, counter: counter, sent: sent))
-        } else {
-            records.append(DeliveryOutcomeRecord(token: delivery.token, counter: counter, countsAsSent: sent))
+        case .chunk(let position):
+            records.append(DeliveryOutcomeRecord(position: position, counter: counter, countsAsSent: sent))
         }
     }
 }

@@ -3,73 +3,67 @@ import Redis
 
 /// The steps of a bind and an unbind. A bind with an openid is five single-slot steps:
 ///
-/// 1. shard step (token's slot, script `bind`): env, time, tags; `openid` := U with a new
-///    generation g; returns the previous openid P and its generation;
+/// 1. shard step (token's slot, the record's compare-and-set): env, time, tags; openid := U
+///    with a new generation g; gives the previous openid P and its generation;
 /// 2. claim (U's slot, `claimOpenID`): U → (token, g) unless U already points at a newer
 ///    binding of the same token; returns the displaced (T0, g0);
 /// 3. release P (P's slot, `releaseOpenID`): delete P → token if it is still (token, ≤ previous g);
-/// 4. detach T0 (T0's slot, `detachOpenID`): clear T0's openid if it is still U at ≤ g0;
+/// 4. detach T0 (T0's slot, a compare-and-set): clear T0's openid if it is still U at ≤ g0;
 /// 5. verify (token's slot): if the token's openid is no longer U (a later bind or an unbind
 ///    won the shard slot), release U → (token, ≤ g).
 ///
 /// The steps are internal so that tests can interleave two binds deterministically.
 extension DeviceRegistry {
     /// Binds a batch of validated devices of one app: step 1 for all, then the openid steps.
-    func bindBatch(_ devices: [DeviceRegistration], app: String) async throws {
-        let bindings = try await shardStep(devices, app: app)
+    func bindBatch(_ devices: [DeviceRegistration], app: String, assumeAbsent: Bool = false) async throws {
+        let bindings = try await shardStep(devices, app: app, assumeAbsent: assumeAbsent)
         try await settleOpenIDs(bindings, app: app)
     }
 
-    /// Step 1 for every device, in one pipeline; returns the openid bindings to settle.
-    func shardStep(_ devices: [DeviceRegistration], app: String) async throws -> [OpenIDBinding] {
+    /// Step 1 for every device; returns the openid bindings to settle.
+    func shardStep(_ devices: [DeviceRegistration], app: String, assumeAbsent: Bool = false) async throws -> [OpenIDBinding] {
         let now = clock()
-        var calls: [RedisScriptCall] = []
-        calls.reserveCapacity(devices.count)
-        for device in devices {
-            let keys = ShardKeyspace(app: app, shard: shard(of: device.token, app: app))
-            var scriptKeys: [RedisArgument] = [
-                .string(keys.device(device.token)),
-                .string(keys.deviceTags(device.token)),
-                .string(keys.tokens(.sandbox)),
-                .string(keys.tokens(.production)),
-                .string(keys.tagCounts),
-                .string(keys.sequence),
-                .string(keys.suspects(.sandbox)),
-                .string(keys.suspects(.production)),
-            ]
-            var arguments: [RedisArgument] = [
-                .string(device.token.hex),
-                .string(device.environment.rawValue),
-                .integer(Int(device.registeredAt ?? now)),
-                .string(device.openID ?? ""),
-            ]
-            for tag in device.tags {
-                scriptKeys.append(.string(keys.tag(tag)))
-                arguments.append(.string(tag))
+        let tagIDs = try await ensureTagIDs(app: app, devices.flatMap(\.tags))
+        let updates = try await update(app: app, tokens: devices.map(\.token), assumeAbsent: assumeAbsent) { index, _, old in
+            let device = devices[index]
+            var record = old ?? PackedDevice(environment: device.environment, registeredAt: 0)
+            record.environment = device.environment
+            record.registeredAt = device.registeredAt ?? now
+            // Binding again trusts a suspect device again.
+            record.suspicion = nil
+            if !device.tags.isEmpty {
+                record.tags = try Self.tags(record.tags + device.tags.map { tagIDs[$0]! }, field: "tags")
             }
-            calls.append(RedisScriptCall(RegistryScripts.bind, keys: scriptKeys, arguments: arguments))
+            if let openID = device.openID {
+                record.openID = openID
+            }
+            return .write(record, newDevice: old == nil, newBinding: device.openID != nil)
         }
-        let replies = try await run(calls)
         var bindings: [OpenIDBinding] = []
-        for (device, reply) in zip(devices, replies) {
-            guard let openID = device.openID else { continue }
-            guard let fields = reply.array, fields.count == 3,
-                let previous = fields[0].string, let previousGeneration = fields[1].int, let generation = fields[2].int,
-                generation > 0
-            else {
-                throw Self.unexpected(reply, from: "the bind script")
-            }
+        for (device, update) in zip(devices, updates) {
+            guard let openID = device.openID, let new = update.new else { continue }
             bindings.append(
                 OpenIDBinding(
                     token: device.token,
                     openID: openID,
-                    generation: generation,
-                    previousOpenID: previous.isEmpty ? nil : previous,
-                    previousGeneration: previousGeneration
+                    generation: Int64(new.generation),
+                    previousOpenID: update.old?.openID,
+                    previousGeneration: Int64(update.old?.generation ?? 0)
                 )
             )
         }
         return bindings
+    }
+
+    /// A device's tag ids, sorted and without duplicates.
+    ///
+    /// - Throws: ``DeviceRegistryError`` (`invalidTag`, field `field`) beyond ``PackedDevice/maxTags``.
+    static func tags(_ ids: [UInt16], field: String) throws(DeviceRegistryError) -> [UInt16] {
+        let unique = Array(Set(ids)).sorted()
+        guard unique.count <= PackedDevice.maxTags else {
+            throw DeviceRegistryError(.invalidTag, field: field, message: "a device carries at most \(PackedDevice.maxTags) tags, would carry \(unique.count)")
+        }
+        return unique
     }
 
     /// Steps 2–5 for every binding, each step one pipeline.
@@ -99,35 +93,31 @@ extension DeviceRegistry {
 
     /// Steps 3 and 4: release the device's previous openid, detach the displaced device.
     func cleanupStep(_ bindings: [OpenIDBinding], displaced: [(token: DeviceToken, generation: Int64)?], app: String) async throws {
-        var calls: [RedisScriptCall] = []
+        var releases: [RedisScriptCall] = []
+        var detached: [(token: DeviceToken, openID: String, generation: Int64)] = []
         for (binding, displaced) in zip(bindings, displaced) {
             if let previous = binding.previousOpenID, previous != binding.openID {
-                calls.append(releaseCall(app: app, openID: previous, token: binding.token, generation: binding.previousGeneration))
+                releases.append(releaseCall(app: app, openID: previous, token: binding.token, generation: binding.previousGeneration))
             }
             if let displaced, displaced.token != binding.token {
-                let keys = ShardKeyspace(app: app, shard: shard(of: displaced.token, app: app))
-                calls.append(
-                    RedisScriptCall(
-                        RegistryScripts.detachOpenID,
-                        keys: [.string(keys.device(displaced.token))],
-                        arguments: [.string(binding.openID), .integer(Int(displaced.generation))]
-                    )
-                )
+                detached.append((displaced.token, binding.openID, displaced.generation))
             }
         }
-        _ = try await run(calls)
+        _ = try await run(releases)
+        _ = try await update(app: app, tokens: detached.map(\.token)) { index, _, old in
+            let detach = detached[index]
+            guard var record = old, record.openID == detach.openID, Int64(record.generation) <= detach.generation else { return .keep }
+            record.openID = nil
+            record.generation = 0
+            return .write(record)
+        }
     }
 
     /// Step 5: a binding whose device no longer carries its openid releases the mapping it set.
     func verifyStep(_ bindings: [OpenIDBinding], app: String) async throws {
-        let replies = try await pipeline(
-            bindings.map {
-                let keys = ShardKeyspace(app: app, shard: shard(of: $0.token, app: app))
-                return ["HGET", .string(keys.device($0.token)), "openid"]
-            }
-        )
+        let records = try await records(app: app, tokens: bindings.map(\.token))
         var calls: [RedisScriptCall] = []
-        for (binding, reply) in zip(bindings, replies) where reply.string != binding.openID {
+        for (binding, record) in zip(bindings, records) where record?.openID != binding.openID {
             calls.append(releaseCall(app: app, openID: binding.openID, token: binding.token, generation: binding.generation))
         }
         _ = try await run(calls)
@@ -142,41 +132,23 @@ extension DeviceRegistry {
         return removal.removed
     }
 
-    /// The shard part of an unbind: whether the device was removed, and the openid binding it
-    /// had (to release).
+    /// The shard part of an unbind: removes the device unless it is in another environment
+    /// than `environment` or registered after `invalidSince`; whether it was removed, and the
+    /// openid binding it had (to release).
     func unbindShardStep(
         app: String,
         token: DeviceToken,
         environment: APNsEnvironment?,
         invalidSince: Int64?
     ) async throws -> (removed: Bool, openID: String?, generation: Int64) {
-        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
-        let reply = try await run([
-            RedisScriptCall(
-                RegistryScripts.unbind,
-                keys: [
-                    .string(keys.device(token)),
-                    .string(keys.deviceTags(token)),
-                    .string(keys.tokens(.sandbox)),
-                    .string(keys.tokens(.production)),
-                    .string(keys.tagCounts),
-                    .string(keys.suspects(.sandbox)),
-                    .string(keys.suspects(.production)),
-                ],
-                arguments: [
-                    .string(token.hex),
-                    .string(keys.tagPrefix),
-                    .string(environment?.rawValue ?? ""),
-                    .integer(Int(invalidSince ?? -1)),
-                ]
-            )
-        ])[0]
-        guard let fields = reply.array, fields.count == 3,
-            let removed = fields[0].int, let openID = fields[1].string, let generation = fields[2].int
-        else {
-            throw Self.unexpected(reply, from: "the unbind script")
-        }
-        return (removed == 1, openID.isEmpty ? nil : openID, generation)
+        let update = try await update(app: app, tokens: [token]) { _, _, old in
+            guard let old else { return .keep }
+            if let environment, old.environment != environment { return .keep }
+            if let invalidSince, old.registeredAt > invalidSince { return .keep }
+            return .delete
+        }[0]
+        guard update.changed, let old = update.old else { return (false, nil, 0) }
+        return (true, old.openID, Int64(old.generation))
     }
 
     func releaseCall(app: String, openID: String, token: DeviceToken, generation: Int64) -> RedisScriptCall {

@@ -1,31 +1,77 @@
 import APNsCore
-import Foundation
 import PushCore
 import Redis
 
-/// What the expand stage reads: shard scans for broadcasts, openid resolution, tag audiences.
+/// What the expand stage reads: shard task scans for broadcasts and tag jobs, openid resolution.
 /// Each is bounded by the caller's `count` or list, never by the size of the app.
 extension DeviceRegistry {
-    /// One `SSCAN` round over the shard's token set of `environment`.
+    /// One page of shard task `task`: the devices of `environment` matching `filter` in the
+    /// next buckets of the task's shards, with their ids.
     ///
-    /// Start with cursor 0 and follow ``ShardScanPage/cursor`` until ``ShardScanPage/isComplete``.
+    /// Start with cursor 0 and follow ``ShardScanPage/cursor`` until
+    /// ``ShardScanPage/isComplete``. A page reads whole buckets (8, doubling to 128 while they
+    /// hold few matches) until it holds about `count` devices. While a reshard runs, the task's
+    /// shards devices move out of are read before the ones they move into, so a device moving
+    /// meanwhile is seen once.
     ///
-    /// - Parameter count: the `COUNT` hint (Redis may return somewhat more or fewer).
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `shard` or `count`; `RedisClientError`.
+    /// - Throws: ``DeviceRegistryError`` naming `app`, `shard` (a task that does not fit the
+    ///   layout), `count`, `cursor`, or the tag expression (`filter.all[i]`, …);
+    ///   `RedisClientError`.
     public func scanShard(
         app: String,
-        shard: Int,
+        task: ShardTask,
         environment: APNsEnvironment,
+        filter: ScanFilter = .devices,
         cursor: UInt64,
         count: Int
     ) async throws -> ShardScanPage {
         try RegistryValidation.app(app)
-        try validateShard(shard, app: app)
-        return try await scan(key: ShardKeyspace(app: app, shard: shard).tokens(environment), cursor: cursor, count: count)
+        guard count > 0 else {
+            throw DeviceRegistryError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
+        }
+        guard cursor < UInt64(ShardKeyspace.bucketCount) else {
+            throw DeviceRegistryError(.invalidArgument, field: "cursor", message: "must be below \(ShardKeyspace.bucketCount), is \(cursor)")
+        }
+        _ = try await layout(app: app).shardsOfTask(task.shard, of: task.count)
+        guard let matcher = try await matcher(app: app, environment: environment, filter: filter) else {
+            return ShardScanPage(cursor: 0, tokens: [], ids: [])
+        }
+        var bucket = Int(cursor)
+        var group = 8
+        var tokens: [DeviceToken] = []
+        var ids: [UInt32] = []
+        while bucket < ShardKeyspace.bucketCount && tokens.count < count {
+            let range = bucket..<min(bucket + group, ShardKeyspace.bucketCount)
+            let devices = try await withLayout(app: app) { layout in
+                try await readBuckets(app: app, task: task, range: range, layout: layout)
+            }
+            let before = tokens.count
+            for (token, record) in devices {
+                if let id = matcher.id(ofMatching: record) {
+                    tokens.append(token)
+                    ids.append(id)
+                }
+            }
+            bucket = range.upperBound
+            if tokens.count - before < count / 4 {
+                group = min(group * 2, 128)
+            }
+        }
+        return ShardScanPage(cursor: bucket == ShardKeyspace.bucketCount ? 0 : UInt64(bucket), tokens: tokens, ids: ids)
+    }
+
+    /// A page of shard `shard` of the app's current task count
+    /// (``scanShard(app:task:environment:filter:cursor:count:)``).
+    public func scanShard(
+        app: String, shard: Int, environment: APNsEnvironment, filter: ScanFilter = .devices, cursor: UInt64, count: Int
+    ) async throws -> ShardScanPage {
+        try RegistryValidation.app(app)
+        let tasks = try await layout(app: app).taskCount
+        return try await scanShard(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, cursor: cursor, count: count)
     }
 
     /// Resolves openids to the device each last logged in on, keeping only devices registered in
-    /// `environment` and not kept aside as suspect. Duplicate openids count once.
+    /// `environment` and not kept aside as suspect, with their ids. Duplicate openids count once.
     ///
     /// Work and memory are proportional to `openIDs` (resolved 1,000 per pipeline); the expand
     /// stage passes a job's openids, which the job schema bounds.
@@ -55,151 +101,133 @@ extension DeviceRegistry {
             }
             // The device must still name the openid: a mapping whose bind is still settling
             // (see DeviceRegistry+Binding) is not followed.
-            let records = try await pipeline(
-                found.map {
-                    let keys = ShardKeyspace(app: app, shard: shard(of: $0.token, app: app))
-                    return ["HMGET", .string(keys.device($0.token)), "env", "openid", "suspect"]
-                }
-            )
-            for (entry, reply) in zip(found, records) {
-                guard let fields = reply.array, fields.count == 3 else {
-                    throw Self.unexpected(reply, from: "HMGET")
-                }
-                guard fields[1].string == entry.openID, let registered = fields[0].string else {
+            let records = try await records(app: app, tokens: found.map(\.token))
+            for (entry, record) in zip(found, records) {
+                guard let record, record.openID == entry.openID else {
                     resolution.unknownCount += 1
                     continue
                 }
-                if registered != environment.rawValue {
+                if record.environment != environment {
                     resolution.otherEnvironmentCount += 1
-                } else if !fields[2].isNull {
+                } else if record.suspicion != nil {
                     resolution.suspectCount += 1
                 } else {
                     resolution.tokens.append(entry.token)
+                    resolution.ids.append(record.id)
                 }
             }
         }
         return resolution
     }
 
-    /// Materialises the tokens of one shard that match `expression` in `environment` — every tag
-    /// of `all`, at least one of `any` (when not empty), none of `none` — into a temporary set
-    /// in the shard's slot, in one script, and returns its key.
+    /// Reads buckets `range` of every shard of `task`: the shards devices move out of first,
+    /// then (while a reshard runs) the ones they move into; a device read in both counts once,
+    /// as read last.
     ///
-    /// Read it with ``scanTagAudience(_:cursor:count:)``, then ``releaseTagAudience(_:)``; or
-    /// use ``withTagAudience(app:shard:environment:expression:_:)``. The set expires after
-    /// ``DeviceRegistryConfiguration/audienceTimeToLive`` if never released.
-    ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `shard`, `expression` or
-    ///   `expression.all[i]` (and `any`, `none`); `RedisClientError`.
-    public func tagAudience(
-        app: String,
-        shard: Int,
-        environment: APNsEnvironment,
-        expression: TagExpression
-    ) async throws -> TagAudience {
-        try RegistryValidation.app(app)
-        try validateShard(shard, app: app)
+    /// - Throws: ``StaleLayout`` when a shard belongs to another epoch than `layout`'s.
+    private func readBuckets(app: String, task: ShardTask, range: Range<Int>, layout: RegistryLayout) async throws -> [(DeviceToken, [UInt8])] {
+        let (first, then) = try layout.shardsOfTask(task.shard, of: task.count)
+        var devices: [[UInt8]: [UInt8]] = [:]
+        var order: [[UInt8]] = []
+        for shards in [first, then] where !shards.isEmpty {
+            let calls = shards.map { shard in
+                let keys = ShardKeyspace(app: app, shard: shard)
+                return RedisScriptCall(
+                    RegistryScripts.readBuckets, keys: [.string(keys.counts)] + range.map { .string(keys.bucket($0)) }, arguments: [])
+            }
+            for reply in try await run(calls) {
+                guard let parts = reply.array, parts.count == range.count + 1, let epoch = parts[0].int else {
+                    throw Self.unexpected(reply, from: "the read-buckets script")
+                }
+                guard epoch == layout.epoch else { throw StaleLayout() }
+                for bucket in parts.dropFirst() {
+                    guard let fields = bucket.array, fields.count.isMultiple(of: 2) else { throw Self.unexpected(bucket, from: "the read-buckets script") }
+                    for index in stride(from: 0, to: fields.count, by: 2) {
+                        guard let token = fields[index].bytes, let record = fields[index + 1].bytes else {
+                            throw Self.unexpected(bucket, from: "the read-buckets script")
+                        }
+                        if devices.updateValue(record, forKey: token) == nil {
+                            order.append(token)
+                        }
+                    }
+                }
+            }
+        }
+        return try order.map { bytes in
+            guard let token = DeviceToken(markerBytes: bytes) else {
+                throw DeviceRegistryError(.unexpectedReply, field: nil, message: "a bucket of app \(app) holds a field that is not a token")
+            }
+            return (token, devices[bytes]!)
+        }
+    }
+
+    /// The matcher of `filter`; `nil` when nothing can match (a tag of `all` no device carries).
+    private func matcher(app: String, environment: APNsEnvironment, filter: ScanFilter) async throws -> RecordMatcher? {
+        switch filter {
+        case .devices:
+            return RecordMatcher(environment: environment, suspects: false)
+        case .suspects:
+            return RecordMatcher(environment: environment, suspects: true)
+        case .tags(let expression):
+            try Self.validate(expression)
+            let known = try await knownTagIDs(app: app, expression.all + expression.any + expression.none)
+            var matcher = RecordMatcher(environment: environment, suspects: false)
+            for name in expression.all {
+                guard let id = known[name] else { return nil }
+                matcher.all.insert(id)
+            }
+            if !expression.any.isEmpty {
+                matcher.any = Set(expression.any.compactMap { known[$0] })
+                guard !matcher.any!.isEmpty else { return nil }
+            }
+            matcher.none = Set(expression.none.compactMap { known[$0] })
+            return matcher
+        }
+    }
+
+    static func validate(_ expression: TagExpression) throws(DeviceRegistryError) {
         guard !expression.all.isEmpty || !expression.any.isEmpty else {
-            throw DeviceRegistryError(.invalidTagExpression, field: "expression", message: "needs a non-empty 'all' or 'any'")
+            throw DeviceRegistryError(.invalidTagExpression, field: "filter", message: "needs a non-empty 'all' or 'any'")
         }
         let total = expression.all.count + expression.any.count + expression.none.count
         guard total <= RegistryValidation.maxExpressionTags else {
             throw DeviceRegistryError(
-                .invalidTagExpression,
-                field: "expression",
-                message: "has \(total) tags, more than \(RegistryValidation.maxExpressionTags)"
-            )
+                .invalidTagExpression, field: "filter", message: "has \(total) tags, more than \(RegistryValidation.maxExpressionTags)")
         }
-        try RegistryValidation.tags(expression.all, field: "expression.all")
-        try RegistryValidation.tags(expression.any, field: "expression.any")
-        try RegistryValidation.tags(expression.none, field: "expression.none")
-
-        let keys = ShardKeyspace(app: app, shard: shard)
-        let id = UUID().uuidString.lowercased()
-        let destination = keys.audience(id)
-        var scriptKeys: [RedisArgument] = [
-            .string(destination), .string(keys.audienceScratch(id)), .string(keys.tokens(environment)),
-        ]
-        for tag in expression.all + expression.any + expression.none {
-            scriptKeys.append(.string(keys.tag(tag)))
-        }
-        let ttl = configuration.audienceTimeToLive.components
-        let ttlMilliseconds = Int(ttl.seconds) * 1_000 + Int(ttl.attoseconds / 1_000_000_000_000_000)
-        let reply = try await run([
-            RedisScriptCall(
-                RegistryScripts.tagAudience,
-                keys: scriptKeys,
-                arguments: [
-                    .integer(expression.all.count), .integer(expression.any.count), .integer(expression.none.count),
-                    .integer(max(ttlMilliseconds, 1)),
-                ]
-            )
-        ])[0]
-        guard let count = reply.int else {
-            throw Self.unexpected(reply, from: "the tag audience script")
-        }
-        return TagAudience(app: app, shard: shard, environment: environment, key: destination, count: Int(count))
+        try RegistryValidation.tags(expression.all, field: "filter.all")
+        try RegistryValidation.tags(expression.any, field: "filter.any")
+        try RegistryValidation.tags(expression.none, field: "filter.none")
     }
+}
 
-    /// One `SSCAN` round over a materialised tag audience.
-    ///
-    /// - Throws: ``DeviceRegistryError`` naming `count`; `RedisClientError`.
-    public func scanTagAudience(_ audience: TagAudience, cursor: UInt64, count: Int) async throws -> ShardScanPage {
-        try await scan(key: audience.key, cursor: cursor, count: count)
-    }
+/// Whether a stored record belongs to a scan's audience, read from the record's bytes without
+/// decoding it (``PackedDevice``'s layout).
+struct RecordMatcher: Sendable {
+    var environment: APNsEnvironment
+    /// Whether the scan wants the suspect devices (and only them).
+    var suspects: Bool
+    var all: Set<UInt16> = []
+    var any: Set<UInt16>?
+    var none: Set<UInt16> = []
 
-    /// Deletes a materialised tag audience.
-    public func releaseTagAudience(_ audience: TagAudience) async throws {
-        _ = try await client.send("UNLINK", .string(audience.key))
-    }
-
-    /// Materialises a tag audience, runs `body` with it and deletes it afterwards, also when
-    /// `body` throws.
-    public func withTagAudience<Value>(
-        app: String,
-        shard: Int,
-        environment: APNsEnvironment,
-        expression: TagExpression,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: (TagAudience) async throws -> sending Value
-    ) async throws -> sending Value {
-        let audience = try await tagAudience(app: app, shard: shard, environment: environment, expression: expression)
-        do {
-            let value = try await body(audience)
-            try await releaseTagAudience(audience)
-            return value
-        } catch {
-            try? await releaseTagAudience(audience)
-            throw error
-        }
-    }
-
-    func scan(key: String, cursor: UInt64, count: Int) async throws -> ShardScanPage {
-        guard count > 0 else {
-            throw DeviceRegistryError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
-        }
-        let reply = try await client.send("SSCAN", .string(key), .string(String(cursor)), "COUNT", .integer(count))
-        guard let parts = reply.array, parts.count == 2,
-            let next = parts[0].string.flatMap({ UInt64($0) }),
-            let members = parts[1].array
-        else {
-            throw Self.unexpected(reply, from: "SSCAN")
-        }
-        var tokens: [DeviceToken] = []
-        tokens.reserveCapacity(members.count)
-        for member in members {
-            guard let hex = member.string, let token = try? DeviceToken(hex: hex) else {
-                throw Self.unexpected(member, from: "SSCAN of \(key)")
+    /// The record's device id when it matches; `nil` otherwise (or when it is not a record).
+    func id(ofMatching record: [UInt8]) -> UInt32? {
+        guard record.count >= 13, record[0] == PackedDevice.version else { return nil }
+        let flags = record[1]
+        guard (flags & 1 != 0) == (environment == .production), (flags & 2 != 0) == suspects else { return nil }
+        if !all.isEmpty || any != nil || !none.isEmpty {
+            let count = Int(record[12])
+            guard record.count >= 13 + 2 * count else { return nil }
+            var matchedAll = 0
+            var matchedAny = any == nil
+            for index in 0..<count {
+                let tag = UInt16(record[13 + 2 * index]) | UInt16(record[14 + 2 * index]) << 8
+                if none.contains(tag) { return nil }
+                if all.contains(tag) { matchedAll += 1 }
+                if !matchedAny, any!.contains(tag) { matchedAny = true }
             }
-            tokens.append(token)
+            guard matchedAll == all.count, matchedAny else { return nil }
         }
-        return ShardScanPage(cursor: next, tokens: tokens)
-    }
-
-    func validateShard(_ shard: Int, app: String) throws(DeviceRegistryError) {
-        let count = shardCount(for: app)
-        guard (0..<count).contains(shard) else {
-            throw DeviceRegistryError(.invalidArgument, field: "shard", message: "must be in 0..<\(count), is \(shard)")
-        }
+        return UInt32(record[2]) | UInt32(record[3]) << 8 | UInt32(record[4]) << 16 | UInt32(record[5]) << 24
     }
 }

@@ -5,9 +5,10 @@ import Redis
 /// usually mean a misconfiguration (a sandbox token sent to production, a wrong topic), and a
 /// registry that removed on them would lose valid devices; only a 410 removes a token (see
 /// ``removeIfNotRegisteredSince(app:token:environment:invalidSince:)``). A suspect token leaves
-/// its environment's set for the shard's suspect set, so no audience reaches it, and keeps its
-/// record, tags and openid. It comes back when the device binds again, when an operator
-/// restores it, or when it is found to belong to the other environment and moved there.
+/// no audience, and keeps its record, tags and openid. It comes back when the device binds again, when an operator
+/// restores it, or when it is found to belong to the other environment and moved there. The
+/// mark is part of the device's record (``PackedDevice/suspicion``); scans leave such devices
+/// out of every audience and ``scanSuspects(app:shard:environment:cursor:count:)`` lists them.
 extension DeviceRegistry {
     /// Keeps a token aside as suspect, with APNs's reason, unless the device is no longer
     /// registered in `environment`, was registered again after `at`, or is suspect already.
@@ -20,14 +21,12 @@ extension DeviceRegistry {
         try RegistryValidation.app(app)
         try RegistryValidation.name(reason, field: "reason", what: "reason")
         try RegistryValidation.atLeast(0, at, field: "at")
-        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
-        let reply = try await run([
-            RedisScriptCall(
-                RegistryScripts.markSuspect,
-                keys: [.string(keys.device(token)), .string(keys.tokens(environment)), .string(keys.suspects(environment))],
-                arguments: [.string(token.hex), .string(environment.rawValue), .string(reason), .integer(Int(at))])
-        ])[0]
-        return try Self.flag(reply, from: "the mark-suspect script")
+        let suspicion = DeviceSuspicion(reason: reason, since: at)
+        return try await update(app: app, tokens: [token]) { _, _, old in
+            guard var record = old, record.environment == environment, record.suspicion == nil, record.registeredAt <= at else { return .keep }
+            record.suspicion = suspicion
+            return .write(record)
+        }[0].changed
     }
 
     /// Returns a suspect token to its environment's set: an operator judged it valid.
@@ -37,17 +36,11 @@ extension DeviceRegistry {
     @discardableResult
     public func restoreSuspect(app: String, token: DeviceToken) async throws -> Bool {
         try RegistryValidation.app(app)
-        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
-        let reply = try await run([
-            RedisScriptCall(
-                RegistryScripts.restoreSuspect,
-                keys: [
-                    .string(keys.device(token)), .string(keys.tokens(.sandbox)), .string(keys.tokens(.production)),
-                    .string(keys.suspects(.sandbox)), .string(keys.suspects(.production)),
-                ],
-                arguments: [.string(token.hex)])
-        ])[0]
-        return try Self.flag(reply, from: "the restore script")
+        return try await update(app: app, tokens: [token]) { _, _, old in
+            guard var record = old, record.suspicion != nil else { return .keep }
+            record.suspicion = nil
+            return .write(record)
+        }[0].changed
     }
 
     /// Moves a device from `environment` to the other one (APNs accepted its token there),
@@ -61,32 +54,22 @@ extension DeviceRegistry {
     public func moveToOtherEnvironment(app: String, token: DeviceToken, from environment: APNsEnvironment, at: Int64) async throws -> Bool {
         try RegistryValidation.app(app)
         try RegistryValidation.atLeast(0, at, field: "at")
-        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
-        let other = environment.other
-        let reply = try await run([
-            RedisScriptCall(
-                RegistryScripts.moveEnvironment,
-                keys: [
-                    .string(keys.device(token)), .string(keys.tokens(environment)), .string(keys.suspects(environment)),
-                    .string(keys.tokens(other)),
-                ],
-                arguments: [.string(token.hex), .string(environment.rawValue), .string(other.rawValue), .integer(Int(at))])
-        ])[0]
-        return try Self.flag(reply, from: "the move-environment script")
+        return try await update(app: app, tokens: [token]) { _, _, old in
+            guard var record = old, record.environment == environment, record.registeredAt <= at else { return .keep }
+            record.environment = environment.other
+            record.suspicion = nil
+            return .write(record)
+        }[0].changed
     }
 
-    /// One `SSCAN` round over the shard's suspect tokens of `environment` (follow the cursor as
-    /// with ``scanShard(app:shard:environment:cursor:count:)``).
+    /// One page of the suspect devices of `environment` in shard task `shard` (of the app's
+    /// current task count); follow the cursor as with
+    /// ``scanShard(app:task:environment:filter:cursor:count:)``.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `app`, `shard` or `count`; `RedisClientError`.
     public func scanSuspects(app: String, shard: Int, environment: APNsEnvironment, cursor: UInt64, count: Int) async throws -> ShardScanPage {
         try RegistryValidation.app(app)
-        try validateShard(shard, app: app)
-        return try await scan(key: ShardKeyspace(app: app, shard: shard).suspects(environment), cursor: cursor, count: count)
-    }
-
-    private static func flag(_ reply: RedisReply, from what: String) throws -> Bool {
-        guard let value = reply.int, value == 0 || value == 1 else { throw unexpected(reply, from: what) }
-        return value == 1
+        let tasks = try await layout(app: app).taskCount
+        return try await scanShard(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: .suspects, cursor: cursor, count: count)
     }
 }

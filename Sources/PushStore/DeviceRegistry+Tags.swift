@@ -9,7 +9,21 @@ extension DeviceRegistry {
     ///   `RedisClientError`.
     @discardableResult
     public func addTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
-        try await changeTags(tags, app: app, token: token, script: RegistryScripts.addTags)
+        try RegistryValidation.app(app)
+        try RegistryValidation.tags(tags, field: "tags")
+        guard !tags.isEmpty else {
+            guard try await records(app: app, tokens: [token])[0] != nil else { throw Self.notRegistered(token, app: app) }
+            return 0
+        }
+        let ids = try await ensureTagIDs(app: app, tags)
+        let added = Set(tags.map { ids[$0]! })
+        let update = try await update(app: app, tokens: [token]) { _, token, old in
+            guard var record = old else { throw Self.notRegistered(token, app: app) }
+            guard !added.isSubset(of: record.tags) else { return .keep }
+            record.tags = try Self.tags(record.tags + Array(added), field: "tags")
+            return .write(record)
+        }[0]
+        return added.subtracting(update.old?.tags ?? []).count
     }
 
     /// Removes tags from a registered device (a client SDK's "delete tags").
@@ -19,7 +33,16 @@ extension DeviceRegistry {
     ///   `RedisClientError`.
     @discardableResult
     public func removeTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
-        try await changeTags(tags, app: app, token: token, script: RegistryScripts.removeTags)
+        try RegistryValidation.app(app)
+        try RegistryValidation.tags(tags, field: "tags")
+        let removed = Set(try await knownTagIDs(app: app, tags).values)
+        let update = try await update(app: app, tokens: [token]) { _, token, old in
+            guard var record = old else { throw Self.notRegistered(token, app: app) }
+            guard !removed.isDisjoint(with: record.tags) else { return .keep }
+            record.tags = record.tags.filter { !removed.contains($0) }
+            return .write(record)
+        }[0]
+        return removed.intersection(update.old?.tags ?? []).count
     }
 
     /// The tags of a registered device, sorted (a client SDK's "list tags").
@@ -38,45 +61,28 @@ extension DeviceRegistry {
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
     public func appTags(app: String) async throws -> [String: Int] {
         try RegistryValidation.app(app)
+        let layout = try await layout(app: app)
         let replies = try await pipeline(
-            (0..<shardCount(for: app)).map { ["HGETALL", .string(ShardKeyspace(app: app, shard: $0).tagCounts)] }
+            (0..<layout.shards).map { ["HGETALL", .string(ShardKeyspace(app: app, shard: $0).tagCounts)] }
         )
-        var counts: [String: Int] = [:]
+        var counts: [UInt16: Int] = [:]
         for reply in replies {
             guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
                 throw Self.unexpected(reply, from: "HGETALL")
             }
             for index in stride(from: 0, to: fields.count, by: 2) {
-                guard let tag = fields[index].string, let count = fields[index + 1].int else {
+                guard let tag = fields[index].string.flatMap({ UInt16($0) }), let count = fields[index + 1].int else {
                     throw Self.unexpected(reply, from: "HGETALL")
                 }
                 counts[tag, default: 0] += Int(count)
             }
         }
-        return counts
-    }
-
-    private func changeTags(_ tags: [String], app: String, token: DeviceToken, script: RedisScript) async throws -> Int {
-        try RegistryValidation.app(app)
-        try RegistryValidation.tags(tags, field: "tags")
-        guard !tags.isEmpty else { return 0 }
-        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
-        var scriptKeys: [RedisArgument] = [
-            .string(keys.device(token)), .string(keys.deviceTags(token)), .string(keys.tagCounts),
-        ]
-        var arguments: [RedisArgument] = [.string(token.hex)]
-        for tag in tags {
-            scriptKeys.append(.string(keys.tag(tag)))
-            arguments.append(.string(tag))
+        let names = try await tagNames(app: app, counts.keys)
+        var named: [String: Int] = [:]
+        for (id, count) in counts where count > 0 {
+            if let name = names[id] { named[name] = count }
         }
-        let reply = try await run([RedisScriptCall(script, keys: scriptKeys, arguments: arguments)])[0]
-        guard let changed = reply.int else {
-            throw Self.unexpected(reply, from: "the tag script")
-        }
-        guard changed >= 0 else {
-            throw Self.notRegistered(token, app: app)
-        }
-        return Int(changed)
+        return named
     }
 
     static func notRegistered(_ token: DeviceToken, app: String) -> DeviceRegistryError {

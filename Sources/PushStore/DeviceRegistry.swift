@@ -1,6 +1,7 @@
 import APNsCore
 import Foundation
 import Redis
+import Synchronization
 
 /// The device registry of PushFleet: which devices each app has, in which APNs environment, who
 /// is logged in on them and which tags they carry, kept in Redis.
@@ -8,20 +9,30 @@ import Redis
 /// It is the server side of a client SDK's calls: ``bind(app:token:environment:openID:tags:registeredAt:)``
 /// when the app registers for notifications or a user logs in, ``unbind(app:token:)`` on logout
 /// or uninstall, ``addTags(_:app:token:)`` / ``removeTags(_:app:token:)`` / ``tags(app:token:)``.
-/// The expand stage reads it with ``scanShard(app:shard:environment:cursor:count:)``,
-/// ``resolveOpenIDs(app:environment:openIDs:)`` and ``tagAudience(app:shard:environment:expression:)``;
-/// the feedback worker removes invalid tokens with
+/// The expand stage reads it with ``scanShard(app:task:environment:filter:cursor:count:)`` and
+/// ``resolveOpenIDs(app:environment:openIDs:)``; the feedback worker removes invalid tokens with
 /// ``removeIfNotRegisteredSince(app:token:environment:invalidSince:)``.
 ///
-/// An app's tokens are split into shards (``DeviceRegistryConfiguration/shard(of:app:)``); all
-/// the state of one token lives in its shard's hash slot and changes atomically there. An
-/// openid's mapping lives in its own slot; the openid steps of a bind or unbind are separate
-/// single-slot steps, ordered so that concurrent binds converge (see `schemas/redis.md`).
+/// A device is one packed record of about 15 bytes (``PackedDevice``) in a bucket hash of its
+/// shard, with a device id that a job's sent state is kept by. An app's devices are split into
+/// shards (``RegistryLayout``); the records of one shard live in its hash slot and every change
+/// to one is a compare-and-set there (``update(app:tokens:assumeAbsent:_:)``). The shard count
+/// can grow on a live registry (``reshard(app:to:progress:)``). An openid's mapping lives in its
+/// own slot; the openid steps of a bind or unbind are separate single-slot steps, ordered so
+/// that concurrent binds converge (see `schemas/redis.md`).
 public final class DeviceRegistry: Sendable {
-    /// How apps are sharded, and the bulk and audience settings.
+    /// How apps are sharded at first, and the bulk settings.
     public let configuration: DeviceRegistryConfiguration
     let client: any RedisCommands
     let clock: @Sendable () -> Int64
+    /// The stored layouts this process has read, per app.
+    let layouts = Mutex<[String: RegistryLayout]>([:])
+    /// Tag names and ids this process has seen.
+    let tagDictionary = Mutex(TagDictionaryCache())
+
+    /// How long a reshard's fence holds writes to a bucket back at most (a mover that died
+    /// leaves one behind).
+    static let fenceMilliseconds = 10_000
 
     /// Creates a registry over `client`.
     ///
@@ -40,16 +51,6 @@ public final class DeviceRegistry: Sendable {
     /// The wall clock in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = {
         Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    /// The number of shards of `app`.
-    public func shardCount(for app: String) -> Int {
-        configuration.shardCount(for: app)
-    }
-
-    /// The shard of `app` that holds `token`; see ``DeviceRegistryConfiguration/shard(of:app:)``.
-    public func shard(of token: DeviceToken, app: String) -> Int {
-        configuration.shard(of: token, app: app)
     }
 
     // MARK: - Bind and unbind
@@ -81,8 +82,8 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Binds many devices, as ``bind(app:token:environment:openID:tags:registeredAt:)`` does one
-    /// by one: in pipelined batches of ``DeviceRegistryConfiguration/bulkBatchSize`` (one
-    /// `EVALSHA` per device), ``DeviceRegistryConfiguration/bulkConcurrency`` batches at a time.
+    /// by one: in batches of ``DeviceRegistryConfiguration/bulkBatchSize`` (one `EVALSHA` per
+    /// shard and 500 devices), ``DeviceRegistryConfiguration/bulkConcurrency`` batches at a time.
     ///
     /// Within a batch devices are bound in order; batches run concurrently, so a token listed
     /// twice in `devices` ends in either state. Every device is validated before anything is
@@ -156,61 +157,42 @@ public final class DeviceRegistry: Sendable {
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
     public func device(app: String, token: DeviceToken) async throws -> DeviceRecord? {
         try RegistryValidation.app(app)
-        let keys = ShardKeyspace(app: app, shard: shard(of: token, app: app))
-        let reply = try await run([
-            RedisScriptCall(RegistryScripts.readDevice, keys: [.string(keys.device(token)), .string(keys.deviceTags(token))], arguments: [])
-        ])[0]
-        if reply.isNull {
-            return nil
-        }
-        guard let fields = reply.array, fields.count == 6,
-            let environment = fields[0].string.flatMap(APNsEnvironment.init(rawValue:)),
-            let registeredAt = fields[1].int,
-            let openID = fields[2].string,
-            let tags = fields[3].array?.compactMap(\.string),
-            let suspect = fields[4].string, let suspectAt = fields[5].string
-        else {
-            throw Self.unexpected(reply, from: "reading device \(token)")
-        }
-        var suspicion: DeviceSuspicion?
-        if !suspect.isEmpty {
-            guard let since = Int64(suspectAt) else { throw Self.unexpected(reply, from: "reading device \(token)") }
-            suspicion = DeviceSuspicion(reason: suspect, since: since)
-        }
+        guard let record = try await records(app: app, tokens: [token])[0] else { return nil }
+        let names = try await tagNames(app: app, record.tags)
         return DeviceRecord(
             token: token,
-            environment: environment,
-            openID: openID.isEmpty ? nil : openID,
-            registeredAt: registeredAt,
-            tags: tags.sorted(),
-            suspicion: suspicion
+            environment: record.environment,
+            openID: record.openID,
+            registeredAt: record.registeredAt,
+            tags: record.tags.compactMap { names[$0] }.sorted(),
+            suspicion: record.suspicion
         )
     }
 
-    /// How many devices `app` has in each environment, suspect ones apart (`SCARD` of every
-    /// shard's token and suspect sets, pipelined).
+    /// How many devices `app` has in each environment, suspect ones apart (every shard's
+    /// counts, pipelined). While a reshard moves a bucket, its devices may count twice.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
     public func deviceCount(app: String) async throws -> DeviceCount {
         try RegistryValidation.app(app)
-        let shards = 0..<shardCount(for: app)
-        let environments = APNsEnvironment.allCases
-        let commands: [[RedisArgument]] = shards.flatMap { shard in
-            let keys = ShardKeyspace(app: app, shard: shard)
-            return environments.flatMap { environment -> [[RedisArgument]] in
-                [["SCARD", .string(keys.tokens(environment))], ["SCARD", .string(keys.suspects(environment))]]
-            }
-        }
-        let replies = try await pipeline(commands)
+        let layout = try await layout(app: app)
+        let fields = ["sandbox", "production", "suspect:sandbox", "suspect:production"]
+        let replies = try await pipeline(
+            (0..<layout.shards).map { shard in
+                ["HMGET", .string(ShardKeyspace(app: app, shard: shard).counts)] + fields.map { .string($0) }
+            })
         var count = DeviceCount(sandbox: 0, production: 0)
-        for (index, reply) in replies.enumerated() {
-            guard let value = reply.int else { throw Self.unexpected(reply, from: "SCARD") }
-            let environment = environments[(index / 2) % environments.count]
-            if index.isMultiple(of: 2) {
-                count.add(Int(value), in: environment)
-            } else {
-                count.addSuspect(Int(value), in: environment)
+        for reply in replies {
+            guard let values = reply.array, values.count == fields.count else { throw Self.unexpected(reply, from: "HMGET of shard counts") }
+            let numbers = try values.map { value -> Int in
+                if value.isNull { return 0 }
+                guard let text = value.string, let number = Int(text) else { throw Self.unexpected(reply, from: "HMGET of shard counts") }
+                return number
             }
+            count.add(numbers[0], in: .sandbox)
+            count.add(numbers[1], in: .production)
+            count.addSuspect(numbers[2], in: .sandbox)
+            count.addSuspect(numbers[3], in: .production)
         }
         return count
     }

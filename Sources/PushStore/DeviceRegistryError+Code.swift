@@ -20,6 +20,9 @@ extension DeviceRegistryError {
         public static let invalidArgument = Self(rawValue: "invalid-argument")
         /// The call needs a registered device and the token is not registered for the app.
         public static let deviceNotRegistered = Self(rawValue: "device-not-registered")
+        /// The devices could not be changed now: a reshard holds their bucket, or keeps
+        /// changing the app's layout. Retrying later succeeds.
+        public static let busy = Self(rawValue: "registry-busy")
         /// Redis answered with something the registry's scripts never return (a key of the
         /// wrong type, a foreign writer): the data is not what the key model says.
         public static let unexpectedReply = Self(rawValue: "unexpected-reply")

@@ -1,7 +1,7 @@
 /// The Redis keys of one job (see `schemas/redis.md`), and those of the job schedule.
 ///
-/// Every key of a job starts with `pf:{job:<jobID>}:`, so they share the job's hash slot and one
-/// script updates the sent markers and the counters together, atomically in a Redis Cluster.
+/// Every key of a job starts with `pf:{job:<jobID>}:`, so they share the job's hash slot; its
+/// sent state is spread over ranges of positions, each in its own slot (``SentRangeKeyspace``).
 struct JobKeyspace: Sendable {
     /// `pf:{job:<jobID>}:`
     let base: String
@@ -16,8 +16,8 @@ struct JobKeyspace: Sendable {
     var stats: String { base + "stats" }
     /// HASH chunk id → token count: the chunks the expand stage published.
     var chunks: String { base + "chunks" }
-    /// SET of binary tokens that reached a final outcome (sent markers).
-    var sent: String { base + "sent" }
+    /// SET of the numbers of the sent-state ranges the job has written (``SentRangeKeyspace``).
+    var ranges: String { base + "ranges" }
     /// HASH: the job's control state (``JobControl``): `state`, `breaker`, `reason`, `paused-by`,
     /// `changed-at`, `rate`, `gate`, `version`.
     var control: String { base + "control" }
@@ -32,4 +32,29 @@ struct JobKeyspace: Sendable {
     static let scheduleDue = "pf:{schedule}:due"
     /// HASH job id → the JSON of a scheduled job.
     static let scheduleJobs = "pf:{schedule}:jobs"
+}
+
+/// The keys of one range of a job's sent state: positions `range × 65,536 ..< (range + 1) ×
+/// 65,536` (device ids, or indexes in a token job's list), in their own hash slot
+/// `{job:<jobID>:<range>}`, so that a job's sent state spreads over the cluster and no key holds
+/// more than 8 KiB of it.
+struct SentRangeKeyspace: Sendable {
+    /// Positions per range.
+    static let positions = 1 << 16
+
+    /// `pf:{job:<jobID>:<range>}:`
+    let base: String
+
+    init(jobID: String, range: Int) {
+        base = "pf:{job:\(jobID):\(range)}:"
+    }
+
+    /// STRING, a bitmap: bit `position mod 65,536` is set once the position reached a final
+    /// outcome (its sent marker).
+    var sent: String { base + "sent" }
+    /// HASH counter name → integer: the outcome counters of the range's positions (``JobStore/statistics(jobID:)`` adds them up).
+    var stats: String { base + "stats" }
+
+    static func range(of position: UInt32) -> Int { Int(position) / positions }
+    static func offset(of position: UInt32) -> Int { Int(position) % positions }
 }

@@ -53,20 +53,20 @@ enum JobScripts {
         """
     )
 
-    /// Records final outcomes: for each outcome adds the token's sent marker and, only if the
-    /// marker is new, counts the outcome's counter (and `sent` when its flag is `1`). A token
-    /// listed twice counts once: the first outcome wins. Increments are summed per counter and
-    /// written once each. Refreshes both TTLs.
+    /// Records final outcomes in one range of a job's sent state: for each outcome sets the
+    /// position's bit and, only if it was not set, counts the outcome's counter (and `sent`
+    /// when its flag is `1`). A position listed twice counts once: the first outcome wins.
+    /// Increments are summed per counter and written once each. Refreshes both TTLs.
     ///
-    /// KEYS: sent markers, stats. ARGV: TTL ms, then triples of binary token, counter name,
-    /// counts-as-sent (`1` or `0`).
+    /// KEYS: the range's bitmap, the range's stats. ARGV: TTL ms, then triples of bit offset,
+    /// counter name, counts-as-sent (`1` or `0`).
     /// Returns the number of new markers.
     static let recordOutcomes = RedisScript(
         """
         local counts, order = {}, {}
         local new, sent = 0, 0
         for i = 2, #ARGV, 3 do
-          if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+          if redis.call('SETBIT', KEYS[1], ARGV[i], 1) == 0 then
             new = new + 1
             local counter = ARGV[i + 1]
             if counts[counter] == nil then

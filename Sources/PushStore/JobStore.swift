@@ -1,13 +1,18 @@
 import APNsCore
 import Redis
+import Synchronization
 
 /// The per-job state of the send pipeline in Redis: the job's spec (its JSON), its statistics
-/// (named integer counters) and a sent marker per token that reached a final outcome.
+/// (named integer counters) and a sent marker per position that reached a final outcome.
 ///
-/// All of it lives in the job's hash slot `{job:<jobID>}`, so ``recordOutcomes(jobID:_:)`` adds
-/// markers and counts them in one script: a token is counted once however many workers, retries
-/// or redeliveries report it. Every key expires ``specTimeToLive`` after it was written last
-/// (the spec after it was saved), so a finished job's state disappears on its own.
+/// A token's position is its device id (broadcasts, tags, openids) or its index in a token
+/// job's list. The sent markers are bits, in ranges of 65,536 positions, each range in its own
+/// hash slot with the outcome counters of its positions (``SentRangeKeyspace``), so
+/// ``recordOutcomes(jobID:_:)`` sets markers and counts them in one script per range: a token
+/// is counted once however many workers, retries or redeliveries report it, and a job's sent
+/// state takes about one bit per position, spread over the cluster. Every key expires
+/// ``specTimeToLive`` after it was written last (the spec after it was saved), so a finished
+/// job's state disappears on its own.
 ///
 /// The counters are ``JobCounter``s: `chunks` and `expanded` (``recordChunk(jobID:chunkID:tokenCount:)``),
 /// the expansion's and the feedback worker's (``increment(jobID:_:)`` and ``set(jobID:_:)``),
@@ -18,6 +23,8 @@ public final class JobStore: Sendable {
     public let specTimeToLive: Duration
     let client: any RedisCommands
     private let timeToLiveMilliseconds: Int64
+    /// Ranges this process has added to a job's `ranges` set ("<job>/<range>"), and when.
+    private let knownRanges = Mutex([String: ContinuousClock.Instant]())
 
     /// Creates a store over `client`.
     ///
@@ -101,25 +108,40 @@ public final class JobStore: Sendable {
         try await writeCounters(JobScripts.set, jobID: jobID, counters)
     }
 
-    /// All counters of the job (`HGETALL`) by field name (see ``JobCounter/init(name:)``),
-    /// empty when unknown.
+    /// All counters of the job by field name (see ``JobCounter/init(name:)``): its own, plus
+    /// the outcome counters of every range of its sent state; empty when unknown.
     ///
     /// - Throws: ``DeviceRegistryError`` naming `jobID`, or `unexpectedReply` when a counter is
     ///   not an integer; `RedisClientError`.
     public func statistics(jobID: String) async throws -> [String: Int] {
         try RegistryValidation.jobID(jobID)
-        let what = "HGETALL of job \(jobID)'s statistics"
+        let keys = JobKeyspace(jobID: jobID)
+        let first = try await client.checkedPipeline([["HGETALL", .string(keys.stats)], ["SMEMBERS", .string(keys.ranges)]])
+        guard let members = first[1].array else { throw DeviceRegistry.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
+        let ranges = try members.map { member -> Int in
+            guard let text = member.string, let range = Int(text) else { throw DeviceRegistry.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
+            return range
+        }
+        var replies = [first[0]]
+        replies += try await client.checkedPipeline(ranges.map { ["HGETALL", .string(SentRangeKeyspace(jobID: jobID, range: $0).stats)] })
         var counters: [String: Int] = [:]
-        for (name, value) in try await hashFields(JobKeyspace(jobID: jobID).stats, what: what) {
-            guard let number = Int(value) else { throw DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what): \(name) is not an integer") }
-            counters[name] = number
+        for reply in replies {
+            let what = "HGETALL of job \(jobID)'s statistics"
+            for (name, value) in try Self.fields(of: reply, what: what) {
+                guard let number = Int(value) else { throw DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what): \(name) is not an integer") }
+                counters[name, default: 0] += number
+            }
         }
         return counters
     }
 
     /// Every field of a hash (`HGETALL`) as text.
     func hashFields(_ key: String, what: String) async throws -> [String: String] {
-        let reply = try await client.send("HGETALL", .string(key))
+        try Self.fields(of: try await client.send("HGETALL", .string(key)), what: what)
+    }
+
+    /// The fields of an `HGETALL` reply as text.
+    static func fields(of reply: RedisReply, what: String) throws -> [String: String] {
         guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
             throw DeviceRegistry.unexpected(reply, from: what)
         }
@@ -135,43 +157,40 @@ public final class JobStore: Sendable {
 
     // MARK: - Sent markers
 
-    /// For each token, whether it already has a sent marker (`SMISMEMBER`), in order.
+    /// For each position, whether it already has a sent marker, in order (one `BITFIELD_RO`
+    /// per range, pipelined).
     ///
     /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
-    public func hasMarkers(jobID: String, tokens: [DeviceToken]) async throws -> [Bool] {
+    public func hasMarkers(jobID: String, positions: [UInt32]) async throws -> [Bool] {
         try RegistryValidation.jobID(jobID)
-        guard !tokens.isEmpty else { return [] }
-        let key = RedisArgument.string(JobKeyspace(jobID: jobID).sent)
-        let commands = stride(from: 0, to: tokens.count, by: Self.batchSize).map { start -> [RedisArgument] in
-            ["SMISMEMBER", key] + tokens[start..<min(start + Self.batchSize, tokens.count)].map { .bytes($0.markerBytes) }
-        }
-        var answers: [Bool] = []
-        answers.reserveCapacity(tokens.count)
-        for reply in try await client.checkedPipeline(commands) {
-            guard let flags = reply.array else {
-                throw DeviceRegistry.unexpected(reply, from: "SMISMEMBER")
+        guard !positions.isEmpty else { return [] }
+        let byRange = Dictionary(grouping: positions.indices, by: { SentRangeKeyspace.range(of: positions[$0]) }).sorted { $0.key < $1.key }
+        let commands = byRange.map { range, indexes -> [RedisArgument] in
+            var command: [RedisArgument] = ["BITFIELD_RO", .string(SentRangeKeyspace(jobID: jobID, range: range).sent)]
+            command.reserveCapacity(2 + 3 * indexes.count)
+            for index in indexes {
+                command += ["GET", "u1", .integer(SentRangeKeyspace.offset(of: positions[index]))]
             }
-            for flag in flags {
-                guard let value = flag.int else {
-                    throw DeviceRegistry.unexpected(reply, from: "SMISMEMBER")
-                }
-                answers.append(value == 1)
-            }
+            return command
         }
-        guard answers.count == tokens.count else {
-            throw DeviceRegistryError(
-                .unexpectedReply,
-                field: nil,
-                message: "SMISMEMBER answered \(answers.count) flags for \(tokens.count) tokens"
-            )
+        var answers = [Bool](repeating: false, count: positions.count)
+        for ((_, indexes), reply) in zip(byRange, try await client.checkedPipeline(commands)) {
+            guard let flags = reply.array, flags.count == indexes.count else {
+                throw DeviceRegistry.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state")
+            }
+            for (index, flag) in zip(indexes, flags) {
+                guard let value = flag.int else { throw DeviceRegistry.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state") }
+                answers[index] = value == 1
+            }
         }
         return answers
     }
 
-    /// Records final outcomes: for each (token, counter) adds the token's sent marker and, only
-    /// if the marker is new, increments `counter` (and also `sent` when the outcome
-    /// ``DeliveryOutcomeRecord/countsAsSent``). Atomic per call: one `EVALSHA`, however many
-    /// outcomes. Outcomes with the same token in one call: the first wins.
+    /// Records final outcomes: for each (position, counter) sets the position's sent marker
+    /// and, only if the marker is new, increments `counter` (and also `sent` when the outcome
+    /// ``DeliveryOutcomeRecord/countsAsSent``). Atomic per range of positions: one `EVALSHA`
+    /// each, pipelined, after the job's set of ranges names them. Outcomes with the same
+    /// position in one call: the first wins.
     ///
     /// - Returns: how many markers were new.
     /// - Throws: ``DeviceRegistryError`` naming `jobID` or `outcomes[i].counter`; `RedisClientError`.
@@ -182,29 +201,58 @@ public final class JobStore: Sendable {
             try RegistryValidation.name(outcome.counter.name, field: "outcomes[\(index)].counter", what: "counter")
         }
         guard !outcomes.isEmpty else { return 0 }
-        let keys = JobKeyspace(jobID: jobID)
-        var arguments: [RedisArgument] = [.string(String(timeToLiveMilliseconds))]
-        arguments.reserveCapacity(1 + 3 * outcomes.count)
-        for outcome in outcomes {
-            arguments.append(.bytes(outcome.token.markerBytes))
-            arguments.append(.string(outcome.counter.name))
-            arguments.append(outcome.countsAsSent ? "1" : "0")
+        let byRange = Dictionary(grouping: outcomes, by: { SentRangeKeyspace.range(of: $0.position) }).sorted { $0.key < $1.key }
+        try await addRanges(byRange.map(\.key), jobID: jobID)
+        let ttl = String(timeToLiveMilliseconds)
+        let calls = byRange.map { range, records in
+            let keys = SentRangeKeyspace(jobID: jobID, range: range)
+            var arguments: [RedisArgument] = [.string(ttl)]
+            arguments.reserveCapacity(1 + 3 * records.count)
+            for record in records {
+                arguments.append(.integer(SentRangeKeyspace.offset(of: record.position)))
+                arguments.append(.string(record.counter.name))
+                arguments.append(record.countsAsSent ? "1" : "0")
+            }
+            return RedisScriptCall(JobScripts.recordOutcomes, keys: [.string(keys.sent), .string(keys.stats)], arguments: arguments)
         }
-        let reply = try await client.runScript(
-            JobScripts.recordOutcomes,
-            keys: [.string(keys.sent), .string(keys.stats)],
-            arguments: arguments
-        )
-        guard let new = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the record-outcomes script")
+        var new = 0
+        for reply in try await client.runScripts(calls) {
+            guard let count = reply.int else {
+                throw DeviceRegistry.unexpected(reply, from: "the record-outcomes script")
+            }
+            new += Int(count)
         }
-        return Int(new)
+        return new
     }
 
-    // MARK: - Internals
+    /// Adds `ranges` to the job's set of ranges (before anything is written to them, so the
+    /// statistics always find them) and refreshes its TTL, skipping those this process added
+    /// in the last ``rangeRefresh``.
+    private func addRanges(_ ranges: [Int], jobID: String) async throws {
+        let names = ranges.map { "\(jobID)/\($0)" }
+        let now = ContinuousClock.now
+        let missing = knownRanges.withLock { known in
+            zip(ranges, names).filter { known[$0.1].map { now - $0 > Self.rangeRefresh } ?? true }
+        }
+        guard !missing.isEmpty else { return }
+        let key = RedisArgument.string(JobKeyspace(jobID: jobID).ranges)
+        _ = try await client.checkedPipeline([
+            ["SADD", key] + missing.map { .integer($0.0) },
+            ["PEXPIRE", key, .integer(Int(timeToLiveMilliseconds))],
+        ])
+        knownRanges.withLock { known in
+            if known.count > Self.knownRangesLimit { known.removeAll() }
+            for (_, name) in missing { known[name] = now }
+        }
+    }
 
-    /// Tokens per `SMISMEMBER` of ``hasMarkers(jobID:tokens:)`` (all sent in one pipeline).
-    static let batchSize = 1_000
+    /// How long a range this process added is not added again.
+    static let rangeRefresh = Duration.seconds(600)
+
+    /// The most ranges ``knownRanges`` remembers before it starts over.
+    static let knownRangesLimit = 100_000
+
+    // MARK: - Internals
 
     private func writeCounters(_ script: RedisScript, jobID: String, _ counters: [JobCounter: Int]) async throws {
         try RegistryValidation.jobID(jobID)

@@ -5,6 +5,8 @@ public struct OpenIDResolution: Hashable, Sendable {
     /// The device each openid last logged in on, for the openids whose device is registered in
     /// the requested environment; in the order of the (de-duplicated) openids.
     public var tokens: [DeviceToken]
+    /// The device id of each token (the position of its sent state in a job).
+    public var ids: [UInt32]
     /// Openids with no device: never bound, logged out, or uninstalled.
     public var unknownCount: Int
     /// Openids whose device is registered in the other environment (not reachable by this job).
@@ -12,8 +14,9 @@ public struct OpenIDResolution: Hashable, Sendable {
     /// Openids whose device is kept aside as suspect (not sent to).
     public var suspectCount: Int
 
-    public init(tokens: [DeviceToken], unknownCount: Int, otherEnvironmentCount: Int, suspectCount: Int = 0) {
+    public init(tokens: [DeviceToken], ids: [UInt32] = [], unknownCount: Int, otherEnvironmentCount: Int, suspectCount: Int = 0) {
         self.tokens = tokens
+        self.ids = ids
         self.unknownCount = unknownCount
         self.otherEnvironmentCount = otherEnvironmentCount
         self.suspectCount = suspectCount

@@ -1,201 +1,270 @@
 import Redis
 
-/// The Lua scripts of the registry. Each runs inside one shard's hash slot (or one openid's),
-/// atomically; `schemas/redis.md` describes the keys they touch.
+/// The Lua scripts of the registry. Each runs inside one shard's hash slot (or one openid's, or
+/// the app's), atomically; `schemas/redis.md` describes the keys they touch.
+///
+/// The rules of the registry (what a bind, unbind, tag change, removal or suspect mark does to a
+/// device) run in Swift on decoded records (``PackedDevice``); ``applyPatches`` only writes a
+/// shard's new records over the ones they were computed from, and counts.
 enum RegistryScripts {
-    /// Bind, shard part. Records the token in its environment's set (and out of the other, and
-    /// out of both suspect sets: a device that binds again is trusted again), sets `env` and
-    /// `at`, adds the tags, and when an openid is given gives the binding a new generation.
-    ///
-    /// KEYS: device, device tags, tokens:sandbox, tokens:production, tag counts, sequence,
-    ///       suspect:sandbox, suspect:production, then one tag key per tag.
-    /// ARGV: token, environment, registered-at ms, openid (`""` keeps the current one), tags…
-    /// Returns `{previous openid or "", previous generation or 0, new generation or 0}`.
-    static let bind = RedisScript(
-        """
-        local token, env = ARGV[1], ARGV[2]
-        if env == 'production' then
-          redis.call('SREM', KEYS[3], token)
-          redis.call('SADD', KEYS[4], token)
-        else
-          redis.call('SREM', KEYS[4], token)
-          redis.call('SADD', KEYS[3], token)
-        end
-        redis.call('SREM', KEYS[7], token)
-        redis.call('SREM', KEYS[8], token)
-        redis.call('HDEL', KEYS[1], 'suspect', 'suspect-at')
-        redis.call('HSET', KEYS[1], 'env', env, 'at', ARGV[3])
-        for i = 5, #ARGV do
-          if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-            redis.call('SADD', KEYS[i + 4], token)
-            redis.call('HINCRBY', KEYS[5], ARGV[i], 1)
+    /// Lua: adds `change` to a counter target: `n:<field>` of the counts (KEYS[1]) or
+    /// `t:<tag id>` of the tag counts (KEYS[2]), deleting a tag count's field at 0.
+    private static let applyCountChange = """
+        local function applyCountChange(target, change)
+          if string.sub(target, 1, 1) == 'n' then
+            redis.call('HINCRBY', KEYS[1], string.sub(target, 3), change)
+          elseif redis.call('HINCRBY', KEYS[2], string.sub(target, 3), change) <= 0 then
+            redis.call('HDEL', KEYS[2], string.sub(target, 3))
           end
         end
-        if ARGV[4] == '' then
-          return {'', 0, 0}
+        """
+
+    /// Reads device records of one shard, with the layout epoch the shard belongs to.
+    ///
+    /// KEYS: counts, then the bucket keys the tokens name by index.
+    /// ARGV: pairs of bucket key index, binary token.
+    /// Returns `{epoch, record or null…}`.
+    static let readRecords = RedisScript(
+        """
+        local out = {tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')}
+        for i = 1, #ARGV, 2 do
+          out[#out + 1] = redis.call('HGET', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
         end
-        local previous = redis.call('HMGET', KEYS[1], 'openid', 'gen')
-        local gen = redis.call('INCR', KEYS[6])
-        redis.call('HSET', KEYS[1], 'openid', ARGV[4], 'gen', gen)
-        return {previous[1] or '', tonumber(previous[2] or '0'), gen}
+        return out
         """
     )
 
-    /// Unbind, shard part, optionally conditional (the feedback worker's removal). Removes the
-    /// token from its environment set and every tag set, updates the tag counts and deletes the
-    /// device's keys. Tag keys are built from the shard's tag prefix: same hash tag, same slot.
+    /// Reads whole buckets of one shard (a scan's page), with the shard's layout epoch.
     ///
-    /// KEYS: device, device tags, tokens:sandbox, tokens:production, tag counts,
-    ///       suspect:sandbox, suspect:production.
-    /// ARGV: token, tag key prefix, required environment (`""`: any), invalid-since ms (`-1`:
-    ///       unconditional; otherwise removed only if registered-at ≤ it).
-    /// Returns `{1 if removed else 0, openid or "", generation or 0}`.
-    static let unbind = RedisScript(
+    /// KEYS: counts, then bucket keys. Returns `{epoch, {token, record, …} per bucket…}`.
+    static let readBuckets = RedisScript(
         """
-        local record = redis.call('HMGET', KEYS[1], 'env', 'at', 'openid', 'gen')
-        if not record[1] then
-          return {0, '', 0}
+        local out = {tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')}
+        for i = 2, #KEYS do
+          out[#out + 1] = redis.call('HGETALL', KEYS[i])
         end
-        if ARGV[3] ~= '' and record[1] ~= ARGV[3] then
-          return {0, '', 0}
-        end
-        local since = tonumber(ARGV[4])
-        if since >= 0 and tonumber(record[2]) > since then
-          return {0, '', 0}
-        end
-        local token = ARGV[1]
-        redis.call('SREM', KEYS[3], token)
-        redis.call('SREM', KEYS[4], token)
-        redis.call('SREM', KEYS[6], token)
-        redis.call('SREM', KEYS[7], token)
-        for _, tag in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-          redis.call('SREM', ARGV[2] .. tag, token)
-          if redis.call('HINCRBY', KEYS[5], tag, -1) <= 0 then
-            redis.call('HDEL', KEYS[5], tag)
-          end
-        end
-        redis.call('DEL', KEYS[1], KEYS[2])
-        return {1, record[3] or '', tonumber(record[4] or '0')}
+        return out
         """
     )
 
-    /// Adds tags to a registered device.
+    /// Applies patches to a shard's device records, each only if the device's record is still
+    /// the one it was computed from (compare and set): writes (or deletes) the record, hands a
+    /// new device its id (`base + (n.id:<epoch> - 1) × shards + shard`, written into the record
+    /// at byte 2) and an openid binding its generation (`n.gen`, written at the offset given),
+    /// and adds the patch's counter changes (summed over the batch: `n:<field>` to the counts,
+    /// `t:<tag id>` to the tag counts, whose fields are deleted at 0).
     ///
-    /// KEYS: device, device tags, tag counts, then one tag key per tag. ARGV: token, tags…
-    /// Returns the number of tags the device did not have, or -1 if it is not registered.
-    static let addTags = RedisScript(
-        """
-        if redis.call('EXISTS', KEYS[1]) == 0 then
-          return -1
+    /// The whole call is refused when the shard belongs to another layout epoch than the
+    /// caller's. A patch is refused while its bucket is being moved by a reshard (for at most
+    /// ``DeviceRegistry/fenceMilliseconds``), and a patch meant for a device's previous home
+    /// (intent 1) once its bucket has moved, or when it would add a device there.
+    ///
+    /// KEYS: counts, tag counts, then the bucket keys the patches name by index.
+    /// ARGV: shard count, shard, id base, epoch, lowest generation (raises `n.gen` to it), fence
+    ///       ms, then per patch: bucket key index, bucket number, intent (0: the device's home,
+    ///       1: its previous home), binary token, expected record (`""`: none), new record (`""`:
+    ///       delete), flags (1: assign id, 2: assign generation), generation offset, change
+    ///       count, then that many pairs of target, change.
+    /// Returns `{-1}` when the epoch differs, else `{1, results}` with per patch `{1, id,
+    /// generation}` when applied, `{0, current record or ""}` when the record changed meanwhile,
+    /// `{2}` when its bucket is being moved, `{3}` when it belongs in the device's new home.
+    static let applyPatches = RedisScript(
+        applyCountChange + "\n" + """
+        local shards, shard, base, epoch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved', 'fence', 'fence-at', 'gen')
+        if tonumber(meta[1] or '0') ~= epoch then
+          return {-1}
         end
-        local added = 0
-        for i = 2, #ARGV do
-          if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-            redis.call('SADD', KEYS[i + 2], ARGV[1])
-            redis.call('HINCRBY', KEYS[3], ARGV[i], 1)
-            added = added + 1
+        local moved = tonumber(meta[2] or '0')
+        local fence = -1
+        if meta[3] then
+          local clock = redis.call('TIME')
+          local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+          if now < tonumber(meta[4] or '0') + tonumber(ARGV[6]) then
+            fence = tonumber(meta[3])
           end
         end
-        return added
-        """
-    )
-
-    /// Removes tags from a registered device.
-    ///
-    /// KEYS: device, device tags, tag counts, then one tag key per tag. ARGV: token, tags…
-    /// Returns the number of tags the device had, or -1 if it is not registered.
-    static let removeTags = RedisScript(
-        """
-        if redis.call('EXISTS', KEYS[1]) == 0 then
-          return -1
+        if tonumber(ARGV[5]) > tonumber(meta[5] or '0') then
+          redis.call('HSET', KEYS[1], 'gen', ARGV[5])
         end
-        local removed = 0
-        for i = 2, #ARGV do
-          if redis.call('SREM', KEYS[2], ARGV[i]) == 1 then
-            redis.call('SREM', KEYS[i + 2], ARGV[1])
-            if redis.call('HINCRBY', KEYS[3], ARGV[i], -1) <= 0 then
-              redis.call('HDEL', KEYS[3], ARGV[i])
+        local results, sums, order = {}, {}, {}
+        local i = 7
+        while i <= #ARGV do
+          local bucket, number, intent = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1]), ARGV[i + 2]
+          local token, expected, record = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+          local flags, genOffset, changes = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8])
+          if number == fence then
+            results[#results + 1] = {2}
+          elseif intent == '1' and (number < moved or (expected == '' and record ~= '')) then
+            results[#results + 1] = {3}
+          else
+            local current = redis.call('HGET', bucket, token) or ''
+            if current == expected then
+              local id, gen = 0, 0
+              if record == '' then
+                if current ~= '' then redis.call('HDEL', bucket, token) end
+              else
+                if flags % 2 == 1 then
+                  local sequence = redis.call('HINCRBY', KEYS[1], 'id:' .. epoch, 1)
+                  id = base + (sequence - 1) * shards + shard
+                  record = string.sub(record, 1, 2) .. struct.pack('<I4', id) .. string.sub(record, 7)
+                end
+                if math.floor(flags / 2) % 2 == 1 then
+                  gen = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+                  record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen) .. string.sub(record, genOffset + 5)
+                end
+                redis.call('HSET', bucket, token, record)
+              end
+              for c = 1, changes do
+                local target = ARGV[i + 7 + 2 * c]
+                if sums[target] == nil then
+                  sums[target] = 0
+                  order[#order + 1] = target
+                end
+                sums[target] = sums[target] + tonumber(ARGV[i + 8 + 2 * c])
+              end
+              results[#results + 1] = {1, id, gen}
+            else
+              results[#results + 1] = {0, current}
             end
-            removed = removed + 1
+          end
+          i = i + 9 + 2 * changes
+        end
+        for _, target in ipairs(order) do
+          local change = sums[target]
+          if change ~= 0 then
+            applyCountChange(target, change)
           end
         end
-        return removed
+        return {1, results}
         """
     )
 
-    /// Reads a device consistently. KEYS: device, device tags.
-    /// Returns `{env, at, openid or "", {tags…}, suspect reason or "", suspect-at or ""}`, or
-    /// null if the device is not registered.
-    static let readDevice = RedisScript(
-        """
-        local record = redis.call('HMGET', KEYS[1], 'env', 'at', 'openid', 'suspect', 'suspect-at')
-        if not record[1] then
-          return false
-        end
-        return {record[1], record[2], record[3] or '', redis.call('SMEMBERS', KEYS[2]), record[4] or '', record[5] or ''}
-        """
-    )
+    // MARK: - Reshard
 
-    /// Keeps a token aside as suspect: moves it from its environment's set to the suspect set,
-    /// so no broadcast, tag or openid audience reaches it, and records why. Only a device still
-    /// registered in `env`, not registered again after `at`, and not suspect already.
+    /// Moves a shard into a new layout epoch: a shard devices will move out of gets `to`
+    /// (the new count) and `moved` = 0; a new shard (still empty) only the epoch. From then on, callers of
+    /// the old epoch are refused (``applyPatches``), so no device id of the old epoch is handed
+    /// out any more. Idempotent.
     ///
-    /// KEYS: device, tokens:<env>, suspect:<env>. ARGV: token, env, reason, at (ms).
-    /// Returns 1 if the token was marked now, else 0.
-    static let markSuspect = RedisScript(
+    /// KEYS: counts. ARGV: old epoch, new epoch, new shard count (0 for a new shard).
+    /// Returns the shard's id sequence of the old epoch, or -1 when the shard is in neither epoch.
+    static let enterEpoch = RedisScript(
         """
-        local record = redis.call('HMGET', KEYS[1], 'env', 'at', 'suspect')
-        if record[1] ~= ARGV[2] or record[3] or tonumber(record[2]) > tonumber(ARGV[4]) then
+        if ARGV[3] == '0' then
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[2])
           return 0
         end
-        redis.call('SREM', KEYS[2], ARGV[1])
-        redis.call('SADD', KEYS[3], ARGV[1])
-        redis.call('HSET', KEYS[1], 'suspect', ARGV[3], 'suspect-at', ARGV[4])
-        return 1
+        local current = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
+        if current ~= tonumber(ARGV[2]) then
+          if current ~= tonumber(ARGV[1]) then
+            return -1
+          end
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[2])
+          if ARGV[3] ~= '0' then
+            redis.call('HSET', KEYS[1], 'to', ARGV[3], 'moved', 0)
+          end
+        end
+        return tonumber(redis.call('HGET', KEYS[1], 'id:' .. ARGV[1]) or '0')
         """
     )
 
-    /// Returns a suspect token to its environment's set (an operator's decision).
+    /// Writes the app's layout if it is still in epoch `expected` (one reshard at a time).
     ///
-    /// KEYS: device, tokens:sandbox, tokens:production, suspect:sandbox, suspect:production.
-    /// ARGV: token. Returns 1 if the token was suspect, else 0.
-    static let restoreSuspect = RedisScript(
+    /// KEYS: layout. ARGV: expected epoch, `from` (`""`: none), then pairs of field, value.
+    /// Returns 1 if written, 0 if the epoch differs.
+    static let writeLayout = RedisScript(
         """
-        local record = redis.call('HMGET', KEYS[1], 'env', 'suspect')
-        if not record[1] or not record[2] then
+        if tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0') ~= tonumber(ARGV[1]) then
           return 0
         end
-        if record[1] == 'production' then
-          redis.call('SREM', KEYS[5], ARGV[1])
-          redis.call('SADD', KEYS[3], ARGV[1])
+        for i = 3, #ARGV, 2 do
+          redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+        end
+        if ARGV[2] == '' then
+          redis.call('HDEL', KEYS[1], 'from')
         else
-          redis.call('SREM', KEYS[4], ARGV[1])
-          redis.call('SADD', KEYS[2], ARGV[1])
+          redis.call('HSET', KEYS[1], 'from', ARGV[2])
         end
-        redis.call('HDEL', KEYS[1], 'suspect', 'suspect-at')
         return 1
         """
     )
 
-    /// Moves a device to the other environment (APNs accepted its token there): out of the old
-    /// environment's token and suspect sets, into the new one's token set, `env` updated, the
-    /// suspect mark cleared. Only a device still registered in `from` and not registered again
-    /// after `at`.
+    /// Fences bucket `number` of a shard being resharded (writes to it wait) and returns its
+    /// devices; `{1}` when the bucket has moved already.
     ///
-    /// KEYS: device, tokens:<from>, suspect:<from>, tokens:<to>. ARGV: token, from, to, at (ms).
-    /// Returns 1 if the device was moved, else 0.
-    static let moveEnvironment = RedisScript(
+    /// KEYS: counts, the bucket. ARGV: bucket number, epoch.
+    /// Returns `{0, {token, record, …}}`, `{1}` when moved, `{-1}` when the shard is not
+    /// being resharded in that epoch.
+    static let fenceBucket = RedisScript(
         """
-        local record = redis.call('HMGET', KEYS[1], 'env', 'at')
-        if record[1] ~= ARGV[2] or tonumber(record[2]) > tonumber(ARGV[4]) then
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'to', 'moved')
+        if tonumber(meta[1] or '0') ~= tonumber(ARGV[2]) or not meta[2] then
+          return {-1}
+        end
+        if tonumber(meta[3]) > tonumber(ARGV[1]) then
+          return {1}
+        end
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        redis.call('HSET', KEYS[1], 'fence', ARGV[1], 'fence-at', now)
+        return {0, redis.call('HGETALL', KEYS[2])}
+        """
+    )
+
+    /// Ends the move of a fenced bucket: deletes the devices that moved (each only if its
+    /// record is still the one copied), takes them off the counts, marks the bucket moved and
+    /// lifts the fence. All or nothing.
+    ///
+    /// KEYS: counts, tag counts, the bucket. ARGV: bucket number, epoch, device count, then
+    /// that many pairs of binary token, record, then pairs of counter target, change (as in
+    /// ``applyPatches``).
+    /// Returns 1 when done, 0 when a device changed (the bucket is moved again).
+    static let commitBucket = RedisScript(
+        applyCountChange + "\n" + """
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved')
+        if tonumber(meta[1] or '0') ~= tonumber(ARGV[2]) or tonumber(meta[2] or '-1') ~= tonumber(ARGV[1]) then
           return 0
         end
-        redis.call('SREM', KEYS[2], ARGV[1])
-        redis.call('SREM', KEYS[3], ARGV[1])
-        redis.call('SADD', KEYS[4], ARGV[1])
-        redis.call('HSET', KEYS[1], 'env', ARGV[3])
-        redis.call('HDEL', KEYS[1], 'suspect', 'suspect-at')
+        local devices = tonumber(ARGV[3])
+        for i = 4, 3 + 2 * devices, 2 do
+          if redis.call('HGET', KEYS[3], ARGV[i]) ~= ARGV[i + 1] then
+            return 0
+          end
+        end
+        for i = 4, 3 + 2 * devices, 2 do
+          redis.call('HDEL', KEYS[3], ARGV[i])
+        end
+        for i = 4 + 2 * devices, #ARGV, 2 do
+          applyCountChange(ARGV[i], tonumber(ARGV[i + 1]))
+        end
+        redis.call('HSET', KEYS[1], 'moved', tonumber(ARGV[1]) + 1)
+        redis.call('HDEL', KEYS[1], 'fence', 'fence-at')
         return 1
+        """
+    )
+
+    /// Gives tag names their ids in the app's dictionary, new ones the next id.
+    ///
+    /// KEYS: tag ids (name → id), tag names (id → name), tag sequence. ARGV: the most ids, names….
+    /// Returns the id of each name, or -1 for each name once the dictionary is full.
+    static let ensureTagIDs = RedisScript(
+        """
+        local ids, limit = {}, tonumber(ARGV[1])
+        for i = 2, #ARGV do
+          local id = redis.call('HGET', KEYS[1], ARGV[i])
+          if id then
+            ids[#ids + 1] = tonumber(id)
+          elseif tonumber(redis.call('GET', KEYS[3]) or '0') >= limit then
+            ids[#ids + 1] = -1
+          else
+            local next = redis.call('INCR', KEYS[3])
+            redis.call('HSET', KEYS[1], ARGV[i], next)
+            redis.call('HSET', KEYS[2], next, ARGV[i])
+            ids[#ids + 1] = next
+          end
+        end
+        return ids
         """
     )
 
@@ -239,61 +308,4 @@ enum RegistryScripts {
         """
     )
 
-    /// Clears a device's openid if it is still the given openid at a generation ≤ the given one
-    /// (the device was displaced from that openid by another device's login).
-    ///
-    /// KEYS: device. ARGV: openid, generation. Returns 1 if cleared, else 0.
-    static let detachOpenID = RedisScript(
-        """
-        local record = redis.call('HMGET', KEYS[1], 'openid', 'gen')
-        if record[1] == ARGV[1] and tonumber(record[2]) <= tonumber(ARGV[2]) then
-          redis.call('HDEL', KEYS[1], 'openid', 'gen')
-          return 1
-        end
-        return 0
-        """
-    )
-
-    /// Materialises a tag audience: tokens of the environment set that are in every `all` set,
-    /// in at least one `any` set (if any) and in no `none` set, into KEYS[1] with a TTL.
-    ///
-    /// KEYS: destination, scratch, tokens:<environment>, all tag keys…, any tag keys…, none tag keys….
-    /// ARGV: count of all, count of any, count of none, TTL ms. Returns the number of tokens.
-    static let tagAudience = RedisScript(
-        """
-        local allCount, anyCount, noneCount = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-        local index = 4
-        local intersect = {KEYS[3]}
-        for _ = 1, allCount do
-          intersect[#intersect + 1] = KEYS[index]
-          index = index + 1
-        end
-        if anyCount > 0 then
-          local union = {}
-          for _ = 1, anyCount do
-            union[#union + 1] = KEYS[index]
-            index = index + 1
-          end
-          redis.call('SUNIONSTORE', KEYS[2], unpack(union))
-          intersect[#intersect + 1] = KEYS[2]
-        end
-        redis.call('SINTERSTORE', KEYS[1], unpack(intersect))
-        if anyCount > 0 then
-          redis.call('DEL', KEYS[2])
-        end
-        if noneCount > 0 then
-          local difference = {KEYS[1]}
-          for _ = 1, noneCount do
-            difference[#difference + 1] = KEYS[index]
-            index = index + 1
-          end
-          redis.call('SDIFFSTORE', KEYS[1], unpack(difference))
-        end
-        local count = redis.call('SCARD', KEYS[1])
-        if count > 0 then
-          redis.call('PEXPIRE', KEYS[1], ARGV[4])
-        end
-        return count
-        """
-    )
 }

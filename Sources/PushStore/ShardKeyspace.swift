@@ -1,10 +1,15 @@
 import APNsCore
+import Redis
 
 /// The Redis keys of one shard of one app (see `schemas/redis.md`).
 ///
 /// Every key starts with `pf:{<app>:<shard>}:`, so all of them hash to the shard's slot and a
 /// script may touch any of them atomically in a Redis Cluster.
 struct ShardKeyspace: Sendable {
+    /// Buckets of a shard: each is a hash of the devices whose token falls in it, small enough
+    /// for Redis's compact (listpack) encoding up to about 128 devices per bucket.
+    static let bucketCount = 1_024
+
     /// `pf:{<app>:<shard>}:`
     let base: String
 
@@ -12,31 +17,83 @@ struct ShardKeyspace: Sendable {
         base = "pf:{\(app):\(shard)}:"
     }
 
-    /// HASH `env`, `at`, while a user is logged in `openid`, `gen`, and while the token is
-    /// suspect `suspect` (the reason) and `suspect-at`.
-    func device(_ token: DeviceToken) -> String { base + "device:" + token.hex }
-    /// SET of the device's tag names.
-    func deviceTags(_ token: DeviceToken) -> String { base + "device:" + token.hex + ":tags" }
-    /// SET of the shard's tokens registered in `environment`.
-    func tokens(_ environment: APNsEnvironment) -> String { base + "tokens:" + environment.rawValue }
-    /// SET of the shard's tokens of `environment` kept aside as suspect: out of ``tokens(_:)``,
-    /// so no audience reaches them, until they bind again or an operator restores them.
-    func suspects(_ environment: APNsEnvironment) -> String { base + "suspect:" + environment.rawValue }
-    /// SET of the shard's tokens carrying `tag` (both environments).
-    func tag(_ tag: String) -> String { tagPrefix + tag }
-    /// What ``tag(_:)`` prepends to a tag name; the unbind script builds tag keys from it.
-    var tagPrefix: String { base + "tag:" }
-    /// HASH tag name → number of the shard's devices carrying it.
-    var tagCounts: String { base + "tags" }
-    /// STRING counter handing out binding generations for openid bindings.
-    var sequence: String { base + "seq" }
-    /// SET, temporary: a materialised tag audience.
-    func audience(_ id: String) -> String { base + "audience:" + id }
-    /// SET, temporary, lives only inside the audience script: the union of the `any` tags.
-    func audienceScratch(_ id: String) -> String { base + "audience:" + id + ":any" }
+    /// HASH binary token → packed device record (``PackedDevice``), for the tokens of bucket `index`.
+    func bucket(_ index: Int) -> String { base + "d:" + String(index) }
+    /// The bucket key of `token`.
+    func bucket(of token: DeviceToken) -> String { bucket(Self.bucketIndex(of: token)) }
+    /// HASH: devices per environment (`sandbox`, `production`), suspect ones apart
+    /// (`suspect:<env>`); the sequences `id:<epoch>` (devices added in a layout epoch) and `gen`
+    /// (openid bindings); `epoch`, the layout epoch the shard belongs to; while a reshard moves
+    /// devices out of the shard, `to` (the new shard count), `moved` (buckets done) and `fence`,
+    /// `fence-at` (the bucket being moved, since when).
+    var counts: String { base + "n" }
+    /// HASH tag id → number of the shard's devices carrying it; a field is deleted at 0.
+    var tagCounts: String { base + "t" }
+
+    /// The bucket of a token: FNV-1a of its binary bytes (the shard hashes its hex digits, so the
+    /// two are independent) modulo ``bucketCount``.
+    static func bucketIndex(of token: DeviceToken) -> Int {
+        Int(DeviceRegistryConfiguration.fnv1a32(token.markerBytes) % UInt32(bucketCount))
+    }
+}
+
+/// The Redis keys of an app as a whole: slot `{<app>}` (the tag dictionary).
+struct AppKeyspace: Sendable {
+    let base: String
+
+    init(app: String) {
+        base = "pf:{\(app)}:"
+    }
+
+    /// HASH `shards`, `epoch`, `base` and, while a reshard runs, `from` (``RegistryLayout``).
+    var layout: String { base + "layout" }
+    /// HASH tag name → tag id (decimal).
+    var tagIDs: String { base + "tag-ids" }
+    /// HASH tag id (decimal) → tag name.
+    var tagNames: String { base + "tag-names" }
+    /// STRING: the last tag id handed out.
+    var tagSequence: String { base + "tag-seq" }
 }
 
 /// The key of an openid's mapping: `pf:{<app>:openid:<openid>}`, its own hash slot.
 func openIDKey(app: String, openID: String) -> String {
     "pf:{\(app):openid:\(openID)}"
+}
+
+extension DeviceToken {
+    /// The token whose binary form is `bytes` (a field of a bucket hash).
+    init?(markerBytes bytes: [UInt8]) {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        guard let token = try? DeviceToken(hex: String(decoding: hex, as: UTF8.self)) else { return nil }
+        self = token
+    }
+}
+
+/// The `KEYS` of a script call on one shard: the shard's counts (and tag counts), then each
+/// bucket the call touches once.
+struct BucketKeys {
+    let shard: ShardKeyspace
+    private(set) var keys: [RedisArgument]
+    private var indexes: [Int: Int] = [:]
+
+    init(_ shard: ShardKeyspace, tagCounts: Bool = false) {
+        self.shard = shard
+        keys = tagCounts ? [.string(shard.counts), .string(shard.tagCounts)] : [.string(shard.counts)]
+    }
+
+    /// The (1-based) position of bucket `bucket`'s key in ``keys``, adding it the first time.
+    mutating func index(of bucket: Int) -> Int {
+        if let index = indexes[bucket] {
+            return index
+        }
+        keys.append(.string(shard.bucket(bucket)))
+        indexes[bucket] = keys.count
+        return keys.count
+    }
 }

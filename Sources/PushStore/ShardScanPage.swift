@@ -1,21 +1,60 @@
 import APNsCore
+import PushCore
 
-/// One round of an `SSCAN`: some tokens and the cursor to continue from.
+/// One page of a shard task's scan: some devices and the cursor to continue from.
 ///
-/// Follow ``cursor`` until ``isComplete``. As with any `SSCAN`, every token present for the whole
-/// scan is returned at least once; a token bound or unbound during the scan may or may not be,
-/// and a set that is resized during the scan may return a token twice.
+/// Follow ``cursor`` until ``isComplete``. Every device registered for the whole scan (and
+/// matching its filter) is returned exactly once; a device bound or unbound during the scan
+/// may or may not be.
 public struct ShardScanPage: Hashable, Sendable {
     /// The cursor for the next call; `0` when the scan is complete.
     public var cursor: UInt64
-    /// The tokens of this round (possibly none, even when the scan is not complete).
+    /// The devices of this page (possibly none, even when the scan is not complete).
     public var tokens: [DeviceToken]
+    /// The device id of each token (``PackedDevice/id``), the position of its sent state in a job.
+    public var ids: [UInt32]
 
-    public init(cursor: UInt64, tokens: [DeviceToken]) {
+    public init(cursor: UInt64, tokens: [DeviceToken], ids: [UInt32]) {
+        precondition(tokens.count == ids.count, "one id per token")
         self.cursor = cursor
         self.tokens = tokens
+        self.ids = ids
     }
 
     /// Whether the scan has gone all the way round.
     public var isComplete: Bool { cursor == 0 }
+}
+
+/// One of the tasks a broadcast or tag job fans out to: task `shard` of `count` reads the
+/// app's shards `u ≡ shard (mod count)` (``RegistryLayout/shardsOfTask(_:of:)``). A task keeps
+/// its count when the app is resharded while it waits.
+public struct ShardTask: Hashable, Sendable, CustomStringConvertible {
+    public var shard: Int
+    public var count: Int
+
+    public init(shard: Int, of count: Int) {
+        self.shard = shard
+        self.count = count
+    }
+
+    /// `<shard>/<count>`, the value of a shard task's Kafka header.
+    public var description: String { "\(shard)/\(count)" }
+
+    /// Parses ``description``; `nil` for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let shard = Int(parts[0]), let count = Int(parts[1]), count > 0, (0..<count).contains(shard) else { return nil }
+        self.init(shard: shard, of: count)
+    }
+}
+
+/// Which devices a scan returns, always of one environment.
+public enum ScanFilter: Hashable, Sendable {
+    /// Every device not kept aside as suspect (a broadcast).
+    case devices
+    /// The devices not kept aside that match a tag expression: every tag of `all`, at least one
+    /// of `any` (when not empty), none of `none`.
+    case tags(TagExpression)
+    /// The devices kept aside as suspect.
+    case suspects
 }

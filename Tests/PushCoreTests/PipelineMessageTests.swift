@@ -18,17 +18,34 @@ struct PipelineMessageTests {
 
     @Test func chunkRoundTrips() throws {
         let tokens = (0..<1_000).map(Self.token)
-        let chunk = DeliveryChunk(job: Self.job, chunkID: "s3-7", tokens: tokens)
+        let positions = (0..<1_000).map { UInt32($0) * 4_099 + (UInt32.max - 4_099_000) }
+        let chunk = DeliveryChunk(job: Self.job, chunkID: "s3-7", tokens: tokens, positions: positions)
         let decoded = try DeliveryChunk.decodeAndValidate(from: chunk.jsonData())
         #expect(decoded == chunk)
+        #expect(decoded.positions == positions)
         #expect(decoded.job.audience == .tokens(tokens))
         #expect(decoded.job.throttle == Self.job.throttle)
         #expect(decoded.messageKey == "job-1/s3-7")
     }
 
     @Test func chunkRejectsWhatIsNotAChunk() throws {
-        let chunk = DeliveryChunk(job: Self.job, chunkID: "t0", tokens: [Self.token(1)])
+        let chunk = DeliveryChunk(job: Self.job, chunkID: "t0", tokens: [Self.token(1)], positions: [0])
         var object = try #require(try JSONValue(parsing: chunk.jsonData()).objectValue)
+
+        for (positions, code) in [
+            (nil, PushJobValidationError.Code.missingField), (.array([]), .invalidValue), (.array([0, 1]), .invalidValue),
+            (.array([-1]), .invalidValue), (.array([.number(JSONNumber(Int(UInt32.max) + 1))]), .invalidValue), (.array(["7"]), .invalidType),
+        ] as [(JSONValue?, PushJobValidationError.Code)] {
+            var broken = object
+            broken["positions"] = positions
+            do {
+                _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(broken).compactData())
+                Issue.record("positions \(String(describing: positions)) were accepted")
+            } catch {
+                #expect(error.code == code, "\(String(describing: positions))")
+                #expect(error.field.hasPrefix("positions"), "\(String(describing: positions))")
+            }
+        }
 
         var noChunk = object
         noChunk["chunk"] = nil
@@ -125,6 +142,7 @@ struct MessageExampleTests {
         let chunk = try DeliveryChunk.decodeAndValidate(from: example("push.deliveries.json"))
         #expect(chunk.chunkID == "s3-17")
         #expect(chunk.tokens.count == 2)
+        #expect(chunk.positions == [1_048_593, 1_048_609])
         #expect(chunk.job.headers.collapseID == "match-42")
     }
 

@@ -98,16 +98,49 @@ struct ClusterPipelineTests {
         }
     }
 
-    /// A 100,000-device broadcast through two worker processes on a cluster of 3 masters and 3
-    /// replicas, with `fault` done to the cluster once a tenth is accepted (while the campaign
-    /// runs); `check` gets the tokens missed and the notifications sent twice once it completed.
+    @Test(
+        "the registry's shard count raised mid-campaign (pushfleet registry reshard): nothing missed, nothing sent twice",
+        arguments: ["single node", "cluster"])
+    func registryReshardMidCampaign(redis: String) async throws {
+        var reshard: Task<DeviceRegistry.ReshardReport, any Error>?
+        try await Self.campaign("registry-reshard", options: redis == "cluster" ? Self.clusterOptions : Stack.Options()) { stack in
+            let shards = try await stack.registry.layout(app: Stack.app).shards
+            let registry = stack.registry
+            reshard = Task { try await registry.reshard(app: Stack.app, to: shards * 4) }
+            // Under way once the new epoch is entered: devices start moving.
+            let layout = try await eventually("the reshard to start") { try await registry.refreshLayout(app: Stack.app) } until: { $0.migratingFrom != nil }
+            return "\(redis): \(layout)"
+        } settle: { stack in
+            let stillRunning = try await stack.registry.refreshLayout(app: Stack.app).migratingFrom != nil
+            let report = try #require(try await reshard?.value)
+            #expect(report.after.shards == report.before.shards * 4 && report.after.migratingFrom == nil)
+            print("registry reshard: \(report.before) → \(report.after), \(report.devicesMoved) devices moved; still running when the campaign completed: \(stillRunning)")
+        } check: { missed, sentTwice in
+            #expect(missed == 0)
+            #expect(sentTwice == 0)
+        }
+    }
+
+    /// ``campaign(_:options:fault:check:)`` on a cluster of 3 masters and 3 replicas, the
+    /// fault done to the cluster.
     static func campaign(
-        _ jobID: String, fault: (PipelineStack, LocalRedisCluster) async throws -> String, check: (Int, Int) -> Void
+        _ jobID: String, fault: @escaping (PipelineStack, LocalRedisCluster) async throws -> String, check: (Int, Int) -> Void
+    ) async throws {
+        try await campaign(jobID, options: clusterOptions, fault: { stack in
+            try await fault(stack, try #require(stack.stack.redisCluster))
+        }, check: check)
+    }
+
+    /// A 100,000-device broadcast through two worker processes, with `fault` done once a tenth
+    /// is accepted (while the campaign runs) and `settle` once it completed; `check` gets the
+    /// tokens missed and the notifications sent twice.
+    static func campaign(
+        _ jobID: String, options: Stack.Options, fault: (PipelineStack) async throws -> String,
+        settle: (PipelineStack) async throws -> Void = { _ in }, check: (Int, Int) -> Void
     ) async throws {
         let total = 100_000
         let tokens = (0..<total).map(Stack.token)
-        try await Stack.with(clusterOptions, simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
-            let cluster = try #require(stack.stack.redisCluster)
+        try await Stack.with(options, simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
             try await stack.register(tokens)
             let workers = [try WorkerProcess.start(stack: stack), try WorkerProcess.start(stack: stack)]
             defer { workers.forEach { $0.forceStop() } }
@@ -115,14 +148,15 @@ struct ClusterPipelineTests {
             let startedAt = try await eventually("the campaign to be under way") {
                 try await stack.simulator.counters().accepted
             } until: { $0 >= total / 10 }
-            let what = try await fault(stack, cluster)
+            let what = try await fault(stack)
             let faultDoneAt = try await stack.simulator.counters().accepted
             #expect(faultDoneAt < total, "the fault was done while the campaign ran (\(faultDoneAt) accepted by then)")
             let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report(jobID)
             } until: { $0.isComplete }
+            try await settle(stack)
             let (missed, sentTwice) = coverage(of: tokens, try await stack.simulator.counters())
-            print("cluster \(jobID) mid-campaign: \(what) between \(startedAt) and \(faultDoneAt) acceptances; \(missed.count) missed, \(sentTwice) sent twice, \(report.duplicatesSkipped) skipped by markers")
+            print("\(jobID) mid-campaign: \(what) between \(startedAt) and \(faultDoneAt) acceptances; \(missed.count) missed, \(sentTwice) sent twice, \(report.duplicatesSkipped) skipped by markers")
             #expect(report.accepted == total)
             check(missed.count, sentTwice)
             for worker in workers { try await worker.stopGracefully() }

@@ -152,7 +152,7 @@ struct PipelineEndToEndTests {
             try await stack.withWorker { counters in
                 // As after a restart of the expand stage: the same chunk published twice, next to
                 // each other on its partition, so the send stage (4 chunks in flight) takes both.
-                let chunk = DeliveryChunk(job: Stack.job(id: "copies", audience: .broadcast), chunkID: "s0-0", tokens: tokens)
+                let chunk = DeliveryChunk(job: Stack.job(id: "copies", audience: .broadcast), chunkID: "s0-0", tokens: tokens, positions: tokens.indices.map(UInt32.init))
                 try await stack.publish(chunk, copies: 2)
                 _ = try await eventually("both copies to be handled") { counters[.chunksSent] } until: { $0 == 2 }
                 #expect(counters[.chunkLeaseWaits] == 1)
@@ -170,7 +170,7 @@ struct PipelineEndToEndTests {
         try await Stack.with { stack in
             try await stack.withWorker { counters in
                 func publish(job: String) async throws {
-                    try await stack.publish(DeliveryChunk(job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens))
+                    try await stack.publish(DeliveryChunk(job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens, positions: tokens.indices.map(UInt32.init)))
                 }
                 // The worker is consuming once a first chunk went through.
                 try await publish(job: "warm-up")

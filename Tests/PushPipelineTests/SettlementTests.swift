@@ -22,16 +22,17 @@ struct SettlementTests {
         .response(APNsResponse(status: status, apnsID: nil, reason: reason, timestamp: timestamp, attempts: attempts))
     }
 
-    static func first(_ n: Int) -> Delivery { Delivery(token: token(n)) }
+    /// The first send to token `n`, at position `100 + n` of the job's sent state.
+    static func first(_ n: Int) -> Delivery { Delivery(token: token(n), position: UInt32(100 + n)) }
 
     static func resend(_ n: Int, attempts: Int = 2) -> Delivery {
-        Delivery(token: token(n), resendEntry: ResendEntry(jobID: "job-1", token: token(n), attempts: attempts, firstFailedAt: 5, lastReason: "timeout"))
+        Delivery(resending: ResendEntry(jobID: "job-1", token: token(n), attempts: attempts, firstFailedAt: 5, lastReason: "timeout"))
     }
 
     @Test("accepted: counted and marked; a resend is completed and counted as resent")
     func accepted() {
         let plan = Settlement.plan([(Self.first(1), Self.answer(200)), (Self.resend(2), Self.answer(200))], facts: Self.facts)
-        #expect(plan.records == [DeliveryOutcomeRecord(token: Self.token(1), counter: .accepted, countsAsSent: true)])
+        #expect(plan.records == [DeliveryOutcomeRecord(position: 101, counter: .accepted, countsAsSent: true)])
         #expect(plan.finishedResends.map(\.counter) == [.accepted])
         #expect(plan.workerCounts[.accepted] == 2)
         #expect(plan.workerCounts[.resent] == 1)
@@ -58,7 +59,7 @@ struct SettlementTests {
         #expect(plan.registryChanges.count == 1)
         #expect(plan.registryChanges.first?.reason == "BadDeviceToken")
         #expect(plan.registryChanges.first?.invalidSince == Self.now)
-        #expect(plan.records == [DeliveryOutcomeRecord(token: Self.token(1), counter: .failed(reason: "BadDeviceToken"), countsAsSent: true)])
+        #expect(plan.records == [DeliveryOutcomeRecord(position: 101, counter: .failed(reason: "BadDeviceToken"), countsAsSent: true)])
         #expect(plan.workerCounts[.tokensRejected] == 1)
         #expect(plan.pauseJob == nil)
     }
@@ -135,7 +136,7 @@ struct SettlementTests {
     @Test("a cancelled job's notifications are counted as cancelled, never sent")
     func cancelled() {
         let plan = Settlement.plan([(Self.first(1), .cancelled), (Self.resend(2), .cancelled)], facts: Self.facts)
-        #expect(plan.records == [DeliveryOutcomeRecord(token: Self.token(1), counter: .cancelled, countsAsSent: false)])
+        #expect(plan.records == [DeliveryOutcomeRecord(position: 101, counter: .cancelled, countsAsSent: false)])
         #expect(plan.finishedResends == [Settlement.FinishedResend(entry: Self.resend(2).resendEntry!, counter: .cancelled, sent: false)])
         #expect(plan.workerCounts[.cancelledNotifications] == 2)
     }
@@ -149,12 +150,12 @@ struct SettlementTests {
             ResendFailure(jobID: "job-1", token: Self.token(4), attempts: 5, firstFailedAt: 1, reason: "timeout"),
         ]
         let expired = [failures[1].entry, failures[3].entry]
-        let after = Settlement.afterScheduling(failures, expired: expired, resentTokens: [Self.token(4)], facts: Self.facts)
+        let after = Settlement.afterScheduling(failures, expired: expired, positions: [Self.token(1): 101, Self.token(2): 102, Self.token(3): 103], facts: Self.facts)
         #expect(
             after.records == [
-                DeliveryOutcomeRecord(token: Self.token(1), counter: .retried, countsAsSent: true),
-                DeliveryOutcomeRecord(token: Self.token(2), counter: .deadLettered, countsAsSent: true),
-                DeliveryOutcomeRecord(token: Self.token(3), counter: .retried, countsAsSent: false),
+                DeliveryOutcomeRecord(position: 101, counter: .retried, countsAsSent: true),
+                DeliveryOutcomeRecord(position: 102, counter: .deadLettered, countsAsSent: true),
+                DeliveryOutcomeRecord(position: 103, counter: .retried, countsAsSent: false),
             ])
         #expect(after.retried == 2)
         #expect(after.resendsGivenUp == 1)

@@ -1,4 +1,5 @@
 import APNsCore
+import PushCore
 import Redis
 import Testing
 
@@ -19,9 +20,8 @@ struct DeviceRegistryBindingTests {
                 record
                     == DeviceRecord(token: a, environment: .production, openID: "u1", registeredAt: 1_700_000_000_000, tags: ["sports", "vip"])
             )
-            let keys = registry.keys(a, app: app)
-            #expect(try await client.members(keys.tokens(.production)) == [a.hex])
-            #expect(try await client.members(keys.tokens(.sandbox)).isEmpty)
+            #expect(try await registry.audienceTokens(app: app, environment: .production) == [a])
+            #expect(try await registry.audienceTokens(app: app, environment: .sandbox).isEmpty)
             #expect(try await registry.mappedToken(app: app, openID: "u1", client: client) == a)
             // The same token of another app is another device.
             #expect(try await registry.device(app: "com.example.other", token: a) == nil)
@@ -39,9 +39,8 @@ struct DeviceRegistryBindingTests {
             #expect(record.environment == .production)
             #expect(record.registeredAt == 1_500)
             #expect(record.tags == ["beta"])
-            let keys = registry.keys(a, app: app)
-            #expect(try await client.members(keys.tokens(.sandbox)).isEmpty)
-            #expect(try await client.members(keys.tokens(.production)) == [a.hex])
+            #expect(try await registry.audienceTokens(app: app, environment: .sandbox).isEmpty)
+            #expect(try await registry.audienceTokens(app: app, environment: .production) == [a])
             #expect(try await registry.deviceCount(app: app) == DeviceCount(sandbox: 0, production: 1))
 
             // An explicit time wins over the clock.
@@ -92,7 +91,8 @@ struct DeviceRegistryBindingTests {
             // Both devices stay registered; only the user mappings moved.
             #expect(try await registry.deviceCount(app: app) == DeviceCount(sandbox: 1, production: 1))
             let resolution = try await registry.resolveOpenIDs(app: app, environment: .sandbox, openIDs: ["U", "V"])
-            #expect(resolution == OpenIDResolution(tokens: [b], unknownCount: 1, otherEnvironmentCount: 0))
+            let id = try #require(try await registry.records(app: app, tokens: [b])[0]?.id)
+            #expect(resolution == OpenIDResolution(tokens: [b], ids: [id], unknownCount: 1, otherEnvironmentCount: 0))
         }
     }
 
@@ -102,11 +102,10 @@ struct DeviceRegistryBindingTests {
             try await registry.bind(app: app, token: a, environment: .production, openID: "U", tags: ["x", "y"])
             try await registry.bind(app: app, token: b, environment: .production, tags: ["x"])
             #expect(try await registry.unbind(app: app, token: a))
-            let keys = registry.keys(a, app: app)
-            #expect(try await client.members(keys.tokens(.production)).contains(a.hex) == false)
-            #expect(try await client.members(keys.tag("x")).contains(a.hex) == false)
-            #expect(try await client.members(keys.tag("y")).isEmpty)
-            #expect(try await client.send("EXISTS", .string(keys.device(a)), .string(keys.deviceTags(a))) == .integer(0))
+            #expect(try await registry.audienceTokens(app: app, environment: .production) == [b])
+            #expect(try await registry.audienceTokens(app: app, environment: .production, filter: .tags(TagExpression(any: ["x", "y"]))) == [b])
+            #expect(try await registry.storedRecord(a, app: app, client: client) == nil)
+            #expect(try await registry.storedRecord(b, app: app, client: client) != nil)
             #expect(try await client.string(openIDKey(app: app, openID: "U")) == nil)
             #expect(try await registry.device(app: app, token: a) == nil)
             #expect(try await registry.appTags(app: app) == ["x": 1])

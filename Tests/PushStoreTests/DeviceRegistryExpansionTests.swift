@@ -22,17 +22,10 @@ struct DeviceRegistryExpansionTests {
         try await registry.bind(devices, app: app)
     }
 
-    private func collect(_ registry: DeviceRegistry, _ audience: TagAudience) async throws -> Set<Int> {
-        var numbers = Set<Int>()
-        var cursor: UInt64 = 0
-        repeat {
-            let page = try await registry.scanTagAudience(audience, cursor: cursor, count: 5)
-            for token in page.tokens {
-                #expect(numbers.insert(Int(token.hex, radix: 16)!).inserted)
-            }
-            cursor = page.cursor
-        } while cursor != 0
-        return numbers
+    /// The numbers of the devices a tag scan of `expression` reaches, 5 per page.
+    private func collect(_ registry: DeviceRegistry, _ environment: APNsEnvironment, _ expression: TagExpression) async throws -> Set<Int> {
+        let found = try await registry.audience(app: app, environment: environment, filter: .tags(expression), count: 5)
+        return Set(found.keys.map { Int($0.hex, radix: 16)! })
     }
 
     private func expected(_ environment: APNsEnvironment, _ predicate: (Int) -> Bool) -> Set<Int> {
@@ -65,55 +58,47 @@ struct DeviceRegistryExpansionTests {
                         && (expression.any.isEmpty || expression.any.contains(where: carried.contains))
                         && !expression.none.contains(where: carried.contains)
                 }
-                let got = try await registry.withTagAudience(app: app, shard: 0, environment: environment, expression: expression) { audience in
-                    #expect(audience.count == want.count, "\(name) \(environment)")
-                    return try await collect(registry, audience)
-                }
+                let keysBefore = try await client.keyCount()
+                let got = try await collect(registry, environment, expression)
                 #expect(got == want, "\(name) \(environment)")
+                #expect(try await client.keyCount() == keysBefore, "a scan writes nothing")
             }
-            // Only the registry's own keys are left: no audience or scratch set.
-            let leftovers = try await client.send("KEYS", .string("pf:{\(app):0}:audience:*")).array ?? []
-            #expect(try await client.keyCount() > 0)
-            #expect(leftovers.isEmpty)
         }
     }
 
-    @Test func audienceKeyHasATimeToLiveAndTheHelperDeletesIt() async throws {
-        let configuration = DeviceRegistryConfiguration(defaultShardCount: 1, audienceTimeToLive: .seconds(90))
-        try await withRegistry(configuration: configuration) { registry, client in
+    @Test func scanPagesHoldTheDevicesIDs() async throws {
+        try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: 1)) { registry, _ in
             try await populate(registry)
-            let audience = try await registry.tagAudience(app: app, shard: 0, environment: .production, expression: TagExpression(all: ["even"]))
-            #expect(audience.key.hasPrefix("pf:{audience:0}:audience:"))
-            #expect(audience.count == 25)
-            let ttl = try #require(try await client.send("PTTL", .string(audience.key)).int)
-            #expect(ttl > 80_000 && ttl <= 90_000)
-            try await registry.releaseTagAudience(audience)
-            #expect(try await client.send("EXISTS", .string(audience.key)) == .integer(0))
-
-            // The helper deletes the set also when the body throws.
-            struct Stop: Error {}
-            var key = ""
-            await #expect(throws: Stop.self) {
-                try await registry.withTagAudience(app: app, shard: 0, environment: .production, expression: TagExpression(any: ["odd"])) {
-                    key = $0.key
-                    #expect(try await client.send("EXISTS", .string($0.key)) == .integer(1))
-                    throw Stop()
-                }
+            let all = try await registry.audience(app: app, environment: .production)
+            let even = try await registry.audience(app: app, environment: .production, filter: .tags(TagExpression(all: ["even"])))
+            #expect(all.count == 50 && even.count == 25)
+            #expect(Set(all.values).count == 50, "ids are unique")
+            for (token, id) in even {
+                #expect(all[token] == id, "a device has one id whatever the filter")
+                #expect(try await registry.records(app: app, tokens: [token])[0]?.id == id)
             }
-            #expect(try await client.send("EXISTS", .string(key)) == .integer(0))
         }
     }
 
     @Test func invalidExpressionsAreRefused() async throws {
         try await withRegistry { registry, _ in
             let empty = await registryError {
-                try await registry.tagAudience(app: app, shard: 0, environment: .production, expression: TagExpression(none: ["x"]))
+                try await registry.scanShard(app: app, shard: 0, environment: .production, filter: .tags(TagExpression(none: ["x"])), cursor: 0, count: 10)
             }
             #expect(empty?.code == .invalidTagExpression)
             let badTag = await registryError {
-                try await registry.tagAudience(app: app, shard: 0, environment: .production, expression: TagExpression(all: ["x"], none: ["ok", "\u{0}"]))
+                try await registry.scanShard(
+                    app: app, shard: 0, environment: .production, filter: .tags(TagExpression(all: ["x"], none: ["ok", "\u{0}"])), cursor: 0, count: 10)
             }
-            #expect(badTag?.field == "expression.none[1]")
+            #expect(badTag?.field == "filter.none[1]")
+            let badTask = await registryError {
+                try await registry.scanShard(app: app, task: ShardTask(shard: 0, of: 3), environment: .production, cursor: 0, count: 10)
+            }
+            #expect(badTask?.field == "shard")
+            let badCursor = await registryError {
+                try await registry.scanShard(app: app, shard: 0, environment: .production, cursor: 1_024, count: 10)
+            }
+            #expect(badCursor?.field == "cursor")
         }
     }
 
@@ -138,7 +123,8 @@ struct DeviceRegistryExpansionTests {
             #expect(resolution.unknownCount == 2)  // zed, dave
             #expect(resolution.otherEnvironmentCount == 1)  // carol
             let sandbox = try await registry.resolveOpenIDs(app: app, environment: .sandbox, openIDs: ["carol", "alice"])
-            #expect(sandbox == OpenIDResolution(tokens: [token(3)], unknownCount: 0, otherEnvironmentCount: 1))
+            let id = try #require(try await registry.records(app: app, tokens: [token(3)])[0]?.id)
+            #expect(sandbox == OpenIDResolution(tokens: [token(3)], ids: [id], unknownCount: 0, otherEnvironmentCount: 1))
             #expect(try await registry.resolveOpenIDs(app: app, environment: .sandbox, openIDs: []).tokens.isEmpty)
         }
     }

@@ -15,15 +15,25 @@ struct DeviceRegistryShardingTests {
         #expect(DeviceRegistryConfiguration.fnv1a32("foobar".utf8) == 0xbf9c_f968)
     }
 
-    @Test func shardIsStableAndUsesTheAppsCount() throws {
-        let configuration = DeviceRegistryConfiguration(defaultShardCount: 16, shardCountOverrides: ["big": 64])
+    @Test func shardIsStableAndUsesTheAppsCount() async throws {
         let mixedCase = try DeviceToken(hex: "ABCDEF0123")
         let lower = try DeviceToken(hex: "abcdef0123")
-        #expect(configuration.shard(of: mixedCase, app: "x") == configuration.shard(of: lower, app: "x"))
-        #expect(configuration.shard(of: lower, app: "x") == Int(DeviceRegistryConfiguration.fnv1a32("abcdef0123".utf8) % 16))
-        #expect(configuration.shard(of: lower, app: "big") == Int(DeviceRegistryConfiguration.fnv1a32("abcdef0123".utf8) % 64))
+        let layout = RegistryLayout(shards: 16)
+        #expect(layout.home(of: mixedCase) == layout.home(of: lower))
+        #expect(layout.home(of: lower) == Int(DeviceRegistryConfiguration.fnv1a32("abcdef0123".utf8) % 16))
+        #expect(RegistryLayout(shards: 64).home(of: lower) == Int(DeviceRegistryConfiguration.fnv1a32("abcdef0123".utf8) % 64))
+        let configuration = DeviceRegistryConfiguration(defaultShardCount: 16, shardCountOverrides: ["big": 64])
         #expect(configuration.shardCount(for: "big") == 64)
         #expect(configuration.shardCount(for: "x") == 16)
+        // The configured count is the app's until its layout is stored; the stored one wins.
+        try await withRegistry(configuration: configuration) { registry, _ in
+            #expect(try await registry.layout(app: "big") == RegistryLayout(shards: 64))
+            try await registry.bind(app: "x", token: lower, environment: .production)
+            #expect(try await registry.layout(app: "x") == RegistryLayout(shards: 16))
+            let other = DeviceRegistry(client: registry.client, configuration: DeviceRegistryConfiguration(defaultShardCount: 4))
+            #expect(try await other.layout(app: "x") == RegistryLayout(shards: 16))
+            #expect(try await other.device(app: "x", token: lower) != nil)
+        }
     }
 
     @Test func tenThousandTokensSpreadAndScanOnce() async throws {
@@ -31,41 +41,42 @@ struct DeviceRegistryShardingTests {
         try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: shardCount)) { registry, client in
             let tokens = (0..<10_000).map(token)
             try await registry.bind(tokens.map { DeviceRegistration(token: $0, environment: .production) }, app: app)
+            let layout = try await registry.layout(app: app)
 
-            // Each token is in exactly one shard set, the one its hash names.
-            var perShard: [Set<String>] = []
-            for shard in 0..<shardCount {
-                perShard.append(try await client.members(ShardKeyspace(app: app, shard: shard).tokens(.production)))
+            // Each token is in its home shard, in the bucket its binary form names.
+            for sample in tokens.prefix(300) {
+                let keys = ShardKeyspace(app: app, shard: layout.home(of: sample))
+                #expect(try await client.send("HEXISTS", .string(keys.bucket(of: sample)), .bytes(sample.markerBytes)) == .integer(1))
+                let elsewhere = ShardKeyspace(app: app, shard: (layout.home(of: sample) + 1) % shardCount)
+                #expect(try await client.send("HEXISTS", .string(elsewhere.bucket(of: sample)), .bytes(sample.markerBytes)) == .integer(0))
             }
-            #expect(perShard.map(\.count).reduce(0, +) == tokens.count)
-            let shardSets = perShard
-            for sample in tokens.prefix(500) {
-                let holders = shardSets.indices.filter { shardSets[$0].contains(sample.hex) }
-                #expect(holders == [registry.shard(of: sample, app: app)])
-            }
-            // Spread: no shard is empty or holds more than twice its share.
-            let sizes = shardSets.map(\.count)
-            #expect(sizes.min()! > 0)
-            #expect(sizes.max()! < 2 * tokens.count / shardCount)
 
-            // SSCAN with a small COUNT: many rounds, every token exactly once.
+            // Small pages: many rounds, every token exactly once, each in its home shard's task.
             var seen: [DeviceToken: Int] = [:]
+            var sizes: [Int] = []
             var rounds = 0
             for shard in 0..<shardCount {
                 var cursor: UInt64 = 0
+                var size = 0
                 repeat {
                     let page = try await registry.scanShard(app: app, shard: shard, environment: .production, cursor: cursor, count: 20)
                     for scanned in page.tokens {
                         seen[scanned, default: 0] += 1
+                        #expect(layout.home(of: scanned) == shard)
                     }
+                    size += page.tokens.count
                     cursor = page.cursor
                     rounds += 1
                 } while cursor != 0
+                sizes.append(size)
             }
             #expect(rounds > 200)
             #expect(seen.count == tokens.count)
             #expect(seen.values.allSatisfy { $0 == 1 })
             #expect(Set(seen.keys) == Set(tokens))
+            // Spread: no shard is empty or holds more than twice its share.
+            #expect(sizes.min()! > 0)
+            #expect(sizes.max()! < 2 * tokens.count / shardCount)
         }
     }
 

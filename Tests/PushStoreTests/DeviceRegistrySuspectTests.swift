@@ -24,7 +24,7 @@ struct DeviceRegistrySuspectTests {
     /// Follows `page` (shard, cursor) over every shard of the app to its end.
     func scanAllShards(_ registry: DeviceRegistry, _ page: (Int, UInt64) async throws -> ShardScanPage) async throws -> Set<DeviceToken> {
         var tokens = Set<DeviceToken>()
-        for shard in 0..<registry.shardCount(for: app) {
+        for shard in 0..<(try await registry.layout(app: app).taskCount) {
             var cursor: UInt64 = 0
             repeat {
                 let next = try await page(shard, cursor)
@@ -45,9 +45,8 @@ struct DeviceRegistrySuspectTests {
 
             #expect(try await audience(registry, .production) == [token(2)])
             #expect(try await suspects(registry, .production) == [token(1)])
-            let tagged = try await registry.withTagAudience(app: app, shard: registry.shard(of: token(1), app: app), environment: .production, expression: TagExpression(all: ["news"])) { audience in
-                try await registry.scanTagAudience(audience, cursor: 0, count: 100).tokens
-            }
+            let tagged = try await registry.audienceTokens(app: app, environment: .production, filter: .tags(TagExpression(all: ["news"])))
+            #expect(tagged == [token(2)])
             #expect(!tagged.contains(token(1)), "tag audiences leave it out too")
             let resolution = try await registry.resolveOpenIDs(app: app, environment: .production, openIDs: ["u1"])
             #expect(resolution.tokens.isEmpty && resolution.suspectCount == 1 && resolution.unknownCount == 0)

@@ -62,11 +62,11 @@ struct JobStoreTests {
             let first = try await store.recordOutcomes(
                 jobID: job,
                 [
-                    DeliveryOutcomeRecord(token: token(1), counter: .accepted, countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(2), counter: .accepted, countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(3), counter: .failed(reason: "BadTopic"), countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(4), counter: .deadLettered, countsAsSent: false),
-                    DeliveryOutcomeRecord(token: token(1), counter: .failed(reason: "BadDeviceToken"), countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(1), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(2), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(3), counter: .failed(reason: "BadTopic"), countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(4), counter: .deadLettered, countsAsSent: false),
+                    DeliveryOutcomeRecord(position: UInt32(1), counter: .failed(reason: "BadDeviceToken"), countsAsSent: true),
                 ]
             )
             #expect(first == 4)
@@ -79,8 +79,8 @@ struct JobStoreTests {
             let second = try await store.recordOutcomes(
                 jobID: job,
                 [
-                    DeliveryOutcomeRecord(token: token(2), counter: .accepted, countsAsSent: true),
-                    DeliveryOutcomeRecord(token: token(5), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(2), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(5), counter: .accepted, countsAsSent: true),
                 ]
             )
             #expect(second == 1)
@@ -88,20 +88,25 @@ struct JobStoreTests {
             #expect(try await store.statistics(jobID: job)["sent"] == 4)
             #expect(try await store.recordOutcomes(jobID: job, []) == 0)
 
-            #expect(try await store.hasMarkers(jobID: job, tokens: [token(5), token(6), token(1), token(4)]) == [true, false, true, true])
-            #expect(try await store.hasMarkers(jobID: "other", tokens: [token(1)]) == [false])
-            #expect(try await store.hasMarkers(jobID: job, tokens: []) == [])
+            #expect(try await store.hasMarkers(jobID: job, positions: [5, 6, 1, 4]) == [true, false, true, true])
+            #expect(try await store.hasMarkers(jobID: "other", positions: [1]) == [false])
+            #expect(try await store.hasMarkers(jobID: job, positions: []) == [])
         }
     }
 
-    @Test func hasMarkersKeepsOrderAcrossBatches() async throws {
+    @Test func hasMarkersKeepsOrderAcrossRanges() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
-            let tokens = (0..<2_500).map { token($0) }
-            let marked = tokens.enumerated().filter { $0.offset.isMultiple(of: 3) }.map(\.element)
-            try await store.recordOutcomes(jobID: job, marked.map { DeliveryOutcomeRecord(token: $0, counter: .accepted, countsAsSent: true) })
-            let flags = try await store.hasMarkers(jobID: job, tokens: tokens)
-            #expect(flags == tokens.indices.map { $0.isMultiple(of: 3) })
+            // Positions spread over seven ranges of 65,536, asked for in a shuffled order.
+            let positions: [UInt32] = (0..<2_500).map { (n: Int) -> UInt32 in UInt32(n * 97 + (n % 4) * 65_536) }.shuffled()
+            let marked = positions.enumerated().filter { $0.offset.isMultiple(of: 3) }.map(\.element)
+            try await store.recordOutcomes(jobID: job, marked.map { DeliveryOutcomeRecord(position: $0, counter: .accepted, countsAsSent: true) })
+            let flags = try await store.hasMarkers(jobID: job, positions: positions)
+            #expect(flags == positions.indices.map { $0.isMultiple(of: 3) })
+            #expect(try await store.statistics(jobID: job) == ["accepted": marked.count, "sent": marked.count])
+            let ranges = try await client.members(JobKeyspace(jobID: job).ranges)
+            #expect(ranges == Set(marked.map { String($0 / 65_536) }))
+            #expect(ranges.count == 7)
         }
     }
 
@@ -110,9 +115,9 @@ struct JobStoreTests {
             let store = JobStore(client: client)
             // Loads the script on the job's server (its SHA-1 may be remembered from another
             // server; in a cluster, from another node).
-            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(token: token(0), counter: .accepted, countsAsSent: true)])
+            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(position: UInt32(0), counter: .accepted, countsAsSent: true)])
             let before = try await client.evalshaCalls()
-            let outcomes = (1...1_000).map { DeliveryOutcomeRecord(token: token($0), counter: .accepted, countsAsSent: true) }
+            let outcomes = (1...1_000).map { DeliveryOutcomeRecord(position: UInt32($0), counter: .accepted, countsAsSent: true) }
             #expect(try await store.recordOutcomes(jobID: job, outcomes) == 1_000)
             #expect(try await client.evalshaCalls() - before == 1)
             #expect(try await store.statistics(jobID: job) == ["accepted": 1_001, "sent": 1_001])
@@ -132,8 +137,9 @@ struct JobStoreTests {
             try await store.set(jobID: job, [.expansionComplete: 1])
             #expect(try await client.pttl(keys.stats) > 0)
             _ = try await client.send("PERSIST", .string(keys.stats))
-            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(token: token(1), counter: .accepted, countsAsSent: true)])
-            for key in [keys.sent, keys.stats, keys.chunks] {
+            try await store.recordOutcomes(jobID: job, [DeliveryOutcomeRecord(position: UInt32(1), counter: .accepted, countsAsSent: true)])
+            let range = SentRangeKeyspace(jobID: job, range: 0)
+            for key in [keys.ranges, range.sent, range.stats, keys.chunks] {
                 let ttl = try await client.pttl(key)
                 #expect(ttl > 0 && ttl <= 90_000, "\(key)")
             }
@@ -147,11 +153,11 @@ struct JobStoreTests {
             // Two workers report overlapping batches (a redelivery racing the original).
             async let a = store.recordOutcomes(
                 jobID: job,
-                (0..<600).map { DeliveryOutcomeRecord(token: token($0), counter: .accepted, countsAsSent: true) }
+                (0..<600).map { DeliveryOutcomeRecord(position: UInt32($0), counter: .accepted, countsAsSent: true) }
             )
             async let b = other.recordOutcomes(
                 jobID: job,
-                (300..<900).map { DeliveryOutcomeRecord(token: token($0), counter: .retried, countsAsSent: false) }
+                (300..<900).map { DeliveryOutcomeRecord(position: UInt32($0), counter: .retried, countsAsSent: false) }
             )
             let (newA, newB) = try await (a, b)
             #expect(newA + newB == 900)
@@ -159,30 +165,34 @@ struct JobStoreTests {
             #expect((statistics["accepted"] ?? 0) + (statistics["retried"] ?? 0) == 900)
             #expect(statistics["accepted"] == newA)
             #expect(statistics["sent"] == newA)
-            #expect(try await client.send("SCARD", .string(JobKeyspace(jobID: job).sent)).int == 900)
+            #expect(try await client.send("BITCOUNT", .string(SentRangeKeyspace(jobID: job, range: 0).sent)).int == 900)
         }
     }
 
-    @Test func binaryMarkersTakeLessMemoryThanHex() async throws {
+    @Test func aMillionPositionsTakeAboutABitEachSpreadOverSlots() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
-            let count = 100_000
-            let tokens = (0..<count).map { bigToken($0) }
-            for start in stride(from: 0, to: count, by: 1_000) {
+            let count = 1_000_000
+            for start in stride(from: 0, to: count, by: 10_000) {
                 try await store.recordOutcomes(
                     jobID: job,
-                    tokens[start..<start + 1_000].map { DeliveryOutcomeRecord(token: $0, counter: .accepted, countsAsSent: true) }
+                    (start..<start + 10_000).map { DeliveryOutcomeRecord(position: UInt32($0), counter: .accepted, countsAsSent: true) }
                 )
             }
-            let hexKey = "pf:{job:\(job)}:hex-comparison"
-            for start in stride(from: 0, to: count, by: 1_000) {
-                _ = try await client.send(["SADD", .string(hexKey)] + tokens[start..<start + 1_000].map { .string($0.hex) })
+            let ranges = (0...(count - 1) / SentRangeKeyspace.positions).map { SentRangeKeyspace(jobID: job, range: $0) }
+            var bytes = 0
+            var slots = Set<RedisHashSlot>()
+            for range in ranges {
+                let size = try await client.memoryUsage(range.sent)
+                // 8 KiB of bits; Redis grows a string to twice what SETBIT needs.
+                #expect(size < 2 * 8_192 + 256, "no key holds more than a range's bitmap")
+                bytes += size + (try await client.memoryUsage(range.stats))
+                slots.insert(RedisHashSlot(key: range.sent))
             }
-            let binary = try await client.memoryUsage(JobKeyspace(jobID: job).sent)
-            let hex = try await client.memoryUsage(hexKey)
-            #expect(binary < hex)
-            // About 88 bytes per marker with jemalloc on 64-bit Redis 7 (see schemas/redis.md).
-            #expect(binary / count < 100)
+            #expect(ranges.count == 16)
+            #expect(slots.count == ranges.count, "each range in its own slot")
+            // A bit per position, plus each range's counters: well under 4 bytes per token.
+            #expect(Double(bytes) / Double(count) < 0.5)
             #expect(try await store.statistics(jobID: job) == ["accepted": count, "sent": count])
         }
     }
@@ -198,8 +208,8 @@ struct JobStoreTests {
             #expect(await registryError { try await store.recordChunk(jobID: job, chunkID: "c", tokenCount: -1) }?.field == "tokenCount")
             #expect(await registryError { try await store.increment(jobID: job, [.failed(reason: "bell\u{7}"): 1]) }?.field == "counters")
             let outcomes = [
-                DeliveryOutcomeRecord(token: token(1), counter: .accepted, countsAsSent: true),
-                DeliveryOutcomeRecord(token: token(2), counter: .failed(reason: "bell\u{7}"), countsAsSent: true),
+                DeliveryOutcomeRecord(position: UInt32(1), counter: .accepted, countsAsSent: true),
+                DeliveryOutcomeRecord(position: UInt32(2), counter: .failed(reason: "bell\u{7}"), countsAsSent: true),
             ]
             #expect(await registryError { try await store.recordOutcomes(jobID: job, outcomes) }?.field == "outcomes[1].counter")
             #expect(await registryError { try await store.saveSpec(jobID: "", json: []) }?.code == DeviceRegistryError.Code.invalidArgument)

@@ -70,9 +70,38 @@ extension RedisCommands {
 }
 
 extension DeviceRegistry {
-    /// The keys of `token`'s shard.
-    func keys(_ token: DeviceToken, app: String) -> ShardKeyspace {
-        ShardKeyspace(app: app, shard: shard(of: token, app: app))
+    /// Every device of `environment` matching `filter` with its id, read the way a broadcast
+    /// reads them: every shard task of the app's layout, `count` devices a page. Records an
+    /// issue when a token comes twice.
+    func audience(
+        app: String, environment: APNsEnvironment, filter: ScanFilter = .devices, count: Int = 50,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [DeviceToken: UInt32] {
+        var found: [DeviceToken: UInt32] = [:]
+        let tasks = try await layout(app: app).taskCount
+        for shard in 0..<tasks {
+            var cursor: UInt64 = 0
+            repeat {
+                let page = try await scanShard(
+                    app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, cursor: cursor, count: count)
+                for (token, id) in zip(page.tokens, page.ids) where found.updateValue(id, forKey: token) != nil {
+                    Issue.record("\(token.hex) scanned twice", sourceLocation: sourceLocation)
+                }
+                cursor = page.cursor
+            } while cursor != 0
+        }
+        return found
+    }
+
+    /// The tokens of ``audience(app:environment:filter:count:sourceLocation:)``.
+    func audienceTokens(app: String, environment: APNsEnvironment, filter: ScanFilter = .devices) async throws -> Set<DeviceToken> {
+        Set(try await audience(app: app, environment: environment, filter: filter).keys)
+    }
+
+    /// The packed record of `token` as stored in its home shard's bucket, or `nil`.
+    func storedRecord(_ token: DeviceToken, app: String, client: any RedisCommands) async throws -> [UInt8]? {
+        let keys = ShardKeyspace(app: app, shard: try await layout(app: app).home(of: token))
+        return try await client.send("HGET", .string(keys.bucket(of: token)), .bytes(token.markerBytes)).bytes
     }
 
     /// The token an openid maps to, ignoring the generation.

@@ -51,6 +51,9 @@ def test_every_example_is_checked():
     "example,schema,breakage",
     [
         ("push.deliveries.json", "push-delivery.schema.json", lambda m: m.pop("chunk")),
+        ("push.deliveries.json", "push-delivery.schema.json", lambda m: m.pop("positions")),
+        ("push.deliveries.json", "push-delivery.schema.json", lambda m: m.update(positions=[-1, 2])),
+        ("push.deliveries.json", "push-delivery.schema.json", lambda m: m.update(positions=[2**32, 2])),
         ("push.deliveries.json", "push-delivery.schema.json", lambda m: m.update(audience={"broadcast": True})),
         ("push.deliveries.json", "push-delivery.schema.json", lambda m: m["audience"].update(tokens=["ab"] * 1001)),
         ("push.deliveries.json", "push-delivery.schema.json", lambda m: m["headers"].update(priority=7)),

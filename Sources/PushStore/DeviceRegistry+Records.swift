@@ -1,0 +1,449 @@
+import APNsCore
+import Redis
+import Synchronization
+
+/// How every device is read and changed. A read finds each token in its home shard, or while a
+/// reshard runs first in its previous home (``RegistryLayout/previousHome(of:)``), shards
+/// answering with their layout epoch (a stale layout is read again). A change reads the
+/// records, lets a rule compute each device's new record from its current one (a pure
+/// function of the caller's), and ``RegistryScripts/applyPatches`` writes them shard by shard,
+/// each only over the record it was computed from; a device changed meanwhile, moved by a
+/// reshard or fenced for a moment is read and computed again.
+extension DeviceRegistry {
+    /// What a rule does to one device.
+    enum RecordChange: Sendable {
+        /// Leave it as it is.
+        case keep
+        /// Write this record; `newDevice` hands it an id, `newBinding` its openid binding a
+        /// generation (both are written by the script).
+        case write(PackedDevice, newDevice: Bool = false, newBinding: Bool = false)
+        /// Remove the device.
+        case delete
+    }
+
+    /// What became of one device.
+    struct RecordUpdate: Sendable {
+        /// The record the change was computed from (`nil`: no device).
+        var old: PackedDevice?
+        /// The record now (with its id and generation when they were handed out).
+        var new: PackedDevice?
+        /// Whether anything was written.
+        var changed: Bool
+    }
+
+    /// Where a token's record was found.
+    struct Located: Sendable {
+        /// Its bytes; `nil` when the token is not registered.
+        var bytes: [UInt8]?
+        /// The shard holding it (the token's home when it is not registered).
+        var shard: Int
+        /// Whether that is the token's previous home (a reshard has not moved it yet).
+        var atPreviousHome: Bool
+    }
+
+    /// The decoded records of `tokens`, `nil` for a token that is not registered.
+    func records(app: String, tokens: [DeviceToken]) async throws -> [PackedDevice?] {
+        try await withLayout(app: app) { layout in
+            try await locate(app: app, tokens: tokens, layout: layout).map { try $0.bytes.map(Self.decode) }
+        }
+    }
+
+    /// Finds `tokens` (see the type's notes): previous homes first, then homes, each a
+    /// pipeline of one script call per shard and 500 tokens.
+    ///
+    /// - Throws: ``StaleLayout`` when a shard belongs to another epoch than `layout`'s.
+    func locate(app: String, tokens: [DeviceToken], layout: RegistryLayout) async throws -> [Located] {
+        var found = tokens.map { Located(bytes: nil, shard: layout.home(of: $0), atPreviousHome: false) }
+        if layout.migratingFrom != nil {
+            let moving = tokens.indices.compactMap { index in layout.previousHome(of: tokens[index]).map { (index, $0) } }
+            let records = try await read(app: app, tokens: tokens, at: moving, layout: layout)
+            for ((index, shard), bytes) in zip(moving, records) where bytes != nil {
+                found[index] = Located(bytes: bytes, shard: shard, atPreviousHome: true)
+            }
+        }
+        let rest = tokens.indices.filter { !found[$0].atPreviousHome }.map { ($0, found[$0].shard) }
+        for ((index, _), bytes) in zip(rest, try await read(app: app, tokens: tokens, at: rest, layout: layout)) {
+            found[index].bytes = bytes
+        }
+        return found
+    }
+
+    /// Reads the records of `tokens[index]` in `shard`, for each (index, shard) of `places`.
+    private func read(app: String, tokens: [DeviceToken], at places: [(Int, Int)], layout: RegistryLayout) async throws -> [[UInt8]?] {
+        guard !places.isEmpty else { return [] }
+        var byShard: [Int: [Int]] = [:]
+        for (position, place) in places.enumerated() {
+            byShard[place.1, default: []].append(position)
+        }
+        var calls: [RedisScriptCall] = []
+        var callPositions: [[Int]] = []
+        for (shard, positions) in byShard.sorted(by: { $0.key < $1.key }) {
+            let keys = ShardKeyspace(app: app, shard: shard)
+            for start in stride(from: 0, to: positions.count, by: Self.patchesPerCall) {
+                let slice = Array(positions[start..<min(start + Self.patchesPerCall, positions.count)])
+                var bucketKeys = BucketKeys(keys)
+                var arguments: [RedisArgument] = []
+                arguments.reserveCapacity(2 * slice.count)
+                for position in slice {
+                    let token = tokens[places[position].0]
+                    arguments.append(.integer(bucketKeys.index(of: ShardKeyspace.bucketIndex(of: token))))
+                    arguments.append(.bytes(token.markerBytes))
+                }
+                calls.append(RedisScriptCall(RegistryScripts.readRecords, keys: bucketKeys.keys, arguments: arguments))
+                callPositions.append(slice)
+            }
+        }
+        var records = [[UInt8]?](repeating: nil, count: places.count)
+        for (slice, reply) in zip(callPositions, try await run(calls)) {
+            guard let values = reply.array, values.count == slice.count + 1, let epoch = values[0].int else {
+                throw Self.unexpected(reply, from: "the read-records script")
+            }
+            guard epoch == layout.epoch else { throw StaleLayout() }
+            for (position, value) in zip(slice, values.dropFirst()) where !value.isNull {
+                guard let bytes = value.bytes else { throw Self.unexpected(reply, from: "the read-records script") }
+                records[position] = bytes
+            }
+        }
+        return records
+    }
+
+    /// Applies `rule` to each of `tokens` (index, token, current record) and writes the
+    /// results, computing again the devices that changed meanwhile.
+    ///
+    /// - Parameter assumeAbsent: write as if no token were registered yet, without reading them
+    ///   first (a bulk import of new devices: one round trip); a token that is registered is
+    ///   read and computed again. Ignored while a reshard runs.
+    /// - Throws: what `rule` throws; `busy` when devices stayed fenced or the layout kept
+    ///   changing; `unexpectedReply` for a record that cannot be read; `RedisClientError`.
+    func update(
+        app: String, tokens: [DeviceToken], assumeAbsent: Bool = false, _ rule: (Int, DeviceToken, PackedDevice?) throws -> RecordChange
+    ) async throws -> [RecordUpdate] {
+        guard !tokens.isEmpty else { return [] }
+        var layout = try await writableLayout(app: app)
+        var outcomes = [RecordUpdate?](repeating: nil, count: tokens.count)
+        var pending = Array(tokens.indices)
+        var current: [Int: Located] = [:]
+        if assumeAbsent && layout.migratingFrom == nil {
+            for index in pending {
+                current[index] = Located(bytes: nil, shard: layout.home(of: tokens[index]), atPreviousHome: false)
+            }
+        }
+        var waits = 0
+        for _ in 0..<Self.updateAttempts {
+            let missing = pending.filter { current[$0] == nil }
+            if !missing.isEmpty {
+                do {
+                    let located = try await locate(app: app, tokens: missing.map { tokens[$0] }, layout: layout)
+                    for (index, place) in zip(missing, located) {
+                        current[index] = place
+                    }
+                } catch is StaleLayout {
+                    current = [:]
+                    layout = try await nextLayout(app: app, after: layout, waits: &waits)
+                    continue
+                }
+            }
+            var patches: [Int: [Patch]] = [:]
+            for index in pending {
+                let place = current[index]!
+                let old = try place.bytes.map(Self.decode)
+                let change = try rule(index, tokens[index], old)
+                if case .keep = change {
+                    outcomes[index] = RecordUpdate(old: old, new: old, changed: false)
+                    continue
+                }
+                var shard = place.shard
+                var intent = place.atPreviousHome
+                if old == nil {
+                    // A new device always goes to its home, never to a shard it would move out of.
+                    shard = layout.home(of: tokens[index])
+                    intent = false
+                }
+                patches[shard, default: []].append(Patch(index: index, token: tokens[index], expected: place.bytes, change: change, old: old, atPreviousHome: intent))
+            }
+            var calls: [RedisScriptCall] = []
+            var callPatches: [(shard: Int, patches: [Patch])] = []
+            for (shard, shardPatches) in patches.sorted(by: { $0.key < $1.key }) {
+                for start in stride(from: 0, to: shardPatches.count, by: Self.patchesPerCall) {
+                    let slice = Array(shardPatches[start..<min(start + Self.patchesPerCall, shardPatches.count)])
+                    calls.append(patchCall(app: app, shard: shard, layout: layout, slice))
+                    callPatches.append((shard, slice))
+                }
+            }
+            pending = []
+            current = [:]
+            var stale = false
+            var fenced = false
+            for ((shard, slice), reply) in zip(callPatches, try await run(calls)) {
+                switch try Self.patchResults(reply, count: slice.count) {
+                case .staleLayout:
+                    stale = true
+                    pending += slice.map(\.index)
+                case .results(let results):
+                    for (patch, result) in zip(slice, results) {
+                        switch result {
+                        case .applied(let id, let generation):
+                            var new: PackedDevice?
+                            if case .write(var record, let newDevice, let newBinding) = patch.change {
+                                if newDevice { record.id = id }
+                                if newBinding { record.generation = generation }
+                                new = record
+                            }
+                            outcomes[patch.index] = RecordUpdate(old: patch.old, new: new, changed: true)
+                        case .changed(let bytes):
+                            pending.append(patch.index)
+                            if let bytes {
+                                // Still where the patch went, changed: compute again from what it is now.
+                                current[patch.index] = Located(bytes: bytes, shard: shard, atPreviousHome: patch.atPreviousHome)
+                            }
+                        case .fenced:
+                            fenced = true
+                            pending.append(patch.index)
+                        case .moved:
+                            pending.append(patch.index)
+                        }
+                    }
+                }
+            }
+            if pending.isEmpty {
+                return outcomes.map { $0! }
+            }
+            if stale {
+                current = [:]
+                layout = try await nextLayout(app: app, after: layout, waits: &waits)
+            } else if fenced {
+                try await Task.sleep(for: Self.layoutWait(waits))
+                waits += 1
+            }
+        }
+        throw DeviceRegistryError(
+            .busy, field: nil, message: "\(pending.count) device(s) of app \(app) kept changing or stayed fenced by a reshard; try again")
+    }
+
+    /// The layout after `layout` was found stale: read again, after a short wait when it has
+    /// not changed yet.
+    private func nextLayout(app: String, after layout: RegistryLayout, waits: inout Int) async throws -> RegistryLayout {
+        let fresh = try await refreshLayout(app: app)
+        if fresh == layout {
+            try await Task.sleep(for: Self.layoutWait(waits))
+            waits += 1
+        }
+        return fresh
+    }
+
+    /// Rounds of reading and writing an ``update(app:tokens:assumeAbsent:_:)`` makes at most.
+    static let updateAttempts = 32
+
+    /// Patches per script call (a call holds its shard for its whole run).
+    static let patchesPerCall = 500
+
+    /// One device's change, as sent to ``RegistryScripts/applyPatches``.
+    struct Patch: Sendable {
+        var index: Int
+        var token: DeviceToken
+        /// The record it was computed from, as stored.
+        var expected: [UInt8]?
+        var change: RecordChange
+        var old: PackedDevice?
+        /// Whether it goes to the device's previous home (a reshard has not moved it yet).
+        var atPreviousHome: Bool
+    }
+
+    /// What ``RegistryScripts/applyPatches`` answered for one patch.
+    enum PatchResult: Equatable, Sendable {
+        case applied(id: UInt32, generation: UInt32)
+        /// The record is no longer the one expected: it is this now (`nil`: gone from there).
+        case changed([UInt8]?)
+        /// A reshard is moving its bucket.
+        case fenced
+        /// Its bucket moved to the device's new home.
+        case moved
+    }
+
+    /// What one ``RegistryScripts/applyPatches`` call answered.
+    enum PatchReply: Sendable {
+        case staleLayout
+        case results([PatchResult])
+    }
+
+    static func patchResults(_ reply: RedisReply, count: Int) throws -> PatchReply {
+        guard let parts = reply.array, let status = parts.first?.int else { throw unexpected(reply, from: "the apply-patches script") }
+        if status == -1 { return .staleLayout }
+        guard status == 1, parts.count == 2, let results = parts[1].array, results.count == count else {
+            throw unexpected(reply, from: "the apply-patches script")
+        }
+        return .results(
+            try results.map { result in
+                guard let fields = result.array, let code = fields.first?.int else { throw unexpected(result, from: "the apply-patches script") }
+                switch (code, fields.count) {
+                case (1, 3):
+                    guard let id = fields[1].int, let generation = fields[2].int, let id32 = UInt32(exactly: id), let generation32 = UInt32(exactly: generation)
+                    else { throw unexpected(result, from: "the apply-patches script") }
+                    return .applied(id: id32, generation: generation32)
+                case (0, 2):
+                    guard let bytes = fields[1].bytes else { throw unexpected(result, from: "the apply-patches script") }
+                    return .changed(bytes.isEmpty ? nil : bytes)
+                case (2, 1): return .fenced
+                case (3, 1): return .moved
+                default: throw unexpected(result, from: "the apply-patches script")
+                }
+            })
+    }
+
+    /// The script call writing `patches` to `shard`; `lowestGeneration` raises the shard's
+    /// generation sequence first (a reshard moving bindings in).
+    func patchCall(app: String, shard: Int, layout: RegistryLayout, _ patches: [Patch], lowestGeneration: UInt32 = 0) -> RedisScriptCall {
+        var bucketKeys = BucketKeys(ShardKeyspace(app: app, shard: shard), tagCounts: true)
+        var arguments: [RedisArgument] = [
+            .integer(layout.shards), .integer(shard), .integer(Int(layout.idBase)), .integer(layout.epoch), .integer(Int(lowestGeneration)),
+            .integer(Self.fenceMilliseconds),
+        ]
+        arguments.reserveCapacity(arguments.count + 12 * patches.count)
+        for patch in patches {
+            let bucket = ShardKeyspace.bucketIndex(of: patch.token)
+            var new: PackedDevice?
+            var flags = 0
+            var generationOffset = 0
+            switch patch.change {
+            case .keep, .delete:
+                break
+            case .write(let record, let newDevice, let newBinding):
+                new = record
+                if newDevice { flags |= 1 }
+                if newBinding, let offset = record.generationOffset {
+                    flags |= 2
+                    generationOffset = offset
+                }
+            }
+            let changes = Self.countChanges(from: patch.old, to: new)
+            arguments += [
+                .integer(bucketKeys.index(of: bucket)), .integer(bucket), patch.atPreviousHome ? "1" : "0", .bytes(patch.token.markerBytes),
+                .bytes(patch.expected ?? []), .bytes(new?.bytes ?? []), .integer(flags), .integer(generationOffset), .integer(changes.count),
+            ]
+            for (target, change) in changes {
+                arguments.append(.string(target))
+                arguments.append(.integer(change))
+            }
+        }
+        return RedisScriptCall(RegistryScripts.applyPatches, keys: bucketKeys.keys, arguments: arguments)
+    }
+
+    /// How a shard's counters change when a device's record goes from `old` to `new`: its
+    /// environment's count (or its suspect count), and its tags' counts.
+    static func countChanges(from old: PackedDevice?, to new: PackedDevice?) -> [(String, Int)] {
+        var changes: [String: Int] = [:]
+        func count(_ device: PackedDevice?, _ sign: Int) {
+            guard let device else { return }
+            let field = device.suspicion == nil ? device.environment.rawValue : "suspect:\(device.environment.rawValue)"
+            changes["n:\(field)", default: 0] += sign
+            for tag in device.tags {
+                changes["t:\(tag)", default: 0] += sign
+            }
+        }
+        count(old, -1)
+        count(new, 1)
+        return changes.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> PackedDevice {
+        guard let record = PackedDevice(bytes: bytes) else {
+            throw DeviceRegistryError(.unexpectedReply, field: nil, message: "a device record of \(bytes.count) bytes that is not version \(PackedDevice.version)")
+        }
+        return record
+    }
+
+    // MARK: - Tag dictionary
+
+    /// The most distinct tags an app may have (tag ids are 16 bits).
+    static let maxTagIDs = 65_535
+
+    /// The ids of `names` in the app's dictionary, handing new names the next ids.
+    ///
+    /// - Throws: ``DeviceRegistryError`` (`invalidTag`, field `field`) when the dictionary is
+    ///   full; `RedisClientError`.
+    func ensureTagIDs(app: String, _ names: [String], field: String = "tags") async throws -> [String: UInt16] {
+        var ids = tagDictionary.withLock { $0.ids(app: app, names) }
+        let missing = Array(Set(names).subtracting(ids.keys)).sorted()
+        guard !missing.isEmpty else { return ids }
+        let keys = AppKeyspace(app: app)
+        let reply = try await run([
+            RedisScriptCall(
+                RegistryScripts.ensureTagIDs, keys: [.string(keys.tagIDs), .string(keys.tagNames), .string(keys.tagSequence)],
+                arguments: [.integer(Self.maxTagIDs)] + missing.map { .string($0) })
+        ])[0]
+        guard let values = reply.array, values.count == missing.count else {
+            throw Self.unexpected(reply, from: "the ensure-tag-ids script")
+        }
+        for (name, value) in zip(missing, values) {
+            guard let id = value.int else { throw Self.unexpected(reply, from: "the ensure-tag-ids script") }
+            guard id > 0 else {
+                throw DeviceRegistryError(
+                    .invalidTag, field: field, message: "app \(app) has \(Self.maxTagIDs) distinct tags already; '\(name)' would be one more")
+            }
+            ids[name] = UInt16(id)
+        }
+        tagDictionary.withLock { $0.remember(app: app, ids) }
+        return ids
+    }
+
+    /// The ids of the `names` the app's dictionary knows (unknown names are left out).
+    func knownTagIDs(app: String, _ names: [String]) async throws -> [String: UInt16] {
+        var ids = tagDictionary.withLock { $0.ids(app: app, names) }
+        let missing = Array(Set(names).subtracting(ids.keys)).sorted()
+        guard !missing.isEmpty else { return ids }
+        let reply = try await client.send(["HMGET", .string(AppKeyspace(app: app).tagIDs)] + missing.map { .string($0) })
+        guard let values = reply.array, values.count == missing.count else { throw Self.unexpected(reply, from: "HMGET of tag ids") }
+        var found: [String: UInt16] = [:]
+        for (name, value) in zip(missing, values) {
+            if let text = value.string, let id = UInt16(text) { found[name] = id }
+        }
+        tagDictionary.withLock { $0.remember(app: app, found) }
+        ids.merge(found) { $1 }
+        return ids
+    }
+
+    /// The names of tag ids.
+    func tagNames(app: String, _ ids: some Sequence<UInt16>) async throws -> [UInt16: String] {
+        let wanted = Array(Set(ids)).sorted()
+        var names = tagDictionary.withLock { $0.names(app: app, wanted) }
+        let missing = wanted.filter { names[$0] == nil }
+        guard !missing.isEmpty else { return names }
+        let reply = try await client.send(["HMGET", .string(AppKeyspace(app: app).tagNames)] + missing.map { .integer(Int($0)) })
+        guard let values = reply.array, values.count == missing.count else { throw Self.unexpected(reply, from: "HMGET of tag names") }
+        var found: [String: UInt16] = [:]
+        for (id, value) in zip(missing, values) {
+            guard let name = value.string else { throw Self.unexpected(reply, from: "HMGET of tag names: no name for tag \(id)") }
+            names[id] = name
+            found[name] = id
+        }
+        tagDictionary.withLock { $0.remember(app: app, found) }
+        return names
+    }
+}
+
+/// Tag names and ids this process has seen, per app: an id never changes once handed out.
+struct TagDictionaryCache: Sendable {
+    private var idsByName: [String: [String: UInt16]] = [:]
+    private var namesByID: [String: [UInt16: String]] = [:]
+
+    func ids(app: String, _ names: [String]) -> [String: UInt16] {
+        guard let known = idsByName[app] else { return [:] }
+        var ids: [String: UInt16] = [:]
+        for name in names { if let id = known[name] { ids[name] = id } }
+        return ids
+    }
+
+    func names(app: String, _ ids: [UInt16]) -> [UInt16: String] {
+        guard let known = namesByID[app] else { return [:] }
+        var names: [UInt16: String] = [:]
+        for id in ids { if let name = known[id] { names[id] = name } }
+        return names
+    }
+
+    mutating func remember(app: String, _ ids: [String: UInt16]) {
+        for (name, id) in ids {
+            idsByName[app, default: [:]][name] = id
+            namesByID[app, default: [:]][id] = name
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import APNsCore
+
+/// How an app's devices are spread over shards now: the app's layout (`pf:{<app>}:layout`,
+/// `schemas/redis.md`). Pure: where a token lives, which shards a broadcast's shard task reads,
+/// how a reshard may grow the count.
+///
+/// A token's home is `fnv1a32(token hex) mod shards`. A reshard raises the count to a multiple
+/// of itself, so each shard splits into children (shard `s` of `M` into `s`, `s + M`,
+/// `s + 2M`, … of `N`) and a device either stays or moves to one of its shard's children. While
+/// it runs (``migratingFrom`` set) a device may still be in its previous home; new devices go to
+/// their new home. Every change of layout starts a new ``epoch``; the shards carry the epoch
+/// they belong to, and a script refuses a caller whose layout is older (see ``DeviceRegistry``).
+public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
+    /// The shard count devices are placed by (the target of a running reshard).
+    public var shards: Int
+    /// Raised by every reshard.
+    public var epoch: Int
+    /// Device ids handed out in this epoch are `idBase + (sequence - 1) × shards + shard`, so
+    /// they never repeat one of an earlier epoch.
+    public var idBase: UInt32
+    /// The shard count before the running reshard; `nil` when none runs.
+    public var migratingFrom: Int?
+
+    /// The most shards an app may have.
+    public static let maxShards = 1_024
+
+    public init(shards: Int, epoch: Int = 0, idBase: UInt32 = 0, migratingFrom: Int? = nil) {
+        self.shards = shards
+        self.epoch = epoch
+        self.idBase = idBase
+        self.migratingFrom = migratingFrom
+    }
+
+    public var description: String {
+        if let migratingFrom {
+            return "\(migratingFrom) → \(shards) shards (resharding, epoch \(epoch))"
+        }
+        return "\(shards) shards (epoch \(epoch))"
+    }
+
+    /// The shard `token` belongs in.
+    public func home(of token: DeviceToken) -> Int {
+        Self.shard(of: token, among: shards)
+    }
+
+    /// While a reshard runs, the shard `token` may still be in when it moves; `nil` when it
+    /// stays where it is or no reshard runs.
+    public func previousHome(of token: DeviceToken) -> Int? {
+        guard let migratingFrom else { return nil }
+        let previous = Self.shard(of: token, among: migratingFrom)
+        return previous == home(of: token) ? nil : previous
+    }
+
+    /// How many shard tasks a broadcast or tag job fans out to now: the shard count before a
+    /// running reshard (each task then reads its shard and that shard's children).
+    public var taskCount: Int { migratingFrom ?? shards }
+
+    /// The shards shard task `task` of `taskCount` reads: every shard `u` with
+    /// `u ≡ task (mod taskCount)`. `first` are the shards devices may move out of (all of them
+    /// when no reshard runs); `then` the shards they move into, read after `first` so that a
+    /// device moving meanwhile is seen in one or the other.
+    ///
+    /// - Throws: ``DeviceRegistryError`` (`invalidArgument`, field `shard`) when `taskCount`
+    ///   is not a count the layout grew through, or `task` is not below it.
+    public func shardsOfTask(_ task: Int, of taskCount: Int) throws(DeviceRegistryError) -> (first: [Int], then: [Int]) {
+        let settled = migratingFrom ?? shards
+        guard taskCount > 0, settled % taskCount == 0 else {
+            throw DeviceRegistryError(.invalidArgument, field: "shard", message: "a task of \(taskCount) shards does not fit the layout of \(self)")
+        }
+        guard (0..<taskCount).contains(task) else {
+            throw DeviceRegistryError(.invalidArgument, field: "shard", message: "must be in 0..<\(taskCount), is \(task)")
+        }
+        let all = Array(stride(from: task, to: shards, by: taskCount))
+        return (all.filter { $0 < settled }, all.filter { $0 >= settled })
+    }
+
+    /// Whether a reshard may raise `current` to `target`: a multiple of it (at least twice),
+    /// up to ``maxShards``.
+    ///
+    /// - Throws: ``DeviceRegistryError`` (`invalidArgument`, field `shards`) saying why not.
+    public static func checkGrowth(from current: Int, to target: Int) throws(DeviceRegistryError) {
+        guard target <= maxShards else {
+            throw DeviceRegistryError(.invalidArgument, field: "shards", message: "must be at most \(maxShards), is \(target)")
+        }
+        guard target > current, target % current == 0 else {
+            throw DeviceRegistryError(
+                .invalidArgument, field: "shards",
+                message: "must be a multiple of the current \(current) shards (\(current * 2), \(current * 4), …), is \(target)")
+        }
+    }
+
+    /// The id base of the epoch after this one: above every id this epoch handed out, given the
+    /// highest sequence of its shards.
+    func nextIDBase(highestSequence: Int) throws(DeviceRegistryError) -> UInt32 {
+        let next = Int(idBase) + highestSequence * shards
+        guard next + Self.maxShards * 1_024 < Int(UInt32.max) else {
+            throw DeviceRegistryError(.invalidArgument, field: "shards", message: "the app's device ids are exhausted (\(next))")
+        }
+        return UInt32(next)
+    }
+
+    static func shard(of token: DeviceToken, among count: Int) -> Int {
+        Int(DeviceRegistryConfiguration.fnv1a32(token.hex.utf8) % UInt32(count))
+    }
+
+    /// The layout stored in `fields` (`shards`, `epoch`, `base`, `from`); `nil` when a field is
+    /// missing or not a number.
+    init?(fields: [String: String]) {
+        guard let shards = fields["shards"].flatMap(Int.init), shards > 0 else { return nil }
+        let epoch = fields["epoch"].map(Int.init) ?? 0
+        let base = fields["base"].map { UInt32($0) } ?? 0
+        guard let epoch, let base else { return nil }
+        var from: Int?
+        if let text = fields["from"] {
+            guard let value = Int(text), value > 0 else { return nil }
+            from = value
+        }
+        self.init(shards: shards, epoch: epoch, idBase: base, migratingFrom: from)
+    }
+}
