@@ -63,6 +63,33 @@ struct CLITests {
         }
     }
 
+    @Test("registry reshard raises the shard count; registry layout shows it; bad counts are refused")
+    func registryReshard() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<5_000).map(PipelineStack.token)
+            try await stack.register(tokens)
+            let shards = try await stack.registry.layout(app: Self.app).shards
+            let config = ["--app", Self.app, "--config", stack.configurationPath]
+
+            let refused = try await CLIProcess.run(["registry", "reshard"] + config + ["--shards", String(shards + 1)])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("shards"), "\(refused.standardError)")
+
+            let run = try await CLIProcess.run(["registry", "reshard"] + config + ["--shards", String(shards * 2), "--json"])
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(run.standardOutput.contains(#""shards":\#(shards * 2)"#), "\(run.standardOutput)")
+            #expect(run.standardOutput.contains(#""from":\#(shards)"#))
+            let layout = try await CLIProcess.run(["registry", "layout"] + config)
+            #expect(layout.status == 0)
+            #expect(layout.standardOutput.contains("\(shards * 2) shards (epoch 1)"), "\(layout.standardOutput)")
+            #expect(layout.standardOutput.contains("5,000 devices"), "\(layout.standardOutput)")
+            #expect(try await stack.registry.refreshLayout(app: Self.app).shards == shards * 2)
+            for token in tokens.prefix(200) {
+                #expect(try await stack.registry.device(app: Self.app, token: token) != nil)
+            }
+        }
+    }
+
     @Test("campaign --follow ends with the campaign's totals")
     func campaignFollowShowsTheTotals() async throws {
         let tokens = (0..<1_000).map(PipelineStack.token)
