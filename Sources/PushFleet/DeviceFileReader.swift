@@ -14,7 +14,9 @@ struct DeviceFileReader {
     let format: Format
     let defaultEnvironment: APNsEnvironment?
     private let handle: FileHandle
+    /// Bytes read and not yet returned as lines start at `pendingStart`.
     private var pending: [UInt8] = []
+    private var pendingStart = 0
     private var atEnd = false
     private(set) var lineNumber = 0
     private(set) var bytesRead = 0
@@ -38,7 +40,7 @@ struct DeviceFileReader {
         var rejected: [DeviceFileError] = []
         while devices.count < limit, let line = try nextLine() {
             lineNumber += 1
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(decoding: Self.trimmed(line), as: UTF8.self)
             if text.isEmpty || text.hasPrefix("#") { continue }
             if format == .csv && lineNumber == 1 && text.lowercased().hasPrefix("token,") { continue }
             do {
@@ -47,21 +49,21 @@ struct DeviceFileReader {
                 rejected.append(error)
             }
         }
-        if devices.isEmpty && rejected.isEmpty && atEnd && pending.isEmpty { return nil }
+        if devices.isEmpty && rejected.isEmpty && atEnd && pendingStart == pending.count { return nil }
         return (devices, rejected)
     }
 
-    private mutating func nextLine() throws -> [UInt8]? {
+    private mutating func nextLine() throws -> ArraySlice<UInt8>? {
         while true {
-            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(pending[..<newline])
-                pending.removeSubrange(...newline)
+            if let newline = pending[pendingStart...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = pending[pendingStart..<newline]
+                pendingStart = newline + 1
                 return line
             }
             if atEnd {
-                guard !pending.isEmpty else { return nil }
-                defer { pending = [] }
-                return pending
+                guard pendingStart < pending.count else { return nil }
+                defer { pendingStart = pending.count }
+                return pending[pendingStart...]
             }
             let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
             if chunk.isEmpty {
@@ -69,9 +71,21 @@ struct DeviceFileReader {
                 try? handle.close()
             } else {
                 bytesRead += chunk.count
+                // Drop the lines returned before, once, instead of after every line.
+                pending.removeSubrange(..<pendingStart)
+                pendingStart = 0
                 pending.append(contentsOf: chunk)
             }
         }
+    }
+
+    /// `line` without ASCII whitespace (spaces, tabs, CR, LF) at either end.
+    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        guard let first = line.firstIndex(where: { !isSpace($0) }), let last = line.lastIndex(where: { !isSpace($0) }) else {
+            return []
+        }
+        return line[first...last]
     }
 
     private func parse(_ text: String) throws -> DeviceRegistration {
@@ -81,7 +95,9 @@ struct DeviceFileReader {
         var tags: [String] = []
         switch format {
         case .csv:
-            let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let fields = text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
+                String(decoding: Self.trimmed(ArraySlice($0)), as: UTF8.self)
+            }
             guard fields.count <= 4 else { throw fail("expected token,environment,openid,tags") }
             tokenText = fields[0]
             environmentText = fields.count > 1 && !fields[1].isEmpty ? fields[1] : nil

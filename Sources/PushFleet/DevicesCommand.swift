@@ -18,7 +18,8 @@ struct DevicesCommand: AsyncParsableCommand {
             discussion: """
                 CSV: token,environment,openid,tags (tags separated by '|'; a header line is optional). \
                 JSON lines: {"token": …, "environment": …, "openid": …, "tags": […]}. \
-                Lines that are not valid are reported with their number and skipped. \
+                Lines that are not valid are reported with their number and skipped. Batches are written \
+                concurrently: a token listed twice in the file ends in the state of either line. \
                 Exit status: 0 every line imported, 1 some lines rejected (the rest imported), 64 usage.
                 """)
 
@@ -34,7 +35,10 @@ struct DevicesCommand: AsyncParsableCommand {
         var environment: String?
 
         @Option(help: "Devices per batch.")
-        var batchSize = 5_000
+        var batchSize = 10_000
+
+        @Option(help: "Batches written at once while the next ones are read.")
+        var concurrency = 3
 
         @Argument(help: "The file.")
         var file: String
@@ -49,6 +53,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 defaultEnvironment = value
             }
             guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+            guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
             var reader: DeviceFileReader
             do {
                 reader = try DeviceFileReader(path: file, format: format, defaultEnvironment: defaultEnvironment)
@@ -62,18 +67,30 @@ struct DevicesCommand: AsyncParsableCommand {
                 var bar = ProgressBar(label: "importing", toStandardError: true)
                 var imported = 0
                 var rejected = 0
-                while let (batch, bad) = try reader.nextBatch(limit: batchSize) {
-                    for error in bad {
-                        printError("pushfleet: \(file): \(error)")
+                // Reading and parsing go on while up to `concurrency` batches are written.
+                try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                    var inFlight = 0
+                    while let (batch, bad) = try reader.nextBatch(limit: batchSize) {
+                        for error in bad {
+                            printError("pushfleet: \(file): \(error)")
+                        }
+                        rejected += bad.count
+                        if inFlight == concurrency, let (bound, refused) = try await group.next() {
+                            inFlight -= 1
+                            imported += bound
+                            rejected += refused
+                        }
+                        group.addTask { try await bind(batch, registry: registry) }
+                        inFlight += 1
+                        if !options.json {
+                            bar.update(
+                                done: reader.bytesRead >> 10, total: max(reader.fileSize >> 10, 1),
+                                detail: "KiB · \(ProgressBar.grouped(imported)) devices")
+                        }
                     }
-                    rejected += bad.count
-                    let (bound, refused) = try await bind(batch, registry: registry, firstLine: reader.lineNumber)
-                    imported += bound
-                    rejected += refused
-                    if !options.json {
-                        bar.update(
-                            done: reader.bytesRead >> 10, total: max(reader.fileSize >> 10, 1),
-                            detail: "KiB · \(ProgressBar.grouped(imported)) devices")
+                    for try await (bound, refused) in group {
+                        imported += bound
+                        rejected += refused
                     }
                 }
                 if !options.json { bar.finish() }
@@ -94,7 +111,7 @@ struct DevicesCommand: AsyncParsableCommand {
 
         /// Binds a batch; a device the registry refuses (its openid or a tag) is reported and
         /// left out, and the rest bound.
-        private func bind(_ batch: [DeviceRegistration], registry: DeviceRegistry, firstLine: Int) async throws -> (Int, Int) {
+        private func bind(_ batch: [DeviceRegistration], registry: DeviceRegistry) async throws -> (Int, Int) {
             var devices = batch
             var refused = 0
             while !devices.isEmpty {

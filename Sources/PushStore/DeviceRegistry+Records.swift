@@ -175,7 +175,7 @@ extension DeviceRegistry {
             var stale = false
             var fenced = false
             for ((shard, slice), reply) in zip(callPatches, try await run(calls)) {
-                switch try Self.patchResults(reply, count: slice.count) {
+                switch try Self.patchResults(reply, patches: slice, shard: shard, layout: layout) {
                 case .staleLayout:
                     stale = true
                     pending += slice.map(\.index)
@@ -247,6 +247,14 @@ extension DeviceRegistry {
         var old: PackedDevice?
         /// Whether it goes to the device's previous home (a reshard has not moved it yet).
         var atPreviousHome: Bool
+
+        /// Whether the script hands the device an id, its openid binding a generation (written
+        /// at `generationOffset` of the record).
+        var flags: (newDevice: Bool, newBinding: Bool, generationOffset: Int) {
+            guard case .write(let record, let newDevice, let newBinding) = change else { return (false, false, 0) }
+            guard newBinding, let offset = record.generationOffset else { return (newDevice, false, 0) }
+            return (newDevice, true, offset)
+        }
     }
 
     /// What ``RegistryScripts/applyPatches`` answered for one patch.
@@ -266,83 +274,138 @@ extension DeviceRegistry {
         case results([PatchResult])
     }
 
-    static func patchResults(_ reply: RedisReply, count: Int) throws -> PatchReply {
+    /// The results of ``patchCall(app:shard:layout:_:lowestGeneration:)``'s `patches` on
+    /// `shard`: the ids and generations the applied ones took, in order, as the script hands
+    /// them out.
+    static func patchResults(_ reply: RedisReply, patches: [Patch], shard: Int, layout: RegistryLayout) throws -> PatchReply {
         guard let parts = reply.array, let status = parts.first?.int else { throw unexpected(reply, from: "the apply-patches script") }
         if status == -1 { return .staleLayout }
-        guard status == 1, parts.count == 2, let results = parts[1].array, results.count == count else {
+        guard status == 1, parts.count >= 4, let statuses = parts[1].bytes, statuses.count == patches.count,
+            let firstSequence = parts[2].int, let firstGeneration = parts[3].int
+        else {
             throw unexpected(reply, from: "the apply-patches script")
         }
-        return .results(
-            try results.map { result in
-                guard let fields = result.array, let code = fields.first?.int else { throw unexpected(result, from: "the apply-patches script") }
-                switch (code, fields.count) {
-                case (1, 3):
-                    guard let id = fields[1].int, let generation = fields[2].int, let id32 = UInt32(exactly: id), let generation32 = UInt32(exactly: generation)
-                    else { throw unexpected(result, from: "the apply-patches script") }
-                    return .applied(id: id32, generation: generation32)
-                case (0, 2):
-                    guard let bytes = fields[1].bytes else { throw unexpected(result, from: "the apply-patches script") }
-                    return .changed(bytes.isEmpty ? nil : bytes)
-                case (2, 1): return .fenced
-                case (3, 1): return .moved
-                default: throw unexpected(result, from: "the apply-patches script")
+        var sequence = Int(firstSequence)
+        var generation = Int(firstGeneration)
+        var currents = parts.dropFirst(4).makeIterator()
+        var results: [PatchResult] = []
+        results.reserveCapacity(patches.count)
+        for (patch, status) in zip(patches, statuses) {
+            switch status {
+            case UInt8(ascii: "1"):
+                let flags = patch.flags
+                var id = 0
+                var patchGeneration = 0
+                if flags.newDevice {
+                    sequence += 1
+                    id = Int(layout.idBase) + (sequence - 1) * layout.shards + shard
                 }
-            })
+                if flags.newBinding {
+                    generation += 1
+                    patchGeneration = generation
+                }
+                guard let id32 = UInt32(exactly: id), let generation32 = UInt32(exactly: patchGeneration) else {
+                    throw unexpected(reply, from: "the apply-patches script")
+                }
+                results.append(.applied(id: id32, generation: generation32))
+            case UInt8(ascii: "0"):
+                guard let bytes = currents.next()?.bytes else { throw unexpected(reply, from: "the apply-patches script") }
+                results.append(.changed(bytes.isEmpty ? nil : bytes))
+            case UInt8(ascii: "2"): results.append(.fenced)
+            case UInt8(ascii: "3"): results.append(.moved)
+            default: throw unexpected(reply, from: "the apply-patches script")
+            }
+        }
+        return .results(results)
     }
 
     /// The script call writing `patches` to `shard`; `lowestGeneration` raises the shard's
     /// generation sequence first (a reshard moving bindings in).
     func patchCall(app: String, shard: Int, layout: RegistryLayout, _ patches: [Patch], lowestGeneration: UInt32 = 0) -> RedisScriptCall {
         var bucketKeys = BucketKeys(ShardKeyspace(app: app, shard: shard), tagCounts: true)
-        var arguments: [RedisArgument] = [
-            .integer(layout.shards), .integer(shard), .integer(Int(layout.idBase)), .integer(layout.epoch), .integer(Int(lowestGeneration)),
-            .integer(Self.fenceMilliseconds),
-        ]
-        arguments.reserveCapacity(arguments.count + 12 * patches.count)
+        // The distinct counter changes, listed once: a bulk import's devices share one set.
+        var sets: [[CountChange]: Int] = [:]
+        var setList: [[CountChange]] = []
+        var packed: [UInt8] = []
+        packed.reserveCapacity(patches.count * 64)
         for patch in patches {
-            let bucket = ShardKeyspace.bucketIndex(of: patch.token)
-            var new: PackedDevice?
-            var flags = 0
-            var generationOffset = 0
-            switch patch.change {
-            case .keep, .delete:
-                break
-            case .write(let record, let newDevice, let newBinding):
-                new = record
-                if newDevice { flags |= 1 }
-                if newBinding, let offset = record.generationOffset {
-                    flags |= 2
-                    generationOffset = offset
+            let new: PackedDevice? = if case .write(let record, _, _) = patch.change { record } else { nil }
+            let changes = Self.countChanges(from: patch.old, to: new)
+            var set = 0
+            if !changes.isEmpty {
+                if let known = sets[changes] {
+                    set = known
+                } else {
+                    setList.append(changes)
+                    set = setList.count
+                    sets[changes] = set
                 }
             }
-            let changes = Self.countChanges(from: patch.old, to: new)
-            arguments += [
-                .integer(bucketKeys.index(of: bucket)), .integer(bucket), patch.atPreviousHome ? "1" : "0", .bytes(patch.token.markerBytes),
-                .bytes(patch.expected ?? []), .bytes(new?.bytes ?? []), .integer(flags), .integer(generationOffset), .integer(changes.count),
-            ]
-            for (target, change) in changes {
-                arguments.append(.string(target))
-                arguments.append(.integer(change))
+            let token = patch.token.markerBytes
+            let bucket = ShardKeyspace.bucketIndex(ofBytes: token)
+            let flags = patch.flags
+            let expected = patch.expected ?? []
+            let record = new?.bytes ?? []
+            func append16(_ value: Int) {
+                packed.append(UInt8(truncatingIfNeeded: value))
+                packed.append(UInt8(truncatingIfNeeded: value >> 8))
+            }
+            append16(bucketKeys.index(of: bucket))
+            append16(bucket)
+            packed.append(patch.atPreviousHome ? 1 : 0)
+            packed.append((flags.newDevice ? 1 : 0) | (flags.newBinding ? 2 : 0))
+            append16(flags.generationOffset)
+            append16(set)
+            packed.append(UInt8(token.count))
+            packed += token
+            append16(expected.count)
+            packed += expected
+            append16(record.count)
+            packed += record
+        }
+        var arguments: [RedisArgument] = [
+            .integer(layout.shards), .integer(shard), .integer(Int(layout.idBase)), .integer(layout.epoch), .integer(Int(lowestGeneration)),
+            .integer(Self.fenceMilliseconds), .integer(setList.count),
+        ]
+        for changes in setList {
+            arguments.append(.integer(changes.count))
+            for change in changes {
+                arguments.append(.string(change.target))
+                arguments.append(.integer(change.amount))
             }
         }
+        arguments.append(.bytes(packed))
         return RedisScriptCall(RegistryScripts.applyPatches, keys: bucketKeys.keys, arguments: arguments)
+    }
+
+    /// One change of a shard counter: `n:<field>` of the counts or `t:<tag id>` of the tag counts.
+    struct CountChange: Hashable, Sendable {
+        var target: String
+        var amount: Int
     }
 
     /// How a shard's counters change when a device's record goes from `old` to `new`: its
     /// environment's count (or its suspect count), and its tags' counts.
-    static func countChanges(from old: PackedDevice?, to new: PackedDevice?) -> [(String, Int)] {
-        var changes: [String: Int] = [:]
+    static func countChanges(from old: PackedDevice?, to new: PackedDevice?) -> [CountChange] {
+        var changes: [CountChange] = []
         func count(_ device: PackedDevice?, _ sign: Int) {
             guard let device else { return }
             let field = device.suspicion == nil ? device.environment.rawValue : "suspect:\(device.environment.rawValue)"
-            changes["n:\(field)", default: 0] += sign
+            add("n:" + field, sign)
             for tag in device.tags {
-                changes["t:\(tag)", default: 0] += sign
+                add("t:" + String(tag), sign)
+            }
+        }
+        func add(_ target: String, _ amount: Int) {
+            if let index = changes.firstIndex(where: { $0.target == target }) {
+                changes[index].amount += amount
+            } else {
+                changes.append(CountChange(target: target, amount: amount))
             }
         }
         count(old, -1)
         count(new, 1)
-        return changes.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+        return changes.filter { $0.amount != 0 }.sorted { $0.target < $1.target }
     }
 
     static func decode(_ bytes: [UInt8]) throws -> PackedDevice {

@@ -174,8 +174,8 @@ extension DeviceRegistry {
             var sums: [String: Int] = [:]
             for device in moving {
                 arguments += [.bytes(device.token.markerBytes), .bytes(device.bytes)]
-                for (target, change) in Self.countChanges(from: device.record, to: nil) {
-                    sums[target, default: 0] += change
+                for change in Self.countChanges(from: device.record, to: nil) {
+                    sums[change.target, default: 0] += change.amount
                 }
             }
             for (target, change) in sums.sorted(by: { $0.key < $1.key }) where change != 0 {
@@ -204,7 +204,7 @@ extension DeviceRegistry {
                 byChild[device.child, default: []].append(index)
             }
             var calls: [RedisScriptCall] = []
-            var callIndexes: [[Int]] = []
+            var callPatches: [(shard: Int, patches: [Patch])] = []
             for (child, indexes) in byChild.sorted(by: { $0.key < $1.key }) {
                 var patches: [Patch] = []
                 var lowestGeneration: UInt32 = 0
@@ -218,12 +218,13 @@ extension DeviceRegistry {
                 for start in stride(from: 0, to: patches.count, by: Self.patchesPerCall) {
                     let slice = Array(patches[start..<min(start + Self.patchesPerCall, patches.count)])
                     calls.append(patchCall(app: app, shard: child, layout: layout, slice, lowestGeneration: lowestGeneration))
-                    callIndexes.append(slice.map(\.index))
+                    callPatches.append((child, slice))
                 }
             }
             var next: [(token: DeviceToken, record: PackedDevice?, child: Int, current: [UInt8]?)] = []
-            for (indexes, reply) in zip(callIndexes, try await run(calls)) {
-                guard case .results(let results) = try Self.patchResults(reply, count: indexes.count) else {
+            for ((child, slice), reply) in zip(callPatches, try await run(calls)) {
+                let indexes = slice.map(\.index)
+                guard case .results(let results) = try Self.patchResults(reply, patches: slice, shard: child, layout: layout) else {
                     throw DeviceRegistryError(.busy, field: nil, message: "a new shard of app \(app) left epoch \(layout.epoch) while a reshard moved devices into it")
                 }
                 for (index, result) in zip(indexes, results) {

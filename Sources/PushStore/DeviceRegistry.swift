@@ -104,11 +104,11 @@ public final class DeviceRegistry: Sendable {
             var pending = batches.makeIterator()
             for _ in 0..<configuration.bulkConcurrency {
                 guard let batch = pending.next() else { break }
-                group.addTask { try await self.bindBatch(batch, app: app) }
+                group.addTask { try await self.bindBatch(batch, app: app, assumeAbsent: true) }
             }
             while try await group.next() != nil {
                 if let batch = pending.next() {
-                    group.addTask { try await self.bindBatch(batch, app: app) }
+                    group.addTask { try await self.bindBatch(batch, app: app, assumeAbsent: true) }
                 }
             }
         }
@@ -213,15 +213,15 @@ public final class DeviceRegistry: Sendable {
         DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what) answered \(reply)", file: file, line: line)
     }
 
-    static func validate(_ device: DeviceRegistration, fieldPrefix: String) throws(DeviceRegistryError) {
+    static func validate(_ device: DeviceRegistration, fieldPrefix: @autoclosure () -> String) throws(DeviceRegistryError) {
         if let openID = device.openID {
-            try RegistryValidation.openID(openID, field: fieldPrefix + "openID")
+            try RegistryValidation.openID(openID, field: fieldPrefix() + "openID")
         }
-        try RegistryValidation.tags(device.tags, field: fieldPrefix + "tags")
+        try RegistryValidation.tags(device.tags, field: fieldPrefix() + "tags")
         if let registeredAt = device.registeredAt, registeredAt < 0 {
             throw DeviceRegistryError(
                 .invalidArgument,
-                field: fieldPrefix + "registeredAt",
+                field: fieldPrefix() + "registeredAt",
                 message: "must not be negative, is \(registeredAt)"
             )
         }

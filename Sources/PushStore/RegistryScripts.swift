@@ -51,8 +51,10 @@ enum RegistryScripts {
     /// the one it was computed from (compare and set): writes (or deletes) the record, hands a
     /// new device its id (`base + (n.id:<epoch> - 1) × shards + shard`, written into the record
     /// at byte 2) and an openid binding its generation (`n.gen`, written at the offset given),
-    /// and adds the patch's counter changes (summed over the batch: `n:<field>` to the counts,
-    /// `t:<tag id>` to the tag counts, whose fields are deleted at 0).
+    /// and adds the counter changes of the patches applied (`n:<field>` to the counts,
+    /// `t:<tag id>` to the tag counts, whose fields are deleted at 0). The changes come as
+    /// change sets listed once per call (a bulk import's devices share one), each patch naming
+    /// its set.
     ///
     /// The whole call is refused when the shard belongs to another layout epoch than the
     /// caller's. A patch is refused while its bucket is being moved by a reshard (for at most
@@ -61,17 +63,23 @@ enum RegistryScripts {
     ///
     /// KEYS: counts, tag counts, then the bucket keys the patches name by index.
     /// ARGV: shard count, shard, id base, epoch, lowest generation (raises `n.gen` to it), fence
-    ///       ms, then per patch: bucket key index, bucket number, intent (0: the device's home,
-    ///       1: its previous home), binary token, expected record (`""`: none), new record (`""`:
-    ///       delete), flags (1: assign id, 2: assign generation), generation offset, change
-    ///       count, then that many pairs of target, change.
-    /// Returns `{-1}` when the epoch differs, else `{1, results}` with per patch `{1, id,
-    /// generation}` when applied, `{0, current record or ""}` when the record changed meanwhile,
-    /// `{2}` when its bucket is being moved, `{3}` when it belongs in the device's new home.
+    ///       ms, change set count, then per set its pair count and that many pairs of target,
+    ///       change; last, the patches, packed back to back (``DeviceRegistry/Patch/pack(into:)``,
+    ///       little-endian): bucket key index (u16), bucket number (u16), intent (u8; 0: the
+    ///       device's home, 1: its previous home), flags (u8; 1: assign id, 2: assign
+    ///       generation), generation offset (u16), change set (u16, 1-based; 0: none), then the
+    ///       binary token (u8 length), the expected record (u16 length; empty: none) and the
+    ///       new record (u16 length; empty: delete).
+    /// Returns `{-1}` when the epoch differs, else `{1, statuses, first sequence, first
+    /// generation, current…}`: one status byte per patch (`1` applied, `0` the record changed
+    /// meanwhile, `2` its bucket is being moved, `3` it belongs in the device's new home); the id
+    /// sequence and generation before the first patch (applied patches take the next ones in
+    /// order); and for each `0`, the record now (`""`: none).
     static let applyPatches = RedisScript(
         applyCountChange + "\n" + """
         local shards, shard, base, epoch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved', 'fence', 'fence-at', 'gen')
+        local sequenceField = 'id:' .. ARGV[4]
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved', 'fence', 'fence-at', 'gen', sequenceField)
         if tonumber(meta[1] or '0') ~= epoch then
           return {-1}
         end
@@ -84,59 +92,87 @@ enum RegistryScripts {
             fence = tonumber(meta[3])
           end
         end
-        if tonumber(ARGV[5]) > tonumber(meta[5] or '0') then
-          redis.call('HSET', KEYS[1], 'gen', ARGV[5])
+        local gen = tonumber(meta[5] or '0')
+        if tonumber(ARGV[5]) > gen then
+          gen = tonumber(ARGV[5])
+          redis.call('HSET', KEYS[1], 'gen', gen)
         end
-        local results, sums, order = {}, {}, {}
-        local i = 7
-        while i <= #ARGV do
-          local bucket, number, intent = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1]), ARGV[i + 2]
-          local token, expected, record = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
-          local flags, genOffset, changes = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8])
+        local firstGen = gen
+        local sequence = tonumber(meta[6] or '0')
+        local firstSequence = sequence
+        local sets, applied = {}, {}
+        local i = 8
+        for s = 1, tonumber(ARGV[7]) do
+          local pairCount = tonumber(ARGV[i])
+          sets[s] = {i + 1, pairCount}
+          applied[s] = 0
+          i = i + 1 + 2 * pairCount
+        end
+        local packed = ARGV[#ARGV]
+        local statuses, out = {}, {1, '', firstSequence, firstGen}
+        local position = 1
+        while position <= #packed do
+          local keyIndex, number, intent, flags, genOffset, set, token, expected, record, nextPosition =
+            struct.unpack('<HHBBHHBc0Hc0Hc0', packed, position)
+          position = nextPosition
           if number == fence then
-            results[#results + 1] = {2}
-          elseif intent == '1' and (number < moved or (expected == '' and record ~= '')) then
-            results[#results + 1] = {3}
+            statuses[#statuses + 1] = '2'
+          elseif intent == 1 and (number < moved or (expected == '' and record ~= '')) then
+            statuses[#statuses + 1] = '3'
           else
+            local bucket = KEYS[keyIndex]
             local current = redis.call('HGET', bucket, token) or ''
             if current == expected then
-              local id, gen = 0, 0
               if record == '' then
                 if current ~= '' then redis.call('HDEL', bucket, token) end
               else
                 if flags % 2 == 1 then
-                  local sequence = redis.call('HINCRBY', KEYS[1], 'id:' .. epoch, 1)
-                  id = base + (sequence - 1) * shards + shard
-                  record = string.sub(record, 1, 2) .. struct.pack('<I4', id) .. string.sub(record, 7)
+                  sequence = sequence + 1
+                  record = string.sub(record, 1, 2) .. struct.pack('<I4', base + (sequence - 1) * shards + shard) .. string.sub(record, 7)
                 end
                 if math.floor(flags / 2) % 2 == 1 then
-                  gen = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+                  gen = gen + 1
                   record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen) .. string.sub(record, genOffset + 5)
                 end
                 redis.call('HSET', bucket, token, record)
               end
-              for c = 1, changes do
-                local target = ARGV[i + 7 + 2 * c]
-                if sums[target] == nil then
-                  sums[target] = 0
-                  order[#order + 1] = target
-                end
-                sums[target] = sums[target] + tonumber(ARGV[i + 8 + 2 * c])
+              if set > 0 then
+                applied[set] = applied[set] + 1
               end
-              results[#results + 1] = {1, id, gen}
+              statuses[#statuses + 1] = '1'
             else
-              results[#results + 1] = {0, current}
+              statuses[#statuses + 1] = '0'
+              out[#out + 1] = current
             end
           end
-          i = i + 9 + 2 * changes
         end
-        for _, target in ipairs(order) do
-          local change = sums[target]
-          if change ~= 0 then
-            applyCountChange(target, change)
+        if sequence ~= firstSequence then
+          redis.call('HSET', KEYS[1], sequenceField, sequence)
+        end
+        if gen ~= firstGen then
+          redis.call('HSET', KEYS[1], 'gen', gen)
+        end
+        local sums, order = {}, {}
+        for s, times in ipairs(applied) do
+          if times > 0 then
+            local first, count = sets[s][1], sets[s][2]
+            for p = 0, count - 1 do
+              local target = ARGV[first + 2 * p]
+              if sums[target] == nil then
+                sums[target] = 0
+                order[#order + 1] = target
+              end
+              sums[target] = sums[target] + times * tonumber(ARGV[first + 2 * p + 1])
+            end
           end
         end
-        return {1, results}
+        for _, target in ipairs(order) do
+          if sums[target] ~= 0 then
+            applyCountChange(target, sums[target])
+          end
+        end
+        out[2] = table.concat(statuses)
+        return out
         """
     )
 

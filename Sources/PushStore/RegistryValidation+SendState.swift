@@ -16,24 +16,11 @@ extension RegistryValidation {
     /// A counter name, chunk id or rate-limit scope: 1–128 bytes of UTF-8, no control characters.
     static func name(
         _ value: String,
-        field: String,
+        field: @autoclosure () -> String,
         what: String,
         maxBytes: Int = maxNameBytes
     ) throws(DeviceRegistryError) {
-        guard !value.isEmpty else {
-            throw DeviceRegistryError(.invalidArgument, field: field, message: "\(what) must not be empty")
-        }
-        guard value.utf8.count <= maxBytes else {
-            throw DeviceRegistryError(
-                .invalidArgument,
-                field: field,
-                message: "\(what) is \(value.utf8.count) bytes of UTF-8, more than \(maxBytes)"
-            )
-        }
-        if let scalar = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            let hex = String(scalar.value, radix: 16, uppercase: true)
-            throw DeviceRegistryError(.invalidArgument, field: field, message: "\(what) must not hold control characters (U+\(hex))")
-        }
+        try text(value, field: field(), code: .invalidArgument, maxBytes: maxBytes, what: what)
     }
 
     /// A number that must be at least `minimum`.

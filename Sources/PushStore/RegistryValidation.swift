@@ -24,40 +24,52 @@ enum RegistryValidation {
         }
     }
 
-    static func tag(_ tag: String, field: String) throws(DeviceRegistryError) {
-        try text(tag, field: field, code: .invalidTag, maxBytes: maxTagBytes, what: "tag")
+    static func tag(_ tag: String, field: @autoclosure () -> String) throws(DeviceRegistryError) {
+        try text(tag, field: field(), code: .invalidTag, maxBytes: maxTagBytes, what: "tag")
     }
 
-    static func tags(_ tags: [String], field: String) throws(DeviceRegistryError) {
-        for (index, tag) in tags.enumerated() {
-            try self.tag(tag, field: "\(field)[\(index)]")
+    static func tags(_ tags: [String], field: @autoclosure () -> String) throws(DeviceRegistryError) {
+        for (index, tag) in tags.enumerated() where problem(tag, maxBytes: maxTagBytes, what: "tag") != nil {
+            try self.tag(tag, field: "\(field())[\(index)]")
         }
     }
 
-    static func openID(_ openID: String, field: String = "openID") throws(DeviceRegistryError) {
-        try text(openID, field: field, code: .invalidOpenID, maxBytes: maxOpenIDBytes, what: "openid")
+    static func openID(_ openID: String, field: @autoclosure () -> String = "openID") throws(DeviceRegistryError) {
+        try text(openID, field: field(), code: .invalidOpenID, maxBytes: maxOpenIDBytes, what: "openid")
     }
 
     static func environment(_ value: String) -> Bool {
         value == "sandbox" || value == "production"
     }
 
-    private static func text(
+    static func text(
         _ value: String,
-        field: String,
+        field: @autoclosure () -> String,
         code: DeviceRegistryError.Code,
         maxBytes: Int,
         what: String
     ) throws(DeviceRegistryError) {
+        if let message = problem(value, maxBytes: maxBytes, what: what) {
+            throw DeviceRegistryError(code, field: field(), message: message)
+        }
+    }
+
+    /// What is wrong with a name, tag or openid; `nil` when nothing is.
+    private static func problem(_ value: String, maxBytes: Int, what: String) -> String? {
         guard !value.isEmpty else {
-            throw DeviceRegistryError(code, field: field, message: "\(what) must not be empty")
+            return "\(what) must not be empty"
         }
         guard value.utf8.count <= maxBytes else {
-            throw DeviceRegistryError(code, field: field, message: "\(what) is \(value.utf8.count) bytes of UTF-8, more than \(maxBytes)")
+            return "\(what) is \(value.utf8.count) bytes of UTF-8, more than \(maxBytes)"
+        }
+        // ASCII without C0 controls or DEL, the usual case, needs no Unicode tables.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            return nil
         }
         if let scalar = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             let hex = String(scalar.value, radix: 16, uppercase: true)
-            throw DeviceRegistryError(code, field: field, message: "\(what) must not hold control characters (U+\(hex))")
+            return "\(what) must not hold control characters (U+\(hex))"
         }
+        return nil
     }
 }

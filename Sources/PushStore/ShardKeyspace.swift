@@ -33,7 +33,12 @@ struct ShardKeyspace: Sendable {
     /// The bucket of a token: FNV-1a of its binary bytes (the shard hashes its hex digits, so the
     /// two are independent) modulo ``bucketCount``.
     static func bucketIndex(of token: DeviceToken) -> Int {
-        Int(DeviceRegistryConfiguration.fnv1a32(token.markerBytes) % UInt32(bucketCount))
+        bucketIndex(ofBytes: token.markerBytes)
+    }
+
+    /// The bucket of the token whose binary form is `bytes`.
+    static func bucketIndex(ofBytes bytes: [UInt8]) -> Int {
+        Int(DeviceRegistryConfiguration.fnv1a32(bytes) % UInt32(bucketCount))
     }
 }
 
