@@ -8,7 +8,7 @@ struct PushFleetBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushfleet-bench",
         abstract: "PushFleet benchmarks, each against a reference tool on the same machine in the same run.",
-        subcommands: [KafkaCommand.self, RedisCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self])
+        subcommands: [KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self])
 }
 
 struct ResultOptions: ParsableArguments {
@@ -121,5 +121,40 @@ struct RedisCommand: AsyncParsableCommand {
         }
         table += "\nTarget: the wrapper at 70% of redis-benchmark or more.\n\n```\n\(result.table)\n```"
         try output.write(name: "redis", result: figures, markdown: table)
+    }
+}
+
+struct StateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Redis memory per registered device and per sent token, and the import rate beside redis-benchmark's HSET.")
+
+    @Option(help: "Devices to register (and tokens of the job).") var devices = 1_000_000
+    @Flag(help: "A Redis Cluster of 3 masters instead of one redis-server.") var cluster = false
+    @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
+    @OptionGroup var output: ResultOptions
+
+    func run() async throws {
+        var settings = StateBenchmark.Settings()
+        settings.devices = devices
+        settings.cluster = cluster
+        settings.pushfleetPath = pushfleet
+        let result = try await StateBenchmark.run(settings)
+        let markdown = """
+            \(result.devices) devices (32-byte token, one tag, no openid) on \(result.backend); then one job's \(result.devices) sent outcomes.
+
+            | figure | value |
+            |---|---:|
+            | Redis memory per registered device | \(String(format: "%.1f", result.bytesPerDevice)) bytes (\(result.registryBytes) in all) |
+            | Redis memory per sent token of a job | \(String(format: "%.2f", result.bytesPerSentToken)) bytes (\(result.sentStateBytes) in all) |
+            | the job's sent-state keys; the largest holds | \(result.sentStateKeys); \(String(format: "%.1f", result.largestSentKeyShare * 100))% of its tokens |
+            | `pushfleet devices import` of a CSV file (process start to exit) | \(Int(result.importPerSecond)) devices/s (\(String(format: "%.1f", result.importSeconds)) s) |
+            | DeviceRegistry.bind in-process, the same devices | \(Int(result.bindPerSecond)) devices/s |
+            | redis-benchmark -t hset -P 100 -c 8, same run | \(Int(result.redisBenchmarkHSETPerSecond)) HSET/s |
+            | a broadcast's scan of every shard task | \(String(format: "%.1f", result.scanSeconds)) s |
+            | recording the job's outcomes | \(String(format: "%.1f", result.outcomesSeconds)) s |
+            """
+        print(markdown)
+        try output.write(name: cluster ? "redis-state-cluster" : "redis-state", result: result, markdown: markdown)
     }
 }
