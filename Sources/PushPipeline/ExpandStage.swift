@@ -70,8 +70,9 @@ struct ExpandStage: Sendable {
         if let header = message.headers.first(where: { $0.name == PushMessageHeader.shard }) {
             let text = String(decoding: header.value, as: UTF8.self)
             let registry = context.registry
+            // Read afresh: the task may come from a layout this process has not seen yet.
             let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
-                try await registry.layout(app: app.id)
+                try await registry.refreshLayout(app: app.id)
             }
             // A bare shard number comes from a release before shard counts could grow.
             let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
@@ -140,7 +141,7 @@ struct ExpandStage: Sendable {
         case .tags, .broadcast:
             let registry = context.registry
             let shards = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
-                try await registry.layout(app: app.id).taskCount
+                try await registry.refreshLayout(app: app.id).taskCount
             }
             let tasks = (0..<shards).map { shard in
                 KafkaProducerMessage(

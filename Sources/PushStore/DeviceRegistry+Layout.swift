@@ -79,7 +79,7 @@ extension DeviceRegistry {
     static let layoutAttempts = 24
 
     /// The wait before attempt `attempt + 1` when the layout has not changed yet: 5 ms doubling
-    /// to 400 ms (about 5 s in all).
+    /// to 400 ms (about 7 s over the 24 attempts).
     static func layoutWait(_ attempt: Int) -> Duration {
         .milliseconds(min(5 << min(attempt, 10), 400))
     }

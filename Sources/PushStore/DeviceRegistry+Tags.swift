@@ -61,7 +61,8 @@ extension DeviceRegistry {
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
     public func appTags(app: String) async throws -> [String: Int] {
         try RegistryValidation.app(app)
-        let layout = try await layout(app: app)
+        // Read afresh: counts of a layout this process read before a reshard would miss shards.
+        let layout = try await refreshLayout(app: app)
         let replies = try await pipeline(
             (0..<layout.shards).map { ["HGETALL", .string(ShardKeyspace(app: app, shard: $0).tagCounts)] }
         )

@@ -17,7 +17,7 @@ import Synchronization
 /// shard, with a device id that a job's sent state is kept by. An app's devices are split into
 /// shards (``RegistryLayout``); the records of one shard live in its hash slot and every change
 /// to one is a compare-and-set there (``update(app:tokens:assumeAbsent:_:)``). The shard count
-/// can grow on a live registry (``reshard(app:to:progress:)``). An openid's mapping lives in its
+/// can grow on a live registry (``reshard(app:to:concurrency:progress:)``). An openid's mapping lives in its
 /// own slot; the openid steps of a bind or unbind are separate single-slot steps, ordered so
 /// that concurrent binds converge (see `schemas/redis.md`).
 public final class DeviceRegistry: Sendable {
@@ -114,8 +114,8 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    /// Unbinds a device (logout, uninstall): removes the token from its environment set, every
-    /// tag set and its user's openid mapping, and deletes its record.
+    /// Unbinds a device (logout, uninstall): deletes its record (tags and environment with it),
+    /// takes it off its shard's counts and releases its user's openid mapping.
     ///
     /// - Returns: whether the device was registered.
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
@@ -175,7 +175,8 @@ public final class DeviceRegistry: Sendable {
     /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
     public func deviceCount(app: String) async throws -> DeviceCount {
         try RegistryValidation.app(app)
-        let layout = try await layout(app: app)
+        // Read afresh: counts of a layout this process read before a reshard would miss shards.
+        let layout = try await refreshLayout(app: app)
         let fields = ["sandbox", "production", "suspect:sandbox", "suspect:production"]
         let replies = try await pipeline(
             (0..<layout.shards).map { shard in

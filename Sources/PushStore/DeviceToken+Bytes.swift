@@ -3,8 +3,8 @@ import APNsCore
 extension DeviceToken {
     /// The token's binary form: one byte per two hex digits (32 bytes for today's APNs tokens).
     ///
-    /// ``DeviceToken`` guarantees an even number of hex digits, so every pair is a byte; the job
-    /// store keeps sent markers in this form (see `schemas/redis.md`, memory).
+    /// ``DeviceToken`` guarantees an even number of hex digits, so every pair is a byte; the
+    /// registry's bucket hashes and the receipts key devices by this form (`schemas/redis.md`).
     var markerBytes: [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(hex.utf8.count / 2)

@@ -36,17 +36,19 @@ struct JobKeyspace: Sendable {
 
 /// The keys of one range of a job's sent state: positions `range × 65,536 ..< (range + 1) ×
 /// 65,536` (device ids, or indexes in a token job's list), in their own hash slot
-/// `{job:<jobID>:<range>}`, so that a job's sent state spreads over the cluster and no key holds
-/// more than 8 KiB of it.
+/// `{sent:<jobID>:<range>}`, so that a job's sent state spreads over the cluster and no key
+/// holds more than one range's 8 KiB of bits (about 16 KiB allocated, Redis growing strings
+/// ahead). The prefix differs from the job's own `{job:…}`: a job id may hold `:`, and the range,
+/// a number, is always last, so no two (job, range) pairs and no job share a key.
 struct SentRangeKeyspace: Sendable {
     /// Positions per range.
     static let positions = 1 << 16
 
-    /// `pf:{job:<jobID>:<range>}:`
+    /// `pf:{sent:<jobID>:<range>}:`
     let base: String
 
     init(jobID: String, range: Int) {
-        base = "pf:{job:\(jobID):\(range)}:"
+        base = "pf:{sent:\(jobID):\(range)}:"
     }
 
     /// STRING, a bitmap: bit `position mod 65,536` is set once the position reached a final

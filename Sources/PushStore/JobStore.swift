@@ -227,12 +227,13 @@ public final class JobStore: Sendable {
 
     /// Adds `ranges` to the job's set of ranges (before anything is written to them, so the
     /// statistics always find them) and refreshes its TTL, skipping those this process added
-    /// in the last ``rangeRefresh``.
+    /// in the last ``rangeRefresh`` (so the set lives at least three quarters of the time to live
+    /// past the last write to any of its ranges).
     private func addRanges(_ ranges: [Int], jobID: String) async throws {
         let names = ranges.map { "\(jobID)/\($0)" }
         let now = ContinuousClock.now
         let missing = knownRanges.withLock { known in
-            zip(ranges, names).filter { known[$0.1].map { now - $0 > Self.rangeRefresh } ?? true }
+            zip(ranges, names).filter { known[$0.1].map { now - $0 > rangeRefresh } ?? true }
         }
         guard !missing.isEmpty else { return }
         let key = RedisArgument.string(JobKeyspace(jobID: jobID).ranges)
@@ -246,8 +247,9 @@ public final class JobStore: Sendable {
         }
     }
 
-    /// How long a range this process added is not added again.
-    static let rangeRefresh = Duration.seconds(600)
+    /// How long a range this process added is not added again: a quarter of the keys' time to
+    /// live, at most 10 minutes.
+    var rangeRefresh: Duration { min(.seconds(600), specTimeToLive / 4) }
 
     /// The most ranges ``knownRanges`` remembers before it starts over.
     static let knownRangesLimit = 100_000

@@ -197,6 +197,20 @@ struct JobStoreTests {
         }
     }
 
+    @Test func aJobWhoseIDLooksLikeAnotherJobsRangeSharesNoKey() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            // Job "a"'s range 1 and job "a:1" (ids may hold ':').
+            try await store.recordOutcomes(jobID: "a", [DeliveryOutcomeRecord(position: 65_536 + 5, counter: .accepted, countsAsSent: true)])
+            try await store.recordOutcomes(jobID: "a:1", [DeliveryOutcomeRecord(position: 5, counter: .failed(reason: "BadTopic"), countsAsSent: true)])
+            try await store.increment(jobID: "a:1", [.targeted: 1])
+            #expect(try await store.statistics(jobID: "a") == ["accepted": 1, "sent": 1])
+            #expect(try await store.statistics(jobID: "a:1") == ["failed:BadTopic": 1, "sent": 1, "targeted": 1])
+            #expect(try await store.hasMarkers(jobID: "a:1", positions: [5, 65_541]) == [true, false])
+            #expect(try await store.hasMarkers(jobID: "a", positions: [5, 65_541]) == [false, true])
+        }
+    }
+
     @Test func invalidArgumentsNameTheirField() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
