@@ -224,26 +224,34 @@ public final class RedisClusterClient: RedisCommands {
         single: (Int) async throws -> RedisReply
     ) async throws -> [RedisReply] {
         guard !slots.isEmpty else { return [] }
-        var groups: [RedisClusterTopology.Address: [Int]] = [:]
-        for (index, slot) in slots.enumerated() {
-            groups[try await route(slot), default: []].append(index)
-        }
+        let groups = try await route(slots)
         var replies = [RedisReply?](repeating: nil, count: slots.count)
-        try await withThrowingTaskGroup(of: [(Int, RedisReply?)].self) { group in
-            for (node, indices) in groups {
-                let pool = pool(for: node)
-                group.addTask {
-                    do {
-                        return Array(zip(indices, try await run(node, pool, indices)))
-                    } catch let error as RedisClientError where error.code == .connectionFailed {
-                        // Not sent: each goes again alone, after the topology is read again.
-                        return indices.map { ($0, nil) }
+        if groups.count == 1, let (node, indices) = groups.first {
+            // One master: no child task.
+            do {
+                for (index, reply) in zip(indices, try await run(node, pool(for: node), indices)) {
+                    replies[index] = reply
+                }
+            } catch let error as RedisClientError where error.code == .connectionFailed {
+                // Not sent: each goes again alone, after the topology is read again.
+            }
+        } else {
+            try await withThrowingTaskGroup(of: [(Int, RedisReply?)].self) { group in
+                for (node, indices) in groups {
+                    let pool = pool(for: node)
+                    group.addTask {
+                        do {
+                            return Array(zip(indices, try await run(node, pool, indices)))
+                        } catch let error as RedisClientError where error.code == .connectionFailed {
+                            // Not sent: each goes again alone, after the topology is read again.
+                            return indices.map { ($0, nil) }
+                        }
                     }
                 }
-            }
-            for try await answers in group {
-                for (index, reply) in answers {
-                    replies[index] = reply
+                for try await answers in group {
+                    for (index, reply) in answers {
+                        replies[index] = reply
+                    }
                 }
             }
         }
@@ -252,6 +260,25 @@ public final class RedisClusterClient: RedisCommands {
             replies[index] = try await single(index)
         }
         return replies.map { $0! }
+    }
+
+    /// The indices of `slots` by the master of each slot, reading the topology once when it is
+    /// unknown, stale or lacks one of them.
+    private func route(_ slots: [RedisHashSlot?]) async throws -> [RedisClusterTopology.Address: [Int]] {
+        try await ensureTopology()
+        for attempt in 0..<2 {
+            let groups = state.withLock { state -> [RedisClusterTopology.Address: [Int]]? in
+                var groups: [RedisClusterTopology.Address: [Int]] = [:]
+                for (index, slot) in slots.enumerated() {
+                    guard let address = slot.map({ state.router.node(for: $0) }) ?? state.masters.first else { return nil }
+                    groups[address, default: []].append(index)
+                }
+                return groups
+            }
+            if let groups { return groups }
+            if attempt == 0 { try await refresh() }
+        }
+        throw RedisClientError(.clusterUnavailable, message: "a slot of the batch is served by no master of the cluster")
     }
 
     /// The master of `slot`, reading the topology when it is unknown, stale or lacks the slot.
@@ -374,6 +401,7 @@ public final class RedisClusterClient: RedisCommands {
     /// Commands that only read: a batch of them needs no replica's confirmation.
     private static let reads: Set<String> = [
         "GET", "MGET", "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HSCAN", "SMISMEMBER", "SISMEMBER", "SMEMBERS", "SCARD",
+        "BITFIELD_RO", "BITCOUNT", "GETBIT",
         "SSCAN", "EXISTS", "PTTL", "TTL", "TYPE", "STRLEN", "ZCARD", "ZRANGE", "ZRANGEBYSCORE", "ZSCORE", "ZSCAN", "LLEN",
         "LRANGE", "KEYS", "SCAN", "MEMORY", "OBJECT", "INFO", "PING", "DBSIZE", "TIME", "CLUSTER", "ECHO", "ASKING",
     ]
