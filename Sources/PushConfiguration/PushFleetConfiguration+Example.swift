@@ -26,7 +26,7 @@ extension PushFleetConfiguration {
           streams-per-connection: 100            # default 100, 1...1000 (the server may allow fewer)
           request-timeout-ms: 10000              # default 10000, ≥ 1
         registry:
-          shards: 16                             # default 16, 1...1024
+          shards: 16                             # default 16, 1...1024: a new app's shard count, stored with its first device (grow it with pushfleet registry reshard)
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
         worker:
           chunk-size: 1000                       # default 1000, 1...1000 (tokens per delivery chunk)
