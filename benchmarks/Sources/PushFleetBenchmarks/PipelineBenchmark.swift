@@ -41,7 +41,8 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "The aioapns benchmark script.") var aioapnsScript = "benchmarks/aioapns_bench.py"
     @Option(help: "Notifications of the aioapns reference run (default 20,000; 5,000 with --quick).") var aioapnsCount: Int?
     @Option(help: "The chart script (matplotlib).") var plotScript = "benchmarks/plot_capacity.py"
-    @Option(help: "Results name (default capacity; capacity-quick with --quick).") var name: String?
+    @Option(help: "Results name (default capacity; capacity-quick with --quick; capacity-cluster with --redis cluster).") var name: String?
+    @Option(name: .customLong("redis"), help: "single (one redis-server) or cluster (a Redis Cluster of 3 masters).") var redisBackend = "single"
     @OptionGroup var results: ResultOptions
 
     private var deviceCount: Int { devices ?? (quick ? 100_000 : 1_000_000) }
@@ -51,7 +52,12 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         logger.logLevel = .error
         let workerCounts = workers.split(separator: ",").compactMap { Int($0) }
         let devices = deviceCount
+        guard redisBackend == "single" || redisBackend == "cluster" else { throw ValidationError("--redis is single or cluster") }
         var options = EmbeddedStack.Options()
+        if redisBackend == "cluster" {
+            options.redisClusterMasters = 3
+            options.redisReplicas = 0
+        }
         options.deliveryPartitions = deliveryPartitions
         options.jobPartitions = 16
         options.simulatorThreads = 1
@@ -89,9 +95,10 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         await stack.stop()
 
         let report = PipelineBenchmarkReport(
-            devices: devices, connectionsPerPool: connections, streamsPerConnection: streams, simulatorLatency: latencyMs,
+            devices: devices, redis: redisBackend == "cluster" ? "a Redis Cluster of 3 masters" : "one redis-server",
+            connectionsPerPool: connections, streamsPerConnection: streams, simulatorLatency: latencyMs,
             registrationSeconds: registerSeconds, runs: runs, h2load: reference, aioapns: peer)
-        let resultName = name ?? (quick ? "capacity-quick" : "capacity")
+        let resultName = name ?? (quick ? "capacity-quick" : redisBackend == "cluster" ? "capacity-cluster" : "capacity")
         try results.write(name: resultName, result: report, markdown: report.markdown(chart: "\(resultName).png"))
         try plot(name: resultName)
     }
@@ -293,6 +300,8 @@ struct PipelineRun: Codable {
 
 struct PipelineBenchmarkReport: Codable {
     var devices: Int
+    /// Where the fleet's state lives: one redis-server or a Redis Cluster.
+    var redis: String?
     var connectionsPerPool: Int
     var streamsPerConnection: Int
     var simulatorLatency: String
@@ -303,7 +312,7 @@ struct PipelineBenchmarkReport: Codable {
 
     func markdown(chart: String) -> String {
         var lines = [
-            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
+            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). State on \(redis ?? "one redis-server"). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
             "",
             "![throughput over time and latency distribution](\(chart))",
             "",

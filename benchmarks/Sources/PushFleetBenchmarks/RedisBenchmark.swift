@@ -2,7 +2,13 @@ import Foundation
 import Redis
 
 /// Pipelined `SET` and `SADD` throughput through the Redis module, measured against
-/// `redis-benchmark` on the same freshly started `redis-server` with the same settings.
+/// `redis-benchmark` on the same freshly started `redis-server` (or Redis Cluster of 3 masters,
+/// `redis-benchmark --cluster`) with the same settings.
+///
+/// On a cluster the wrapper's `SET` keys are spread over the slots (`key:<n>`, as
+/// `redis-benchmark --cluster` spreads its clients over the masters), and each batch goes
+/// through ``RedisClusterClient/pipeline(_:)``, which splits it per master and sends the parts
+/// at once.
 ///
 /// Both sides send the same commands as `redis-benchmark -t set,sadd` does by default
 /// (`SET key:__rand_int__ xxx`, `SADD myset element:__rand_int__`), `pipelineDepth` commands per
@@ -23,6 +29,8 @@ struct RedisBenchmark {
         var rounds = 3
         /// The `redis-benchmark` executable; a bare name is looked up in `PATH`.
         var redisBenchmarkPath = "redis-benchmark"
+        /// A Redis Cluster of 3 masters (no replicas) instead of one server.
+        var cluster = false
     }
 
     /// Throughput of one command type on both sides.
@@ -88,13 +96,29 @@ struct RedisBenchmark {
         ("SADD", ["SADD", "myset", "element:__rand_int__"]),
     ]
 
-    /// Starts a `redis-server`, runs the rounds, stops the server.
+    /// Starts a `redis-server` (or a cluster), runs the rounds, stops it.
     static func run(_ settings: Settings) async throws -> Result {
         precondition(settings.operations % (settings.pipelineDepth * settings.connections) == 0,
             "operations must be a multiple of pipelineDepth × connections")
+        if settings.cluster {
+            return try await LocalRedisCluster.with(replicasPerMaster: 0) { cluster in
+                var configuration = cluster.configuration
+                configuration.node.poolSize = settings.connections
+                let client = RedisClusterClient(configuration: configuration)
+                let seed = cluster.seeds[0]
+                let result = try await measure(
+                    settings, client: client, reference: ["--cluster", "-h", seed.host, "-p", "\(seed.port)"], directory: cluster.nodes[0].server.directory)
+                await client.shutdown()
+                return result
+            }
+        }
         let server = try await LocalRedisServer.start()
         do {
-            let result = try await measure(settings, server: server)
+            var configuration = server.configuration
+            configuration.poolSize = settings.connections
+            let client = RedisClient(configuration: configuration)
+            let result = try await measure(settings, client: client, reference: ["-h", server.host, "-p", "\(server.port)"], directory: server.directory)
+            await client.shutdown()
             await server.stop()
             return result
         } catch {
@@ -103,10 +127,9 @@ struct RedisBenchmark {
         }
     }
 
-    private static func measure(_ settings: Settings, server: LocalRedisServer) async throws -> Result {
-        var configuration = server.configuration
-        configuration.poolSize = settings.connections
-        let client = RedisClient(configuration: configuration)
+    private static func measure(
+        _ settings: Settings, client: any RedisCommands, reference: [String], directory: URL
+    ) async throws -> Result {
         for workload in workloads {
             var warmup = settings
             warmup.operations = settings.pipelineDepth * settings.connections * 10
@@ -120,33 +143,48 @@ struct RedisBenchmark {
                     try await throughput(of: workload.arguments, settings: settings, client: client)
                 )
             }
-            let reference = try await redisBenchmark(settings, server: server)
+            let rates = try await redisBenchmark(settings, target: reference, directory: directory)
             for index in measurements.indices {
-                guard let opsPerSecond = reference[measurements[index].command] else {
+                guard let opsPerSecond = rates[measurements[index].command] else {
                     throw BenchmarkError.failed("redis-benchmark reported no \(measurements[index].command) figure")
                 }
                 measurements[index].redisBenchmarkRounds.append(opsPerSecond)
             }
         }
-        await client.shutdown()
         return Result(settings: settings, measurements: measurements)
     }
 
     /// Operations per second of `command`, `pipelineDepth` per batch, one task per connection.
-    private static func throughput(of command: [RedisArgument], settings: Settings, client: RedisClient) async throws -> Double {
-        let batch = Array(repeating: command, count: settings.pipelineDepth)
+    private static func throughput(of command: [RedisArgument], settings: Settings, client: any RedisCommands) async throws -> Double {
         let batchesPerConnection = settings.operations / settings.pipelineDepth / settings.connections
+        // On a cluster, SET keys spread over the slots (16 prebuilt batches, taken in turn).
+        let batches: [[[RedisArgument]]]
+        if settings.cluster && command.first == "SET" {
+            batches = (0..<16).map { batch in
+                (0..<settings.pipelineDepth).map { ["SET", .string("key:\(batch * settings.pipelineDepth + $0)"), "xxx"] }
+            }
+        } else {
+            batches = [Array(repeating: command, count: settings.pipelineDepth)]
+        }
+        func check(_ replies: [RedisReply]) throws {
+            if let failure = replies.first(where: { $0.errorMessage != nil }) {
+                throw BenchmarkError.failed("\(command.first!) failed: \(failure)")
+            }
+        }
         let clock = ContinuousClock()
         let start = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<settings.connections {
                 group.addTask {
-                    try await client.withConnection { connection in
-                        for _ in 0..<batchesPerConnection {
-                            let replies = try await connection.pipeline(batch)
-                            if let failure = replies.first(where: { $0.errorMessage != nil }) {
-                                throw BenchmarkError.failed("\(command.first!) failed: \(failure)")
+                    if let single = client as? RedisClient {
+                        try await single.withConnection { connection in
+                            for round in 0..<batchesPerConnection {
+                                try check(try await connection.pipeline(batches[round % batches.count]))
                             }
+                        }
+                    } else {
+                        for round in 0..<batchesPerConnection {
+                            try check(try await client.pipeline(batches[round % batches.count]))
                         }
                     }
                 }
@@ -158,9 +196,10 @@ struct RedisBenchmark {
         return Double(settings.operations) / seconds
     }
 
-    /// Runs `redis-benchmark --csv` against `server` and returns requests per second by test name.
-    private static func redisBenchmark(_ settings: Settings, server: LocalRedisServer) async throws -> [String: Double] {
-        let output = server.directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv")
+    /// Runs `redis-benchmark --csv` against `target` (its host and port arguments) and returns
+    /// requests per second by test name.
+    private static func redisBenchmark(_ settings: Settings, target: [String], directory: URL) async throws -> [String: Double] {
+        let output = directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv")
         guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
             throw BenchmarkError.failed("cannot create \(output.path)")
         }
@@ -169,7 +208,7 @@ struct RedisBenchmark {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             settings.redisBenchmarkPath,
-            "-h", server.host, "-p", "\(server.port)",
+        ] + target + [
             "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
             "-t", workloads.map { $0.command.lowercased() }.joined(separator: ","),
             "--csv",

@@ -214,9 +214,9 @@ struct StateBenchmark {
         }
     }
 
-    /// The job's sent-state keys (`pf:{job:…}…sent…`) and the most tokens one of them holds.
+    /// The job's sent-state keys (`pf:{sent:<job>:<range>}:sent`) and the most tokens one of them holds.
     private static func sentKeys(_ client: any RedisCommands) async throws -> (count: Int, largest: Int) {
-        let pattern: [RedisArgument] = ["KEYS", .string("pf:{job:\(jobID)*sent*")]
+        let pattern: [RedisArgument] = ["KEYS", .string("pf:{sent:\(jobID):*}:sent")]
         let answers: [RedisReply]
         if let cluster = client as? RedisClusterClient {
             answers = try await cluster.sendToEveryMaster(pattern).map(\.1)
