@@ -68,8 +68,6 @@ extension DeviceRegistry {
     ///
     /// - Throws: ``DeviceRegistryError`` naming `app`, `shard` or `count`; `RedisClientError`.
     public func scanSuspects(app: String, shard: Int, environment: APNsEnvironment, cursor: UInt64, count: Int) async throws -> ShardScanPage {
-        try RegistryValidation.app(app)
-        let tasks = try await layout(app: app).taskCount
-        return try await scanShard(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: .suspects, cursor: cursor, count: count)
+        try await scanShard(app: app, shard: shard, environment: environment, filter: .suspects, cursor: cursor, count: count)
     }
 }

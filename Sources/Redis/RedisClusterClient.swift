@@ -37,6 +37,13 @@ public final class RedisClusterClient: RedisCommands {
         var lastRefresh: ContinuousClock.Instant?
         var refreshing: Task<Void, any Error>?
         var isShutDown = false
+
+        /// The master of `slot` (any master for a command without a key); `nil` when none
+        /// serves it in the last topology read.
+        func master(of slot: RedisHashSlot?) -> RedisClusterTopology.Address? {
+            guard let slot else { return masters.first }
+            return router.node(for: slot)
+        }
     }
 
     public let configuration: RedisClusterConfiguration
@@ -262,15 +269,15 @@ public final class RedisClusterClient: RedisCommands {
         return replies.map { $0! }
     }
 
-    /// The indices of `slots` by the master of each slot, reading the topology once when it is
-    /// unknown, stale or lacks one of them.
+    /// The indices of `slots` by the master of each slot, reading the topology once more when it
+    /// is unknown, stale or lacks one of them.
     private func route(_ slots: [RedisHashSlot?]) async throws -> [RedisClusterTopology.Address: [Int]] {
         try await ensureTopology()
         for attempt in 0..<2 {
             let groups = state.withLock { state -> [RedisClusterTopology.Address: [Int]]? in
                 var groups: [RedisClusterTopology.Address: [Int]] = [:]
                 for (index, slot) in slots.enumerated() {
-                    guard let address = slot.map({ state.router.node(for: $0) }) ?? state.masters.first else { return nil }
+                    guard let address = state.master(of: slot) else { return nil }
                     groups[address, default: []].append(index)
                 }
                 return groups
@@ -284,18 +291,11 @@ public final class RedisClusterClient: RedisCommands {
     /// The master of `slot`, reading the topology when it is unknown, stale or lacks the slot.
     private func route(_ slot: RedisHashSlot?) async throws -> RedisClusterTopology.Address {
         try await ensureTopology()
-        if let address = address(for: slot) { return address }
+        if let address = state.withLock({ $0.master(of: slot) }) { return address }
         try await refresh()
-        if let address = address(for: slot) { return address }
+        if let address = state.withLock({ $0.master(of: slot) }) { return address }
         throw RedisClientError(
             .clusterUnavailable, message: "no master serves slot \(slot.map(String.init(describing:)) ?? "(any)") of the cluster")
-    }
-
-    private func address(for slot: RedisHashSlot?) -> RedisClusterTopology.Address? {
-        state.withLock { state in
-            guard let slot else { return state.masters.first }
-            return state.router.node(for: slot)
-        }
     }
 
     /// Reads the topology if it was never read; starts a background read when it is stale.

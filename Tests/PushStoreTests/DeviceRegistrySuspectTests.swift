@@ -13,26 +13,12 @@ struct DeviceRegistrySuspectTests {
 
     /// Every token a broadcast of `environment` would reach.
     func audience(_ registry: DeviceRegistry, _ environment: APNsEnvironment) async throws -> Set<DeviceToken> {
-        try await scanAllShards(registry) { try await registry.scanShard(app: app, shard: $0, environment: environment, cursor: $1, count: 100) }
+        try await registry.audienceTokens(app: app, environment: environment)
     }
 
     /// Every token of `environment` kept aside.
     func suspects(_ registry: DeviceRegistry, _ environment: APNsEnvironment) async throws -> Set<DeviceToken> {
-        try await scanAllShards(registry) { try await registry.scanSuspects(app: app, shard: $0, environment: environment, cursor: $1, count: 100) }
-    }
-
-    /// Follows `page` (shard, cursor) over every shard of the app to its end.
-    func scanAllShards(_ registry: DeviceRegistry, _ page: (Int, UInt64) async throws -> ShardScanPage) async throws -> Set<DeviceToken> {
-        var tokens = Set<DeviceToken>()
-        for shard in 0..<(try await registry.layout(app: app).taskCount) {
-            var cursor: UInt64 = 0
-            repeat {
-                let next = try await page(shard, cursor)
-                tokens.formUnion(next.tokens)
-                cursor = next.cursor
-            } while cursor != 0
-        }
-        return tokens
+        try await registry.audienceTokens(app: app, environment: environment, filter: .suspects)
     }
 
     @Test("a suspect token leaves every audience, keeps its record, tags and openid, and is counted apart")
@@ -45,6 +31,9 @@ struct DeviceRegistrySuspectTests {
 
             #expect(try await audience(registry, .production) == [token(2)])
             #expect(try await suspects(registry, .production) == [token(1)])
+            let home = try await registry.layout(app: app).home(of: token(1))
+            let page = try await registry.scanSuspects(app: app, shard: home, environment: .production, cursor: 0, count: 100)
+            #expect(page.tokens == [token(1)] && page.isComplete, "one page of its shard task holds it")
             let tagged = try await registry.audienceTokens(app: app, environment: .production, filter: .tags(TagExpression(all: ["news"])))
             #expect(tagged == [token(2)])
             #expect(!tagged.contains(token(1)), "tag audiences leave it out too")

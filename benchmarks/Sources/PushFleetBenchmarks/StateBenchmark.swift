@@ -185,18 +185,14 @@ struct StateBenchmark {
         let calls = stride(from: 0, to: positions.count, by: 1_000).map { Array(positions[$0..<min($0 + 1_000, positions.count)]) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             var pending = calls.makeIterator()
-            for _ in 0..<4 {
-                guard let batch = pending.next() else { break }
+            func startNext() {
+                guard let batch = pending.next() else { return }
                 group.addTask {
                     _ = try await jobs.recordOutcomes(jobID: jobID, batch.map { DeliveryOutcomeRecord(position: $0, counter: .accepted, countsAsSent: true) })
                 }
             }
-            while try await group.next() != nil {
-                guard let batch = pending.next() else { continue }
-                group.addTask {
-                    _ = try await jobs.recordOutcomes(jobID: jobID, batch.map { DeliveryOutcomeRecord(position: $0, counter: .accepted, countsAsSent: true) })
-                }
-            }
+            for _ in 0..<4 { startNext() }
+            while try await group.next() != nil { startNext() }
         }
     }
 
