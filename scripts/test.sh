@@ -15,22 +15,53 @@ BUILD_FLAGS=(-c release -Xswiftc -enable-testing)
 swift build "${BUILD_FLAGS[@]}" --build-tests
 BIN_DIR=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
-echo "== Swift tests"
-PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build
+# The tests open many sockets at once (parallel suites, each with Redis pools, Kafka clients and
+# HTTP/2 connections); a machine's default soft limit of 1,024 descriptors is not enough.
+ulimit -n "$(ulimit -Hn)"
 
-echo "== the store suites again, on a Redis Cluster (each test starts its own, 3 masters)"
-PUSHFLEET_TEST_REDIS=cluster PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build --filter PushStoreTests
+# Runs one phase of the tests in a session of its own, within a time limit (minutes). When the
+# phase ends (passed, failed, crashed or timed out), whatever it started and left behind —
+# redis-server, worker processes, the simulator — is listed and killed: a crashed test process
+# must not leave children holding this script's output open, or a CI run would wait on them
+# until its own deadline.
+run_phase() {
+  local minutes=$1 name=$2
+  shift 2
+  echo "== $name"
+  local session_file status=0
+  session_file=$(mktemp)
+  setsid --wait bash -c 'echo $$ >"$0"; exec timeout --kill-after=30s "$@"' \
+    "$session_file" "${minutes}m" "$@" || status=$?
+  local session
+  session=$(cat "$session_file")
+  rm -f "$session_file"
+  if [[ -n "$session" ]] && pgrep -s "$session" >/dev/null; then
+    echo "pushfleet tests: '$name' left processes behind; killing them:" >&2
+    pgrep -a -s "$session" >&2 || true
+    pkill -KILL -s "$session" || true
+  fi
+  if ((status == 124 || status == 137)); then
+    echo "pushfleet tests: '$name' did not finish within $minutes minutes" >&2
+  fi
+  return "$status"
+}
 
-echo "== pushfleet demo (embedded stack)"
-"$BIN_DIR/pushfleet" demo
+run_phase 30 "Swift tests" \
+  env PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build
 
-echo "== capacity benchmark, quick mode (100,000 devices; keeps the harness working)"
+run_phase 15 "the store suites again, on a Redis Cluster (each test starts its own, 3 masters)" \
+  env PUSHFLEET_TEST_REDIS=cluster PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build --filter PushStoreTests
+
+run_phase 5 "pushfleet demo (embedded stack)" "$BIN_DIR/pushfleet" demo
+
 QUICK_RESULTS=$(mktemp -d)
-"$BIN_DIR/pushfleet-bench" capacity --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+run_phase 10 "capacity benchmark, quick mode (100,000 devices; keeps the harness working)" \
+  "$BIN_DIR/pushfleet-bench" capacity --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
 for file in capacity-quick.json capacity-quick.md capacity-quick.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick capacity benchmark did not write $file" >&2; exit 1; }
 done
 rm -rf "$QUICK_RESULTS"
 
-echo "== Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests, the API against schemas/openapi.yaml)"
-PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api
+run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests, the API against schemas/openapi.yaml)" \
+  env PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" \
+  python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api
