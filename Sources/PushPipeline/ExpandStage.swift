@@ -83,14 +83,19 @@ struct ExpandStage: Sendable {
                     app: app.id)
                 return
             }
-            try await stopIfHalted(jobID)
             try await expandShard(task, of: job, jobID: jobID)
             return
         }
 
         let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
         job.id = jobID
-        try await stopIfHalted(jobID)
+        do {
+            try await stopIfHalted(jobID)
+        } catch is JobCancelled {
+            // Cancelled before its audience was read: nothing is targeted, and the report completes.
+            try await setCounters([.expansionComplete: 1], jobID: jobID)
+            throw JobCancelled(jobID: jobID)
+        }
         if let key = job.idempotencyKey {
             let owner = try await Retrying.run("claiming the idempotency key of job \(jobID)", logger: context.logger) {
                 try await context.idempotency.claim(app: app.id, key: key, jobID: jobID)
@@ -125,8 +130,7 @@ struct ExpandStage: Sendable {
             var seen = Set<DeviceToken>()
             let unique = tokens.filter { seen.insert($0).inserted }
             try await setCounters([.targeted: unique.count], jobID: jobID)
-            try await publishChunks(unique, positions: unique.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
-            try await setCounters([.expansionComplete: 1], jobID: jobID)
+            try await publishList(unique, positions: unique.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
         case .openIDs(let openIDs):
             let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
                 try await context.registry.resolveOpenIDs(app: app.id, environment: job.environment, openIDs: openIDs)
@@ -136,8 +140,7 @@ struct ExpandStage: Sendable {
                     .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
                     .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
                 ], jobID: jobID)
-            try await publishChunks(resolution.tokens, positions: resolution.ids, prefix: "o", of: job, jobID: jobID)
-            try await setCounters([.expansionComplete: 1], jobID: jobID)
+            try await publishList(resolution.tokens, positions: resolution.ids, prefix: "o", of: job, jobID: jobID)
         case .tags, .broadcast:
             let registry = context.registry
             let shards = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
@@ -168,14 +171,34 @@ struct ExpandStage: Sendable {
         let environment = job.environment
         let count = chunkSize
         var cursor: UInt64 = 0
-        repeat {
+        var scanned = false
+        func nextPage() async throws -> ShardScanPage {
             let page = try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: context.logger) { [cursor] in
                 try await registry.scanShard(app: job.app, task: task, environment: environment, filter: filter, cursor: cursor, count: count)
             }
-            try await streamer.add(page.tokens, positions: page.ids)
             cursor = page.cursor
-        } while cursor != 0
-        try await streamer.finish()
+            scanned = page.cursor == 0
+            return page
+        }
+        do {
+            try await stopIfHalted(jobID)
+            repeat {
+                let page = try await nextPage()
+                try await streamer.add(page.tokens, positions: page.ids)
+            } while !scanned
+            try await streamer.finish()
+        } catch is JobCancelled {
+            // The rest of the shard is counted, not published, so that the cancelled job's
+            // report still completes with its whole audience: sent or cancelled.
+            var found = streamer.total
+            while !scanned {
+                found += try await nextPage().tokens.count
+            }
+            try await setCounters(
+                [.shardTargeted(task.shard): found, .shardCancelled(task.shard): found - streamer.published, .shardDone(task.shard): 1],
+                jobID: jobID)
+            throw JobCancelled(jobID: jobID)
+        }
         try await setCounters([.shardTargeted(task.shard): streamer.total, .shardDone(task.shard): 1], jobID: jobID)
         context.counters.add(.shardTasks)
     }
@@ -203,11 +226,19 @@ struct ExpandStage: Sendable {
         }
     }
 
-    /// Publishes `tokens` (at `positions`) as chunks `<prefix>0`, `<prefix>1`, …
-    private func publishChunks(_ tokens: [DeviceToken], positions: [UInt32], prefix: String, of job: PushJob, jobID: String) async throws {
+    /// Publishes the tokens of a tokens or openid job (at `positions`) as chunks `<prefix>0`,
+    /// `<prefix>1`, …; when the job is cancelled on the way, counts what was not published as
+    /// cancelled, so that its report still completes.
+    private func publishList(_ tokens: [DeviceToken], positions: [UInt32], prefix: String, of job: PushJob, jobID: String) async throws {
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: prefix)
-        try await streamer.add(tokens, positions: positions)
-        try await streamer.finish()
+        do {
+            try await streamer.add(tokens, positions: positions)
+            try await streamer.finish()
+        } catch is JobCancelled {
+            try await setCounters([.cancelledBeforeExpansion: tokens.count - streamer.published, .expansionComplete: 1], jobID: jobID)
+            throw JobCancelled(jobID: jobID)
+        }
+        try await setCounters([.expansionComplete: 1], jobID: jobID)
     }
 
     /// Collects tokens into chunks and publishes them a window at a time, recording each chunk
@@ -221,7 +252,10 @@ struct ExpandStage: Sendable {
         var bufferPositions: [UInt32] = []
         var window: [DeliveryChunk] = []
         var nextChunk = 0
+        /// Tokens added.
         var total = 0
+        /// Tokens in chunks Kafka has.
+        var published = 0
 
         init(stage: ExpandStage, job: PushJob, jobID: String, prefix: String) {
             self.stage = stage
@@ -277,6 +311,7 @@ struct ExpandStage: Sendable {
                 }
             }
             context.counters.add(.chunksPublished, chunks.count)
+            published += chunks.reduce(0) { $0 + $1.tokens.count }
             window = []
         }
     }

@@ -84,6 +84,7 @@ public struct JobReport: Sendable, Hashable {
         var values: [JobCounter: Int] = [:]
         var shardTargeted = 0
         var shardsDone = 0
+        var cancelledUnexpanded = 0
         var failed: [String: Int] = [:]
         var rejected: [String: Int] = [:]
         var unregistered = 0
@@ -92,6 +93,7 @@ public struct JobReport: Sendable, Hashable {
             switch counter {
             case .shardTargeted: shardTargeted += value
             case .shardDone: shardsDone += value > 0 ? 1 : 0
+            case .shardCancelled, .cancelledBeforeExpansion: cancelledUnexpanded += value
             case .failed(let reason):
                 failed[reason, default: 0] += value
                 switch Self.responseClass(ofFailure: reason) {
@@ -125,7 +127,7 @@ public struct JobReport: Sendable, Hashable {
         scheduledAt = values[.scheduledAt]
         expansionComplete = (values[.expansionComplete] ?? 0) > 0 || (shards > 0 && shardsDone >= shards)
         cancelRequested = values[.cancelRequested] != nil
-        cancelled = values[.cancelled] ?? 0
+        cancelled = (values[.cancelled] ?? 0) + cancelledUnexpanded
         delivered = values[.receipt(.delivered)] ?? 0
         opened = values[.receipt(.opened)] ?? 0
         duplicateJob = (values[.duplicateJob] ?? 0) > 0

@@ -14,8 +14,12 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     case shardTargeted(Int)
     /// 1 once a shard was scanned completely.
     case shardDone(Int)
+    /// Tokens one shard task found and did not publish because the job was cancelled.
+    case shardCancelled(Int)
     /// 1 once every token of a tokens or openid job was published.
     case expansionComplete
+    /// Tokens of a tokens or openid job not published because the job was cancelled.
+    case cancelledBeforeExpansion
     /// Openids without a device.
     case unknownOpenIDs
     /// Openids whose device is registered in the other environment.
@@ -67,7 +71,9 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         case .shards: "shards"
         case .shardTargeted(let shard): "shard-targeted:\(shard)"
         case .shardDone(let shard): "shard-done:\(shard)"
+        case .shardCancelled(let shard): "shard-cancelled:\(shard)"
         case .expansionComplete: "expansion-complete"
+        case .cancelledBeforeExpansion: "cancelled-before-expansion"
         case .unknownOpenIDs: "unknown-openids"
         case .otherEnvironment: "other-environment"
         case .suspectDevices: "suspect-devices"
@@ -99,6 +105,8 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
             self = .shardTargeted(shard)
         } else if name.hasPrefix("shard-done:"), let shard = Int(name.dropFirst("shard-done:".count)) {
             self = .shardDone(shard)
+        } else if name.hasPrefix("shard-cancelled:"), let shard = Int(name.dropFirst("shard-cancelled:".count)) {
+            self = .shardCancelled(shard)
         } else {
             return nil
         }
@@ -106,7 +114,7 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
 
     private static let fixed: [String: JobCounter] = {
         let counters: [JobCounter] = [
-            .targeted, .expanded, .chunks, .shards, .expansionComplete, .unknownOpenIDs, .otherEnvironment,
+            .targeted, .expanded, .chunks, .shards, .expansionComplete, .cancelledBeforeExpansion, .unknownOpenIDs, .otherEnvironment,
             .suspectDevices, .scheduledAt, .duplicateJob, .sent, .accepted, .retried, .deadLettered, .cancelled,
             .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
         ] + ReceiptEvent.allCases.map(JobCounter.receipt)

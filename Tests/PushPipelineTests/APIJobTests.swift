@@ -134,6 +134,45 @@ import Testing
         }
     }
 
+    @Test("a job cancelled before its audience is read completes its report: the unread audience counts as cancelled")
+    func aJobCancelledBeforeExpansionCompletesItsReport() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<300).map(PipelineStack.token)
+            try await stack.register(tokens)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            // A list job cancelled before any worker read it: nothing targeted, nothing sent.
+            let listJob = PipelineStack.job(id: "cancelled-list", audience: .tokens(Array(tokens.prefix(10))))
+            #expect(try await stack.jobs.cancel(jobID: "cancelled-list", at: now))
+            // A broadcast whose shard tasks all meet the cancel (as when the cancel lands between
+            // the job's fan-out and its shard scans): every shard is counted, none published.
+            let broadcast = PipelineStack.job(id: "cancelled-broadcast", audience: .broadcast)
+            #expect(try await stack.jobs.cancel(jobID: "cancelled-broadcast", at: now))
+            let taskCount = try await stack.registry.layout(app: PipelineStack.app).taskCount
+            try await stack.withWorker { _ in
+                try await stack.publish(listJob)
+                for shard in 0..<taskCount {
+                    let task = ShardTask(shard: shard, of: taskCount)
+                    _ = try await stack.producer.send(
+                        KafkaProducerMessage(
+                            topic: PushTopic.jobs, key: Array("cancelled-broadcast/s\(shard)".utf8), value: Array(broadcast.jsonData()),
+                            headers: [KafkaHeader(name: PushMessageHeader.shard, value: Array(task.description.utf8))]))
+                }
+                let list = try await eventually("the cancelled list job's report completes") {
+                    try await stack.report("cancelled-list")
+                } until: { $0.isComplete }
+                #expect(list.targeted == 0 && list.expanded == 0 && list.state == "cancelled")
+                let report = try await eventually("every shard of the cancelled broadcast is counted") {
+                    try await stack.report("cancelled-broadcast")
+                } until: { $0.shardsDone == taskCount }
+                #expect(report.targeted == tokens.count)
+                #expect(report.cancelled == tokens.count)
+                #expect(report.expanded == 0)
+                #expect(report.finished == tokens.count)
+            }
+            #expect(try await stack.simulator.counters().accepted == 0, "nothing of a cancelled job reaches APNs")
+        }
+    }
+
     @Test func aJobTooLargeForOneKafkaMessageIs413() async throws {
         try await PipelineStack.with { stack in
             try await stack.withAPI { api, _ in

@@ -7,7 +7,8 @@ struct JobCounterTests {
     @Test("every counter's name reads back as the counter")
     func roundTrip() {
         let counters: [JobCounter] = [
-            .targeted, .expanded, .chunks, .shards, .shardTargeted(3), .shardDone(15), .expansionComplete, .unknownOpenIDs,
+            .targeted, .expanded, .chunks, .shards, .shardTargeted(3), .shardDone(15), .shardCancelled(7), .expansionComplete,
+            .cancelledBeforeExpansion, .unknownOpenIDs,
             .otherEnvironment, .suspectDevices, .scheduledAt, .duplicateJob, .sent, .accepted, .failed(reason: "BadDeviceToken"),
             .retried, .deadLettered, .cancelled, .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates,
             .cancelRequested, .receipt(.delivered), .receipt(.opened),
