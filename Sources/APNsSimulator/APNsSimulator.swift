@@ -123,6 +123,18 @@ public final class APNsSimulator: Sendable {
         return counters
     }
 
+    /// Requests answered 200 so far: the cheap part of ``counters()``, for sampling progress
+    /// often without collecting the per-token tallies.
+    public func acceptedCount() async throws -> Int {
+        let (group, shared) = try running()
+        var accepted = 0
+        for loop in group.makeIterator() {
+            let loopState = shared.loopState(for: loop)
+            accepted += try await loop.submit { loopState.accepted }.get()
+        }
+        return accepted
+    }
+
     /// Every recorded request (when ``APNsSimulatorConfiguration/recordsRequests`` is on), in no
     /// particular order across connections.
     public func requestRecords() async throws -> [APNsSimulatorRequestRecord] {
@@ -133,6 +145,19 @@ public final class APNsSimulator: Sendable {
             records += try await loop.submit { loopState.records }.get()
         }
         return records
+    }
+
+    /// Changes the injected faults and the answer time while running (a fault storm that starts
+    /// and ends mid-campaign); connections already open keep going under the new settings.
+    public func setFaults(_ faults: APNsSimulatorFaults, latency: APNsSimulatorLatency? = nil) async throws {
+        let (group, shared) = try running()
+        for loop in group.makeIterator() {
+            let loopState = shared.loopState(for: loop)
+            try await loop.submit {
+                loopState.faults = faults
+                if let latency { loopState.latency = latency }
+            }.get()
+        }
     }
 
     /// Zeroes every counter and forgets every record.
@@ -171,14 +196,14 @@ public final class APNsSimulator: Sendable {
     private func makeServerBootstrap(
         group: MultiThreadedEventLoopGroup, shared: APNsSimulatorSharedState, sslContext: NIOSSLContext
     ) async throws -> ServerBootstrap {
-        let configuration = self.configuration
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 shared.connections.wrappingIncrement(ordering: .relaxed)
-                let failureRate = configuration.faults.tlsHandshakeFailureRate
+                // The initializer runs on the new channel's loop, the only one touching its state.
+                let failureRate = shared.loopState(for: channel.eventLoop).faults.tlsHandshakeFailureRate
                 if failureRate > 0, Double.random(in: 0..<1) < failureRate {
                     shared.tlsHandshakeFailures.wrappingIncrement(ordering: .relaxed)
                     return channel.close()

@@ -7,6 +7,11 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
     public var serviceUnavailableRate: Double
     /// Fraction of valid requests answered 503 Shutdown.
     public var shutdownRate: Double
+    /// Fraction of valid requests answered 429 TooManyRequests.
+    public var tooManyRequestsRate: Double
+    /// Every valid request is answered 403 InvalidProviderToken, as when the provider key was
+    /// revoked in the developer account.
+    public var rejectsProviderTokens: Bool
     /// Send GOAWAY on the connection carrying every N-th stream: streams the server has seen
     /// are still answered, streams the client opens before it reads the GOAWAY are refused, and
     /// the connection closes once the answered ones are done.
@@ -28,6 +33,8 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
         internalServerErrorRate: Double = 0,
         serviceUnavailableRate: Double = 0,
         shutdownRate: Double = 0,
+        tooManyRequestsRate: Double = 0,
+        rejectsProviderTokens: Bool = false,
         goAwayEveryStreams: Int? = nil,
         connectionResetEveryStreams: Int? = nil,
         stallRate: Double = 0,
@@ -37,6 +44,8 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
         self.internalServerErrorRate = internalServerErrorRate
         self.serviceUnavailableRate = serviceUnavailableRate
         self.shutdownRate = shutdownRate
+        self.tooManyRequestsRate = tooManyRequestsRate
+        self.rejectsProviderTokens = rejectsProviderTokens
         self.goAwayEveryStreams = goAwayEveryStreams
         self.connectionResetEveryStreams = connectionResetEveryStreams
         self.stallRate = stallRate

@@ -19,6 +19,15 @@ final class APNsSimulatorLoopState {
     var acceptances: [NotificationKey: Int] = [:]
     var records: [APNsSimulatorRequestRecord] = []
     var random = SplitMix64()
+    /// The faults and answer time in force on this loop: the configuration's at start, changed
+    /// while running by ``APNsSimulator/setFaults(_:latency:)``.
+    var faults: APNsSimulatorFaults
+    var latency: APNsSimulatorLatency
+
+    init(faults: APNsSimulatorFaults, latency: APNsSimulatorLatency) {
+        self.faults = faults
+        self.latency = latency
+    }
 
     func reset() {
         requests = 0

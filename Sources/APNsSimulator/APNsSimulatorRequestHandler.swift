@@ -42,7 +42,7 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
         switch frame.payload {
         case .headers(let headers):
             if streams[frame.streamID] == nil {
-                if let limit = connection.shared.configuration.faults.unresponsiveAfterStreams,
+                if let limit = connection.loopState.faults.unresponsiveAfterStreams,
                     connection.streamsOpened >= limit
                 {
                     connection.becomeUnresponsive()
@@ -76,8 +76,8 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
         // The request is complete: only its presence is needed from here on.
         streams[streamID] = Stream()
         let shared = connection.shared
-        let faults = shared.configuration.faults
         let loopState = connection.loopState
+        let faults = loopState.faults
         loopState.requests += 1
         if faults.goAwayEveryStreams != nil || faults.connectionResetEveryStreams != nil {
             let count = shared.streams.wrappingIncrementThenLoad(ordering: .relaxed)
@@ -112,7 +112,7 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
             }
         }
         let responseAPNsID = requestHeaders.first(name: "apns-id") ?? APNsID.random(using: &loopState.random).uuidString
-        if let delay = shared.configuration.latency.sampleNanoseconds(using: &loopState.random) {
+        if let delay = loopState.latency.sampleNanoseconds(using: &loopState.random) {
             context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(delay)) {
                 self.respond(
                     streamID, context: context, outcome: outcome, apnsID: responseAPNsID,
@@ -126,12 +126,17 @@ final class APNsSimulatorRequestHandler: ChannelInboundHandler {
     }
 
     private func injectedFailure(faults: APNsSimulatorFaults, loopState: APNsSimulatorLoopState) -> APNsReason? {
-        let total = faults.internalServerErrorRate + faults.serviceUnavailableRate + faults.shutdownRate
-        guard total > 0 else { return nil }
-        let draw = Double.random(in: 0..<1, using: &loopState.random)
-        if draw < faults.internalServerErrorRate { return .internalServerError }
-        if draw < faults.internalServerErrorRate + faults.serviceUnavailableRate { return .serviceUnavailable }
-        if draw < total { return .shutdown }
+        if faults.rejectsProviderTokens { return .invalidProviderToken }
+        let rates: [(Double, APNsReason)] = [
+            (faults.internalServerErrorRate, .internalServerError), (faults.serviceUnavailableRate, .serviceUnavailable),
+            (faults.shutdownRate, .shutdown), (faults.tooManyRequestsRate, .tooManyRequests),
+        ]
+        guard rates.contains(where: { $0.0 > 0 }) else { return nil }
+        var draw = Double.random(in: 0..<1, using: &loopState.random)
+        for (rate, reason) in rates {
+            if draw < rate { return reason }
+            draw -= rate
+        }
         return nil
     }
 

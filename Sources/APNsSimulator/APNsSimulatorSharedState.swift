@@ -24,7 +24,7 @@ final class APNsSimulatorSharedState: Sendable {
         self.validator = APNsSimulatorRequestValidator(configuration: configuration)
         var states: [ObjectIdentifier: APNsSimulatorLoopState] = [:]
         for loop in eventLoops {
-            states[ObjectIdentifier(loop)] = APNsSimulatorLoopState()
+            states[ObjectIdentifier(loop)] = APNsSimulatorLoopState(faults: configuration.faults, latency: configuration.latency)
         }
         self.loopStates = states
     }

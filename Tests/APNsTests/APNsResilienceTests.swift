@@ -68,3 +68,28 @@ struct APNsResilienceTests {
         }
     }
 }
+
+@Suite("Simulator faults changed while running")
+struct SimulatorRuntimeFaultTests {
+    @Test("setFaults switches a storm on and off on open connections: 429, revoked provider key, slow answers")
+    func faultsChangeWhileRunning() async throws {
+        try await SimulatorHarness.with(client: { $0.maxAttempts = 1 }) { harness in
+            func status(_ n: Int) async throws -> (Int, String?) {
+                let response = try await harness.client.send(harness.request(token: SimulatorHarness.token(n)))
+                return (Int(response.status), response.reason?.rawValue)
+            }
+            #expect(try await status(0) == (200, nil))
+            try await harness.simulator.setFaults(APNsSimulatorFaults(tooManyRequestsRate: 1))
+            #expect(try await status(1) == (429, "TooManyRequests"))
+            try await harness.simulator.setFaults(APNsSimulatorFaults(rejectsProviderTokens: true))
+            #expect(try await status(2) == (403, "InvalidProviderToken"))
+            try await harness.simulator.setFaults(APNsSimulatorFaults(), latency: .uniform(.milliseconds(300), .milliseconds(300)))
+            let started = ContinuousClock.now
+            #expect(try await status(3) == (200, nil))
+            #expect(ContinuousClock.now - started >= .milliseconds(300), "the new answer time applies")
+            let counters = try await harness.simulator.counters()
+            #expect(counters.rejections == ["TooManyRequests": 1, "InvalidProviderToken": 1])
+            #expect(counters.accepted == 2)
+        }
+    }
+}
