@@ -617,7 +617,13 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             outbound.writeHTTP2Frame(type: .rstStream, streamID: streamID, payload: payload)
             complete(streamID, .timedOut)
         }
-        if !expired.isEmpty { flushSoon(context) }
+        if !expired.isEmpty {
+            flushSoon(context)
+            // A request that got no answer in time makes the connection prove it is alive: a
+            // peer gone silent (a dead network path) fails the PING and the connection is
+            // replaced now, not at the next keepalive, which may be a minute away.
+            sendPing(context: context)
+        }
         if streams.isEmpty, queued.isEmpty {
             timeoutSweep?.cancel()
             timeoutSweep = nil

@@ -111,6 +111,34 @@ struct APNsConnectionBehaviourTests {
         }
     }
 
+    @Test("a request timeout makes the connection prove it is alive: a silent peer is replaced without waiting for the keepalive")
+    func timeoutTriggersPing() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.faults.unresponsiveAfterStreams = 1 },
+            client: {
+                $0.pingInterval = .seconds(3600)
+                $0.pingTimeout = .milliseconds(300)
+                $0.requestTimeout = .milliseconds(200)
+                $0.maxAttempts = 1
+            }
+        ) { harness in
+            #expect(try await harness.client.send(harness.request()).status == 200)
+            // The second stream finds the peer silent and times out; its PING goes unanswered.
+            let timedOut = await #expect(throws: APNsError.self) { try await harness.client.send(harness.request()) }
+            #expect(timedOut?.code == .timeout)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await harness.simulator.counters().connections < 2, ContinuousClock.now < deadline {
+                _ = try? await harness.client.send(harness.request())
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            // A new connection carries the next notification; the keepalive (an hour) had no part.
+            #expect(try await harness.client.send(harness.request()).status == 200)
+            let counters = try await harness.simulator.counters()
+            #expect(counters.unresponsiveConnections == 1)
+            #expect(counters.connections == 2)
+        }
+    }
+
     @Test("GOAWAY debug data: APNs's reason is read, anything else is ignored")
     func goAwayReason() {
         #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer(string: #"{"reason":"IdleTimeout"}"#)) == "IdleTimeout")
