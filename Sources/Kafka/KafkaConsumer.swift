@@ -356,12 +356,19 @@ public final class KafkaConsumer: Service, Sendable {
             let element = partitions.pointee.elems[index]
             return KafkaTopicPartition(topic: String(cString: element.topic), partition: element.partition)
         }
+        // Cooperative (incremental) rebalancing hands over only the partitions that move: the
+        // others keep being consumed through the rebalance. Eager rebalancing revokes all.
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
             state.withLock { state in
                 for partition in changed { state.tracker.assign(partition) }
             }
-            rd_kafka_assign(handle, partitions)
+            if cooperative {
+                report(rd_kafka_incremental_assign(handle, partitions), "incremental assign")
+            } else {
+                rd_kafka_assign(handle, partitions)
+            }
             logger.debug("partitions assigned", metadata: ["kafka.partitions": "\(changed)"])
             onRebalance?(.assigned(changed))
         default:
@@ -393,10 +400,22 @@ public final class KafkaConsumer: Service, Sendable {
                     state.tracker.revoke(partition)
                 }
             }
-            rd_kafka_assign(handle, nil)
+            if cooperative && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS {
+                report(rd_kafka_incremental_unassign(handle, partitions), "incremental unassign")
+            } else {
+                rd_kafka_assign(handle, nil)
+            }
             logger.debug("partitions revoked", metadata: ["kafka.partitions": "\(changed)"])
             onRebalance?(.revoked(changed))
         }
+    }
+
+    /// Logs and releases the error of an incremental (un)assign; librdkafka rejoins the group
+    /// on its own after one.
+    private func report(_ error: OpaquePointer?, _ what: String) {
+        guard let error else { return }
+        logger.warning("\(what) failed", metadata: ["error": "\(String(cString: rd_kafka_error_string(error)))"])
+        rd_kafka_error_destroy(error)
     }
 }
 

@@ -10,6 +10,15 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// `session.timeout.ms`: how long the group waits for a silent member before reassigning
     /// its partitions.
     public var sessionTimeoutMilliseconds: Int
+    /// `partition.assignment.strategy`: `cooperative-sticky` (the default: a member joining or
+    /// leaving moves only the partitions that change owner, the others keep being consumed), or
+    /// an eager one (`range`, `roundrobin`, `range,roundrobin`: every rebalance stops the whole
+    /// group). Members of one group must agree.
+    public var assignmentStrategy: String
+    /// `group.instance.id`: static membership. A member that leaves and comes back with the same
+    /// id within the session timeout takes its partitions back without a rebalance; unique per
+    /// member and stable across its restarts (a pod name). `nil`: dynamic membership.
+    public var groupInstanceID: String?
     /// `auto.offset.reset`: where a group with no committed offset starts (`earliest`|`latest`).
     public var autoOffsetReset: String
     /// The most fetched messages waiting for the application; the poll thread stops polling
@@ -31,6 +40,8 @@ public struct KafkaConsumerConfiguration: Sendable {
         topics: [String],
         clientID: String = "pushfleet",
         sessionTimeoutMilliseconds: Int = 10_000,
+        assignmentStrategy: String = "cooperative-sticky",
+        groupInstanceID: String? = nil,
         autoOffsetReset: String = "earliest",
         bufferCapacity: Int = 1_000,
         commitInterval: Duration = .milliseconds(500),
@@ -43,6 +54,8 @@ public struct KafkaConsumerConfiguration: Sendable {
         self.topics = topics
         self.clientID = clientID
         self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
+        self.assignmentStrategy = assignmentStrategy
+        self.groupInstanceID = groupInstanceID
         self.autoOffsetReset = autoOffsetReset
         self.bufferCapacity = bufferCapacity
         self.commitInterval = commitInterval
@@ -52,7 +65,7 @@ public struct KafkaConsumerConfiguration: Sendable {
     }
 
     var rdKafkaProperties: KafkaConfigurationProperties {
-        let base: KafkaConfigurationProperties = [
+        var base: KafkaConfigurationProperties = [
             "bootstrap.servers": bootstrapServers,
             "group.id": groupID,
             "client.id": clientID,
@@ -62,8 +75,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "enable.auto.commit": "false",
             "enable.auto.offset.store": "false",
             "enable.partition.eof": "false",
-            // Eager rebalancing: a revoke takes every partition, commits, then reassigns.
-            "partition.assignment.strategy": "range,roundrobin",
+            "partition.assignment.strategy": assignmentStrategy,
             // Prefetch is bounded by bytes (`queued.max.messages.kbytes`, 64 MB by default), not
             // by the default count of 100,000 messages: librdkafka 2.0 stops fetching at that
             // count and resumes only once the local queue is empty and its broker thread wakes,
@@ -71,6 +83,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             // `debug=fetch`: "queued.min.messages exceeded", then nothing until "0/100000 msgs").
             "queued.min.messages": "1000000",
         ]
+        if let groupInstanceID { base["group.instance.id"] = groupInstanceID }
         return base.merging(properties)
     }
 }

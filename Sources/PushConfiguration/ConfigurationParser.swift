@@ -37,10 +37,24 @@ struct ConfigurationParser {
             case .float, .string: properties[entry.key] = scalar.text
             }
         }
+        let strategy = try section.string("assignment-strategy") ?? "cooperative-sticky"
+        guard KafkaSettings.assignmentStrategies.contains(strategy) else {
+            throw section.error(
+                "assignment-strategy", "must be one of \(KafkaSettings.assignmentStrategies.sorted().joined(separator: ", ")), got '\(strategy)'")
+        }
+        let instanceID = try section.string("group-instance-id")
+        if let instanceID, instanceID.isEmpty || instanceID.count > 200
+            || !instanceID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        {
+            throw section.error("group-instance-id", "must be 1 to 200 characters of A-Z, a-z, 0-9, '.', '_' and '-', got '\(instanceID)'")
+        }
         return KafkaSettings(
             bootstrapServers: try section.requiredString("bootstrap-servers"),
             groupPrefix: try section.string("group-prefix") ?? "pushfleet",
-            properties: properties)
+            properties: properties,
+            assignmentStrategy: strategy,
+            groupInstanceID: instanceID,
+            sessionTimeoutMilliseconds: try section.integer("session-timeout-ms", default: 10_000, minimum: 1_000, maximum: 3_600_000))
     }
 
     /// `redis:`.

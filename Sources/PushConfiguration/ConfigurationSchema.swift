@@ -14,6 +14,7 @@ indirect enum ConfigurationSchema: Sendable {
     static let root: ConfigurationSchema = .section([
         ("kafka", .section([
             ("bootstrap-servers", .value), ("group-prefix", .value), ("properties", .properties),
+            ("assignment-strategy", .value), ("group-instance-id", .value), ("session-timeout-ms", .value),
         ])),
         ("redis", .section([
             ("host", .value), ("port", .value), ("username", .value), ("password", .value),

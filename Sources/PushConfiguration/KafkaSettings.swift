@@ -6,12 +6,32 @@ public struct KafkaSettings: Sendable, Equatable {
     public var groupPrefix: String
     /// Extra librdkafka properties (`properties`), passed through verbatim; default none.
     public var properties: [String: String]
+    /// How the groups share partitions (`assignment-strategy`): `cooperative-sticky` (default;
+    /// a worker joining or leaving moves only the partitions that change owner) or an eager
+    /// strategy (`range`, `roundrobin`, `range,roundrobin`: every rebalance stops each group).
+    public var assignmentStrategy: String
+    /// Static membership (`group-instance-id`): this worker's stable id, e.g. its pod name. A
+    /// restarted worker takes its partitions back without a rebalance if it returns within the
+    /// session timeout. Each group gets `<id>.<role>`. Default none (dynamic membership).
+    public var groupInstanceID: String?
+    /// `session-timeout-ms`: how long a group waits for a silent worker before its partitions
+    /// move; default 10,000 (with static membership, set it above a restart's duration).
+    public var sessionTimeoutMilliseconds: Int
+
+    /// The strategies `assignment-strategy` accepts.
+    public static let assignmentStrategies: Set<String> = ["cooperative-sticky", "range", "roundrobin", "range,roundrobin"]
 
     /// Creates Kafka settings; every parameter but `bootstrapServers` has the documented default.
-    public init(bootstrapServers: String, groupPrefix: String = "pushfleet", properties: [String: String] = [:]) {
+    public init(
+        bootstrapServers: String, groupPrefix: String = "pushfleet", properties: [String: String] = [:],
+        assignmentStrategy: String = "cooperative-sticky", groupInstanceID: String? = nil, sessionTimeoutMilliseconds: Int = 10_000
+    ) {
         self.bootstrapServers = bootstrapServers
         self.groupPrefix = groupPrefix
         self.properties = properties
+        self.assignmentStrategy = assignmentStrategy
+        self.groupInstanceID = groupInstanceID
+        self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
     }
 
     /// The consumer group of the expand workers: `<group-prefix>.expand`.

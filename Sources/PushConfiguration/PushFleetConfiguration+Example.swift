@@ -5,6 +5,9 @@ extension PushFleetConfiguration {
         kafka:
           bootstrap-servers: "127.0.0.1:9092"   # required, non-empty
           group-prefix: pushfleet               # default "pushfleet"; groups are <prefix>.expand, <prefix>.send, <prefix>.feedback
+          assignment-strategy: cooperative-sticky  # default; or range, roundrobin, range,roundrobin (eager: every rebalance stops the group). All workers of a group must agree
+          group-instance-id: null               # optional: static membership, this worker's stable id (e.g. its pod name); groups get <id>.<role>
+          session-timeout-ms: 10000             # default 10000, 1000...3600000; with group-instance-id, above a restart's duration
           properties:                            # optional: any librdkafka property; values are strings (numbers/bools in YAML are converted to their string form)
             security.protocol: SASL_SSL
         redis:

@@ -122,6 +122,9 @@ public final class PushWorker: Service, Sendable {
                 groupID: role.group(prefix: kafka.groupPrefix),
                 topics: [topic],
                 clientID: "pushfleet-\(role.rawValue)",
+                sessionTimeoutMilliseconds: kafka.sessionTimeoutMilliseconds,
+                assignmentStrategy: kafka.assignmentStrategy,
+                groupInstanceID: kafka.groupInstanceID.map { "\($0).\(role.rawValue)" },
                 bufferCapacity: buffer,
                 properties: KafkaConfigurationProperties(kafka.properties)),
             logger: logger)

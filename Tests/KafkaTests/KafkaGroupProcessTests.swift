@@ -26,6 +26,30 @@ import Testing
         #expect(try first.records().count > 0 && second.records().count > 0, "both processes took part")
     }
 
+    @Test func aJoiningMemberTakesOnlyThePartitionsThatMoveWhileTheOthersKeepTheirs() async throws {
+        let fixture = try GroupFixture()
+        let first = try fixture.startProbe("first")
+        defer { first.terminate() }
+        try await fixture.waitUntilBalanced([first])
+        let second = try fixture.startProbe("second")
+        defer { second.terminate() }
+        try await fixture.waitUntilBalanced([first, second])
+
+        // Cooperative-sticky: the first member gave up only what the second took; an eager
+        // rebalance would have revoked all six and assigned three back.
+        let revoked = try first.rebalanceEvents().filter { !$0.assigned }.flatMap(\.partitions)
+        let kept = try first.currentAssignment()
+        #expect(!revoked.isEmpty && revoked.count < Int(Self.partitions), "revoked: \(revoked)")
+        #expect(Set(revoked) == Set(try second.currentAssignment()), "what moved is what the newcomer owns")
+        #expect(Set(revoked).isDisjoint(with: kept))
+
+        try await fixture.produceAll()
+        try await fixture.waitUntilCommittedToTheEnd()
+        for probe in [first, second] { try await probe.stop() }
+        let records = try fixture.processedRecords([first, second])
+        #expect(records.count == Self.messageCount, "every message processed once, none twice")
+    }
+
     @Test func survivorTakesOverFromAKilledProcessAndEverythingIsCommitted() async throws {
         let fixture = try GroupFixture()
         // The victim works slowly enough to be killed mid-stream after some of its commits landed.
@@ -164,12 +188,25 @@ private final class Probe: Sendable {
         }
     }
 
-    /// The partitions of the latest event, if it is an assignment.
-    func currentAssignment() throws -> [Int32] {
+    /// The probe's rebalance events in order: (assigned?, partitions).
+    func rebalanceEvents() throws -> [(assigned: Bool, partitions: [Int32])] {
         guard FileManager.default.fileExists(atPath: events.path) else { return [] }
-        let lines = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
-        guard let last = lines.last, last.hasPrefix("assigned ") else { return [] }
-        return last.dropFirst("assigned ".count).split(separator: ",").compactMap { Int32($0) }
+        return try String(contentsOf: events, encoding: .utf8).split(separator: "\n").map { line in
+            // An incremental rebalance may hand a member an empty list: "assigned ".
+            let fields = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            guard fields.count == 2, fields[0] == "assigned" || fields[0] == "revoked" else { throw ProbeError.malformedLine(String(line)) }
+            return (fields[0] == "assigned", fields[1].split(separator: ",").compactMap { Int32($0) })
+        }
+    }
+
+    /// The partitions the probe owns now: its events replayed (an eager rebalance revokes and
+    /// assigns everything, a cooperative one only what moves).
+    func currentAssignment() throws -> [Int32] {
+        var owned = Set<Int32>()
+        for event in try rebalanceEvents() {
+            if event.assigned { owned.formUnion(event.partitions) } else { owned.subtract(event.partitions) }
+        }
+        return owned.sorted()
     }
 
     func kill() {

@@ -107,6 +107,23 @@ import Testing
         #expect(noKafka.key == "kafka.bootstrap-servers")
     }
 
+    @Test func kafkaGroupMembershipSettings() throws {
+        func kafka(_ line: String) -> String {
+            minimalYAML.replacingOccurrences(of: "bootstrap-servers: \"broker:9092\"", with: "bootstrap-servers: \"broker:9092\"\n  \(line)")
+        }
+        let strategy = try #require(parseError(kafka("assignment-strategy: sticky")))
+        #expect(strategy.key == "kafka.assignment-strategy")
+        #expect(strategy.message.contains("cooperative-sticky"))
+        let instance = try #require(parseError(kafka("group-instance-id: \"pod 1\"")))
+        #expect(instance.key == "kafka.group-instance-id")
+        let timeout = try #require(parseError(kafka("session-timeout-ms: 500")))
+        #expect(timeout.key == "kafka.session-timeout-ms")
+        let eager = try parse(kafka("assignment-strategy: range,roundrobin\n  group-instance-id: worker-0\n  session-timeout-ms: 45000"))
+        #expect(eager.kafka.assignmentStrategy == "range,roundrobin")
+        #expect(eager.kafka.groupInstanceID == "worker-0")
+        #expect(eager.kafka.sessionTimeoutMilliseconds == 45_000)
+    }
+
     @Test func appsAreRequired() throws {
         let missing = try #require(parseError("kafka: {bootstrap-servers: k}"))
         #expect(missing.key == "apps")
