@@ -60,6 +60,9 @@ public final class KafkaConsumer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.onRebalance = onRebalance
+        if Self.destroyBeforeFirstAssignmentAborts(strategy: configuration.assignmentStrategy) {
+            client.keepHandleAtDeinit(true)
+        }
         rd_kafka_poll_set_consumer(client.pointer)
         self.queue = ConsumerQueue(pointer: rd_kafka_queue_get_consumer(client.pointer))
         router.consumer = self
@@ -364,6 +367,8 @@ public final class KafkaConsumer: Service, Sendable {
             state.withLock { state in
                 for partition in changed { state.tracker.assign(partition) }
             }
+            // The assignor has its state now: destroying the handle is safe again.
+            client.keepHandleAtDeinit(false)
             if cooperative {
                 report(rd_kafka_incremental_assign(handle, partitions), "incremental assign")
             } else {
@@ -408,6 +413,15 @@ public final class KafkaConsumer: Service, Sendable {
             logger.debug("partitions revoked", metadata: ["kafka.partitions": "\(changed)"])
             onRebalance?(.revoked(changed))
         }
+    }
+
+    /// Whether destroying this consumer's handle before its first assignment would abort the
+    /// process: librdkafka before 2.3.0 asserts on the cooperative-sticky assignor's missing
+    /// state when a consumer is destroyed between joining its group and its first assignment
+    /// (librdkafka #4381; Debian 12 ships 2.0.2). Such a consumer's handle is left to the
+    /// process's exit instead: a worker stopped during a rebalance exits anyway.
+    static func destroyBeforeFirstAssignmentAborts(strategy: String, libraryVersion: Int32 = RDKafkaClient.libraryVersion) -> Bool {
+        strategy.contains("cooperative") && libraryVersion < 0x0203_0000
     }
 
     /// Logs and releases the error of an incremental (un)assign; librdkafka rejoins the group

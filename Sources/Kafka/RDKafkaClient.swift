@@ -31,6 +31,9 @@ final class RDKafkaClient: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
+    /// Whether `deinit` destroys the handle (see ``keepHandleAtDeinit(_:)``).
+    private let destroysHandle = Atomic<Bool>(true)
+
     /// Creates a handle. librdkafka takes ownership of the configuration on success.
     init(kind: Kind, properties: KafkaConfigurationProperties, callbacks: RDKafkaCallbacks) throws(KafkaError) {
         let conf = try properties.makeRDKafkaConf()
@@ -76,8 +79,23 @@ final class RDKafkaClient: @unchecked Sendable {
         topics.withLock { topics in
             for handle in topics.values { rd_kafka_topic_destroy(handle.pointer) }
         }
-        rd_kafka_destroy(pointer)
+        if destroysHandle.load(ordering: .acquiring) {
+            rd_kafka_destroy(pointer)
+        } else {
+            // The handle's threads live on until the process exits and may still call back.
+            _ = Unmanaged.passRetained(callbacks)
+        }
     }
+
+    /// While `keep` is true, `deinit` leaves the handle to the process's exit instead of
+    /// destroying it: for a handle whose destruction would abort the process (see
+    /// ``KafkaConsumer``'s cooperative-sticky guard).
+    func keepHandleAtDeinit(_ keep: Bool) {
+        destroysHandle.store(!keep, ordering: .releasing)
+    }
+
+    /// The linked librdkafka's version, `0xMMmmrrxx`.
+    static var libraryVersion: Int32 { rd_kafka_version() }
 
     /// The handle of a topic, for producing; `nil` if librdkafka refuses the name.
     func topicHandle(named name: String) -> OpaquePointer? {
