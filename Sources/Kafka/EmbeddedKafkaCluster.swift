@@ -60,6 +60,11 @@ public final class EmbeddedKafkaCluster: Sendable {
     }
 
     /// Makes a broker unreachable: its connections close and new ones are refused.
+    ///
+    /// librdkafka's mock (2.0.2) closes the broker's listener and binds a new one to the same
+    /// port at once, and aborts the whole process when that bind fails; it has been seen to
+    /// under heavy load. Tests that run in CI make outages with dropped connections instead
+    /// (``injectRequestErrors(_:errors:)`` with ``KafkaErrorCode/transport``).
     public func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
         try check(rd_kafka_mock_broker_set_down(cluster.pointer, brokerID), "broker \(brokerID) down")
     }

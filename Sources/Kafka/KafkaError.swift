@@ -98,6 +98,9 @@ public struct KafkaErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let noError = KafkaErrorCode(RD_KAFKA_RESP_ERR_NO_ERROR)
     public static let notLeaderOrFollower = KafkaErrorCode(RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION)
     public static let requestTimedOut = KafkaErrorCode(RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT)
+    /// librdkafka's own code for a lost connection; injected into the embedded cluster, it makes
+    /// the broker close the connection the request came on.
+    public static let transport = KafkaErrorCode(RD_KAFKA_RESP_ERR__TRANSPORT)
     public static let notEnoughReplicas = KafkaErrorCode(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS)
     public static let coordinatorNotAvailable = KafkaErrorCode(
         RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE)

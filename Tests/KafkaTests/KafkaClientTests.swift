@@ -340,17 +340,24 @@ import Testing
         await producer.close()
     }
 
-    @Test func producerDeliversOnceABrokerComesBack() async throws {
+    @Test func producerDeliversOnceTheBrokersStopDroppingItsConnections() async throws {
+        // Each of the next produce requests, at any broker, has its connection closed before it
+        // is answered, as when brokers go away and come back: the messages are retried on new
+        // connections and each is stored once. (librdkafka 2.0.2's mock broker down/up re-binds
+        // the listener and aborts the process when that bind fails, so the outage is made with
+        // dropped connections; EmbeddedKafkaCluster.setBrokerDown says more.)
         let topic = KafkaTestSupport.uniqueName("outage")
         try cluster.createTopic(topic, partitions: 3)
         let producer = try KafkaTestSupport.producer(cluster)
         _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: 0))
-        for broker in Int32(1)...3 { try cluster.setBrokerDown(broker) }
-        let pending = Task { try await producer.send((1...30).map { KafkaTestSupport.message(topic: topic, index: $0) }) }
-        for broker in Int32(1)...3 { try cluster.setBrokerUp(broker) }
-        let reports = try await pending.value
+        cluster.injectRequestErrors(.produce, errors: Array(repeating: .transport, count: 6))
+        let reports = try await producer.send((1...30).map { KafkaTestSupport.message(topic: topic, index: $0) })
         #expect(reports.count == 30)
         await producer.close()
+
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        let stored = try await admin.highWatermarks(topic: topic).values.reduce(0, +)
+        #expect(stored == 31, "each message stored once")
     }
 
     @Test func adminDescribesTopicsAndWatermarks() async throws {
