@@ -11,7 +11,7 @@ import Redis
 /// `pushfleet api`: the HTTP API (Hummingbird) over the device registry, `push.jobs` and the
 /// job statistics, as a `Service` that stops on graceful shutdown: it stops accepting, answers
 /// what is in flight, then closes its Kafka producer (flushing) and Redis connections.
-public struct PushAPIServer: Service {
+public struct PushAPIServer: Service, CustomStringConvertible {
     let configuration: PushFleetConfiguration
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
@@ -30,6 +30,9 @@ public struct PushAPIServer: Service {
         self.logger = logger
         self.onListening = onListening
     }
+
+    /// How service lifecycle logs name the server: not the whole configuration it holds.
+    public var description: String { "PushAPIServer(\(configuration.api.host):\(configuration.api.port))" }
 
     public func run() async throws {
         var digests: [String: [APIKeyDigest]] = [:]

@@ -38,10 +38,12 @@ struct PipelineStack {
         _ options: Options = Options(),
         simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in },
         productionSimulator: ((inout APNsSimulatorConfiguration) -> Void)? = nil,
+        logger givenLogger: Logger? = nil,
         _ body: (PipelineStack) async throws -> Value
     ) async throws -> Value {
         var logger = Logger(label: "pushfleet.test")
         logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+        if let givenLogger { logger = givenLogger }
         let stack = try await EmbeddedStack.start(options, logger: logger, simulator: configureSimulator, productionSimulator: productionSimulator)
         let redis = stack.makeRedisClient(logger: logger)
         let result: Result<Value, any Error>
