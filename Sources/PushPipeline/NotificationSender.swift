@@ -204,12 +204,14 @@ final class NotificationSender: Sendable {
         }
         if let reason = plan.suspendApp {
             context.counters.add(.providerSuspensions)
-            context.logger.error(
+            let suspensions = context.suspensions
+            let isNew = try await Retrying.run("suspending app \(app)", logger: context.logger) {
+                try await suspensions.suspend(app: app, reason: reason)
+            }
+            context.logger.log(
+                level: isNew ? .error : .debug,
                 "APNs refused the credential of app \(app) (\(reason)): its sending is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience waits in the resend buffer. Fix the app's key or certificate.",
                 metadata: ["app": "\(app)", "job": "\(jobID)"])
-            try await Retrying.run("suspending app \(app)", logger: context.logger) {
-                try await context.suspensions.suspend(app: app, reason: reason)
-            }
         }
         if !plan.registryChanges.isEmpty {
             let effects = context.heldEffects

@@ -31,9 +31,16 @@ final class SuspensionCache: Sendable {
         return reason
     }
 
-    /// Suspends the app fleet-wide and at once in this worker.
-    func suspend(app: String, reason: String) async throws {
-        entries.withLock { $0[app] = Entry(reason: reason, checkedAt: .now) }
+    /// Suspends the app fleet-wide and at once in this worker (each call extends the
+    /// suspension); `true` when this worker did not already hold the app suspended, so that
+    /// the refusal is reported once, not once per batch of notifications in flight.
+    @discardableResult
+    func suspend(app: String, reason: String) async throws -> Bool {
+        let previous = entries.withLock { entries in
+            defer { entries[app] = Entry(reason: reason, checkedAt: .now) }
+            return entries[app]?.reason
+        }
         try await store.suspend(app: app, for: Self.duration, reason: reason)
+        return previous == nil
     }
 }
