@@ -3,7 +3,8 @@
 # unit, integration (real redis-server and real Redis Clusters, embedded Kafka, separate consumer processes,
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
-# apns-sim, the demo, and the checks of deploy/ (linters and schemas, Tests/deploy).
+# apns-sim, the demo, the quick capacity benchmark and fault suite, and the checks of deploy/
+# (linters and schemas, Tests/deploy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
@@ -59,6 +60,14 @@ run_phase 10 "capacity benchmark, quick mode (100,000 devices; keeps the harness
   "$BIN_DIR/pushfleet-bench" capacity --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
 for file in capacity-quick.json capacity-quick.md capacity-quick.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick capacity benchmark did not write $file" >&2; exit 1; }
+done
+
+# Every scenario of the fault suite on a small campaign; it fails when one misses its
+# expectations (missed tokens, removed valid tokens, a crashed worker, more sent twice than in flight).
+run_phase 20 "fault suite, quick mode (20,000 devices through kills, rebalances, Redis, Kafka and APNs faults; docs/faults.md)" \
+  "$BIN_DIR/pushfleet-bench" faults --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+for file in faults-quick.json faults-quick.md faults-quick.png; do
+  test -s "$QUICK_RESULTS/$file" || { echo "the quick fault suite did not write $file" >&2; exit 1; }
 done
 rm -rf "$QUICK_RESULTS"
 

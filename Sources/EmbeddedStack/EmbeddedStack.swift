@@ -36,6 +36,8 @@ public final class EmbeddedStack: Sendable {
         /// with InvalidProviderToken).
         public var simulatorTrustsKey = true
         public var jobPartitions: Int32 = 4
+        /// Brokers of the embedded Kafka cluster (topics are created with replication 1).
+        public var kafkaBrokers: Int32 = 1
         /// Chunks are ~70 kB; the mock cluster keeps ~5 MB per partition, so large campaigns
         /// need many partitions.
         public var deliveryPartitions: Int32 = 8
@@ -45,6 +47,13 @@ public final class EmbeddedStack: Sendable {
         /// of one `redis-server`; 0 (the default) runs one server.
         public var redisClusterMasters = 0
         public var redisReplicas = 1
+        /// More `redis-server` options for the one server, e.g. `["--appendonly", "yes"]`.
+        public var redisArguments: [String] = []
+        /// A password the one server requires (`requirepass`), written to the configuration.
+        public var redisPassword: String?
+        /// `apns.request-timeout-ms` of the workers: a minute by default, so that a loaded test
+        /// machine never times a request out; the fault suite uses the production default.
+        public var apnsRequestTimeoutMilliseconds = 60_000
 
         public init() {}
     }
@@ -120,7 +129,7 @@ public final class EmbeddedStack: Sendable {
             productionSimulator = production
         }
 
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        let cluster = try EmbeddedKafkaCluster(brokers: options.kafkaBrokers, logger: logger)
         try cluster.createTopic(PushTopic.jobs, partitions: options.jobPartitions)
         try cluster.createTopic(PushTopic.deliveries, partitions: options.deliveryPartitions)
         try cluster.createTopic(PushTopic.feedback, partitions: 2)
@@ -132,7 +141,7 @@ public final class EmbeddedStack: Sendable {
             if options.redisClusterMasters > 0 {
                 redisCluster = try await LocalRedisCluster.start(masters: options.redisClusterMasters, replicasPerMaster: options.redisReplicas)
             } else {
-                redisServer = try await LocalRedisServer.start()
+                redisServer = try await LocalRedisServer.start(extraArguments: options.redisArguments, password: options.redisPassword)
             }
         } catch {
             try? await simulator.shutdown()
@@ -163,6 +172,7 @@ public final class EmbeddedStack: Sendable {
             redisSection = "  cluster-nodes: [\(redisCluster.seeds.map { "\"\($0)\"" }.joined(separator: ", "))]"
         } else if let redisServer {
             redisSection = "  host: \(redisServer.host)\n  port: \(redisServer.port)"
+                + (options.redisPassword.map { "\n  password: \"\($0)\"" } ?? "")
         } else {
             preconditionFailure("a stack has a Redis server or a Redis Cluster")
         }
@@ -182,7 +192,7 @@ public final class EmbeddedStack: Sendable {
             \(endpoints)
               ca-file: ca.pem
               connections-per-pool: 2
-              request-timeout-ms: 60000
+              request-timeout-ms: \(options.apnsRequestTimeoutMilliseconds)
             registry:
               shards: \(options.registryShards)
             worker:

@@ -98,8 +98,9 @@ public actor LocalRedisServer {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Stops the server and starts it again on the same port (with an empty dataset), returning
-    /// once it answers `PING`. Clients see their connections closed.
+    /// Stops the server and starts it again on the same port (with an empty dataset, unless
+    /// `extraArguments` turned on persistence: then it reloads it), returning once it answers
+    /// `PING`. Clients see their connections closed.
     public func restart() async throws {
         await terminate()
         try await launch()

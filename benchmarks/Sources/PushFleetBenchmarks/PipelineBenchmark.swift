@@ -100,7 +100,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             registrationSeconds: registerSeconds, runs: runs, h2load: reference, aioapns: peer)
         let resultName = name ?? (quick ? "capacity-quick" : redisBackend == "cluster" ? "capacity-cluster" : "capacity")
         try results.write(name: resultName, result: report, markdown: report.markdown(chart: "\(resultName).png"))
-        try plot(name: resultName)
+        try results.plot(name: resultName, python: python, script: plotScript)
     }
 
     private func simulatorLatency() throws -> APNsSimulatorLatency {
@@ -110,19 +110,6 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             throw ValidationError("--latency-ms is LOW-HIGH in milliseconds, e.g. 2-10, or 0")
         }
         return .uniform(.milliseconds(bounds[0]), .milliseconds(bounds[1]))
-    }
-
-    /// Runs the chart script: throughput over time and the latency distribution, as a PNG.
-    private func plot(name: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, plotScript, "\(results.results)/\(name).json", "\(results.results)/\(name).png"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError.failed("\(plotScript) exited with \(process.terminationStatus)")
-        }
-        print("chart: \(results.results)/\(name).png")
     }
 
     static func token(_ n: Int) -> DeviceToken {

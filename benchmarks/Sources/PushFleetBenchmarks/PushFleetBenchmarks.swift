@@ -8,7 +8,9 @@ struct PushFleetBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushfleet-bench",
         abstract: "PushFleet benchmarks, each against a reference tool on the same machine in the same run.",
-        subcommands: [KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self])
+        subcommands: [KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self,
+            FaultBenchmarkCommand.self,
+        ])
 }
 
 struct ResultOptions: ParsableArguments {
@@ -25,6 +27,19 @@ struct ResultOptions: ParsableArguments {
         let document = "# \(name)\n\nMachine: \(machine.markdown)\n\n\(markdown)\n"
         try document.write(toFile: "\(results)/\(name).md", atomically: true, encoding: .utf8)
         print(document)
+    }
+
+    /// Runs a chart script (matplotlib) on the result `name`, writing `<name>.png` beside it.
+    func plot(name: String, python: String, script: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [python, script, "\(results)/\(name).json", "\(results)/\(name).png"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError.failed("\(script) exited with \(process.terminationStatus)")
+        }
+        print("chart: \(results)/\(name).png")
     }
 }
 

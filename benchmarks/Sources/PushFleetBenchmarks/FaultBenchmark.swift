@@ -1,0 +1,506 @@
+import APNs
+import APNsCore
+import APNsSimulator
+import ArgumentParser
+import EmbeddedStack
+import Foundation
+import Kafka
+import Logging
+import PushCore
+import PushStore
+import Redis
+import Synchronization
+
+/// The fault suite: what PushFleet survives, in counts. Each scenario runs a throttled broadcast
+/// on a fresh embedded stack with real `pushfleet worker` processes, injects its fault mid-campaign
+/// and reports notifications sent and accepted, **missed** (valid tokens never accepted), **sent
+/// twice** (tokens accepted more than once, also as a ratio to what was in flight where the
+/// faults struck), tokens removed (must be 0: every token is valid), time to recover, throughput
+/// against the baseline measured in the same run, peak worker RSS and how every worker ended.
+struct FaultBenchmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faults",
+        abstract: "Broadcasts through injected faults (kills, rebalances, Redis and Kafka outages, APNs storms), with counts.")
+
+    @Flag(help: "Quick mode for CI: 20,000 devices at 2,000/s, short faults, results named faults-quick.")
+    var quick = false
+    @Option(help: "Registered devices; the broadcast goes to all of them (default 200,000; 20,000 with --quick).") var devices: Int?
+    @Option(help: "The campaign's rate, notifications per second (default 5,000; 2,000 with --quick).") var rate: Double?
+    @Option(help: "Scenarios to run, comma separated (default all; baseline always runs first).") var scenarios: String?
+    @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
+    @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "error"
+    @Option(help: "The chart script (matplotlib).") var plotScript = "benchmarks/plot_faults.py"
+    @Option(help: "The Python interpreter with matplotlib.") var python = "python3"
+    @OptionGroup var results: ResultOptions
+
+    func run() async throws {
+        let selected = try selectedScenarios()
+        let plan = FaultPlan(quick: quick, devices: devices ?? (quick ? 20_000 : 200_000), rate: rate ?? (quick ? 2_000 : 5_000))
+        var logger = Logger(label: "pushfleet.bench.faults")
+        logger.logLevel = .error
+        var outcomes: [FaultOutcome] = []
+        var baselineRate: Double?
+        for scenario in selected {
+            print("scenario \(scenario.rawValue): \(scenario.summary(plan))")
+            var outcome = try await FaultRun(scenario: scenario, plan: plan, pushfleet: pushfleet, workerLogLevel: workerLogLevel, logger: logger)
+                .run()
+            if scenario == .baseline { baselineRate = outcome.notificationsPerSecond }
+            outcome.judge(baselineRate: baselineRate ?? plan.rate, quick: quick)
+            print(outcome.line)
+            outcomes.append(outcome)
+        }
+        let report = FaultReport(devices: plan.devices, rate: plan.rate, quick: quick, scenarios: outcomes)
+        let name = quick ? "faults-quick" : "faults"
+        try results.write(name: name, result: report, markdown: report.markdown(chart: "\(name).png"))
+        try results.plot(name: name, python: python, script: plotScript)
+        let failed = outcomes.filter { !$0.violations.isEmpty }
+        if !failed.isEmpty {
+            throw BenchmarkError.failed(
+                "scenarios below expectations: "
+                    + failed.map { "\($0.scenario) (\($0.violations.joined(separator: "; ")))" }.joined(separator: ", "))
+        }
+    }
+
+    private func selectedScenarios() throws -> [FaultScenario] {
+        guard let scenarios else { return FaultScenario.allCases.filter { !quick || $0.runsInQuickMode } }
+        var chosen: [FaultScenario] = [.baseline]
+        for name in scenarios.split(separator: ",") {
+            guard let scenario = FaultScenario(rawValue: String(name)) else {
+                throw ValidationError(
+                    "unknown scenario '\(name)'; known: \(FaultScenario.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !chosen.contains(scenario) { chosen.append(scenario) }
+        }
+        return chosen
+    }
+}
+
+/// Sizes and timings shared by every scenario of a run.
+struct FaultPlan {
+    var quick: Bool
+    var devices: Int
+    var rate: Double
+    /// Workers at the start of every scenario.
+    var workers = 3
+    /// `worker.notifications-in-flight` of each worker: the most one kill can leave unsettled.
+    var notificationsInFlight = 2_000
+    var streamsPerConnection = 100
+
+    /// The campaign's length without faults.
+    var campaignSeconds: Double { Double(devices) / rate }
+    /// When the fault starts: a quarter into the campaign, with its expansion under way.
+    var faultStart: Duration { .milliseconds(Int(campaignSeconds * 250)) }
+    /// How long an outage lasts.
+    var outage: Duration { quick ? .seconds(3) : .seconds(30) }
+    /// How long a storm lasts.
+    var storm: Duration { quick ? .seconds(3) : .seconds(15) }
+    var killInterval: Duration { quick ? .seconds(4) : .seconds(20) }
+    var rebalanceInterval: Duration { quick ? .seconds(1) : .seconds(3) }
+}
+
+enum FaultScenario: String, CaseIterable, Codable {
+    case baseline
+    case workerKill = "worker-kill"
+    case rebalanceStorm = "rebalance-storm"
+    case redisUnreachable = "redis-unreachable"
+    case redisRestartAOF = "redis-restart-aof"
+    case redisRestartEmpty = "redis-restart-empty"
+    case kafkaErrors = "kafka-errors"
+    case kafkaBrokerDown = "kafka-broker-down"
+    case apnsStorm = "apns-storm"
+    case apnsSlow = "apns-slow"
+    case apnsSilent = "apns-silent"
+    case providerTokenRevoked = "provider-token-revoked"
+
+    /// The broker down/up hook of librdkafka 2.0's mock cluster re-binds its port and aborts the
+    /// process when that fails; it runs on demand, not in CI.
+    var runsInQuickMode: Bool { self != .kafkaBrokerDown }
+
+    /// Whether throughput during the fault is expected to stay at 70% of the baseline: not while
+    /// the state store or the provider credential is away, when nothing can be sent by design.
+    var keepsThroughput: Bool {
+        switch self {
+        case .redisUnreachable, .redisRestartAOF, .redisRestartEmpty, .providerTokenRevoked, .apnsSilent, .kafkaBrokerDown: false
+        default: true
+        }
+    }
+
+    /// Whether every valid token must be accepted: not after a restart that lost the registry.
+    var expectsNothingMissed: Bool { self != .redisRestartEmpty }
+
+    func summary(_ plan: FaultPlan) -> String {
+        switch self {
+        case .baseline: "no fault, \(plan.workers) workers"
+        case .workerKill: "SIGKILL a worker every \(plan.killInterval), restarted at once"
+        case .rebalanceStorm: "a worker joins and another leaves every \(plan.rebalanceInterval) for \(plan.storm)"
+        case .redisUnreachable: "redis-server frozen (SIGSTOP) for \(plan.outage)"
+        case .redisRestartAOF: "redis-server killed and restarted with its append-only file (fsync every second)"
+        case .redisRestartEmpty: "redis-server killed and restarted without persistence: its data is gone"
+        case .kafkaErrors: "produce, fetch and commit requests fail with retryable errors for \(plan.storm)"
+        case .kafkaBrokerDown: "one of three Kafka brokers down for \(plan.outage)"
+        case .apnsStorm: "for \(plan.storm): 2% 500, 3% 503, 2% 429, GOAWAY every 2,000 streams, a reset every 5,000, 30% TLS handshakes aborted"
+        case .apnsSlow: "answers slowed to 1–2 s for \(plan.storm)"
+        case .apnsSilent: "every connection goes silent after 300 streams for \(plan.storm)"
+        case .providerTokenRevoked: "the provider key refused (403 InvalidProviderToken) for \(plan.storm), then trusted again"
+        }
+    }
+}
+
+/// One scenario's campaign.
+struct FaultRun {
+    let scenario: FaultScenario
+    let plan: FaultPlan
+    let pushfleet: String
+    let workerLogLevel: String
+    let logger: Logger
+
+    static func token(_ n: Int) -> DeviceToken {
+        try! DeviceToken(hex: String(repeating: "fa", count: 24) + String(format: "%016x", n))
+    }
+
+    func run() async throws -> FaultOutcome {
+        var options = EmbeddedStack.Options()
+        options.deliveryPartitions = 32
+        options.jobPartitions = 8
+        options.simulatorThreads = 1
+        // What a request may take before the connection must prove it is alive (PING): the
+        // production default, not the stack's generous one, or a silent connection holds its
+        // streams for a minute.
+        options.apnsRequestTimeoutMilliseconds = Int(APNsClientConfiguration().requestTimeout.components.seconds * 1_000)
+        options.workerSettings = ["chunks-in-flight: 4", "notifications-in-flight: \(plan.notificationsInFlight)"]
+        if scenario == .redisRestartAOF {
+            options.redisArguments = ["--appendonly", "yes", "--appendfsync", "everysec"]
+        }
+        if scenario == .kafkaBrokerDown {
+            options.kafkaBrokers = 3
+        }
+        let stack = try await EmbeddedStack.start(options, logger: logger) {
+            $0.tracksDuplicates = true
+            $0.latency = .uniform(.milliseconds(2), .milliseconds(10))
+        }
+        defer { try? FileManager.default.removeItem(at: stack.directory) }
+        let redis = stack.makeRedisClient(logger: logger)
+        let registry = DeviceRegistry(client: redis)
+        for start in stride(from: 0, to: plan.devices, by: 50_000) {
+            let batch = (start..<min(start + 50_000, plan.devices)).map {
+                DeviceRegistration(token: Self.token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
+            }
+            try await registry.bind(batch, app: EmbeddedStack.app)
+        }
+        let fleet = WorkerFleet(
+            binary: pushfleet, stack: stack, logLevel: workerLogLevel,
+            environment: ["PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection)])
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+        do {
+            let outcome = try await campaign(stack: stack, fleet: fleet, producer: producer, redis: redis)
+            await producer.close()
+            await redis.shutdown()
+            await stack.stop()
+            return outcome
+        } catch {
+            fleet.stopAll()
+            await producer.close()
+            await redis.shutdown()
+            await stack.stop()
+            throw error
+        }
+    }
+
+    private func campaign(stack: EmbeddedStack, fleet: WorkerFleet, producer: KafkaProducer, redis: any RedisCommands) async throws -> FaultOutcome {
+        try fleet.start(plan.workers)
+        // Warm up: a one-token job proves every worker joined its groups and connected.
+        try await publish(
+            PushJob(id: "warm-up", app: EmbeddedStack.app, environment: .sandbox, audience: .tokens([Self.token(0)]),
+                notification: APNsPayload(["aps": ["alert": "warm-up"]]), headers: PushHeaders(pushType: .alert)),
+            producer: producer)
+        let jobs = JobStore(client: redis)
+        while (try await jobs.statistics(jobID: "warm-up")["accepted"] ?? 0) < 1 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await stack.simulator.reset()
+
+        let jobID = "campaign-\(scenario.rawValue)"
+        let start = ContinuousClock.now
+        try await publish(
+            PushJob(
+                id: jobID, app: EmbeddedStack.app, environment: .sandbox, audience: .broadcast,
+                notification: APNsPayload(["aps": ["alert": ["title": "Faults", "body": "a campaign through a fault"]]]),
+                headers: PushHeaders(pushType: .alert), throttle: ThrottleOverride(ratePerSecond: plan.rate)),
+            producer: producer)
+        let injector = FaultInjector(scenario: scenario, plan: plan, stack: stack, fleet: fleet, start: start)
+        let injected = InjectionProgress()
+        let faults = Task {
+            defer { injected.finish() }
+            return try await injector.run()
+        }
+
+        var samples: [FaultOutcome.Sample] = []
+        var accepted = 0
+        var lastProgress = ContinuousClock.now
+        let stall: Duration = scenario == .providerTokenRevoked ? .seconds(120) : .seconds(60)
+        while true {
+            try await Task.sleep(for: .milliseconds(250))
+            fleet.sample()
+            let now = try await stack.simulator.acceptedCount()
+            samples.append(FaultOutcome.Sample(seconds: (ContinuousClock.now - start).seconds, accepted: now))
+            if now > accepted {
+                accepted = now
+                lastProgress = .now
+            }
+            let faultsDone = injected.isFinished
+            if faultsDone && accepted >= plan.devices {
+                let counters = try await stack.simulator.counters()
+                if counters.acceptedPerToken.count >= plan.devices { break }
+            }
+            if ContinuousClock.now - lastProgress > stall && faultsDone {
+                break
+            }
+        }
+        let windows = try await faults.value
+        let seconds = (samples.last?.seconds ?? 0)
+        let counters = try await stack.simulator.counters()
+        fleet.stopAll()
+        let statistics = try await jobs.statistics(jobID: jobID)
+        let tokensTwice = counters.acceptedPerToken.values.filter { $0 > 1 }.count
+        let inFlightAtFaults = injector.inFlightAtFaults(windows: windows, counters: counters)
+        return FaultOutcome(
+            scenario: scenario.rawValue, fault: scenario.summary(plan), devices: plan.devices, sent: counters.requests,
+            accepted: counters.accepted, missed: plan.devices - counters.acceptedPerToken.count,
+            sentTwice: tokensTwice, inFlightAtFaults: inFlightAtFaults, removed: (statistics["removed"] ?? 0) + (statistics["suspect"] ?? 0),
+            seconds: seconds, notificationsPerSecond: Double(counters.acceptedPerToken.count) / max(seconds, 0.001),
+            windows: windows, workersStarted: fleet.started, peakWorkerRSSMegabytes: fleet.peakMegabytes,
+            workerEnds: fleet.ended, rejections: counters.rejections, samples: samples)
+    }
+
+    private func publish(_ job: PushJob, producer: KafkaProducer) async throws {
+        _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
+    }
+}
+
+/// Whether the injector has finished, for the sampling loop.
+final class InjectionProgress: Sendable {
+    private let finished = Atomic<Bool>(false)
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    func finish() { finished.store(true, ordering: .releasing) }
+}
+
+/// Carries out one scenario's fault, returning when it struck (seconds since the campaign's
+/// publication), so the report can mark them and time the recovery.
+struct FaultInjector: Sendable {
+    let scenario: FaultScenario
+    let plan: FaultPlan
+    let stack: EmbeddedStack
+    let fleet: WorkerFleet
+    let start: ContinuousClock.Instant
+
+    private var elapsed: Double { (ContinuousClock.now - start).seconds }
+
+    func run() async throws -> [FaultOutcome.Window] {
+        try await Task.sleep(until: start + plan.faultStart)
+        switch scenario {
+        case .baseline:
+            return []
+        case .workerKill:
+            var windows: [FaultOutcome.Window] = []
+            // Kills until the campaign's planned end; each killed worker is replaced at once.
+            let end = start + .milliseconds(Int(plan.campaignSeconds * 1000))
+            var victim = 0
+            repeat {
+                let at = elapsed
+                fleet.kill(victim)
+                try fleet.start()
+                windows.append(.init(start: at, end: at, kind: "SIGKILL"))
+                victim += 1
+                try await Task.sleep(for: plan.killInterval)
+            } while ContinuousClock.now < end
+            return windows
+        case .rebalanceStorm:
+            let from = elapsed
+            let until = ContinuousClock.now + plan.storm
+            while ContinuousClock.now < until {
+                try fleet.start()
+                try await Task.sleep(for: plan.rebalanceInterval)
+                // The oldest leaves: the fleet keeps its size, its members change.
+                fleet.stop(0)
+                try await Task.sleep(for: plan.rebalanceInterval)
+            }
+            return [.init(start: from, end: elapsed, kind: "joins and leaves")]
+        case .redisUnreachable:
+            let server = try redisServer()
+            let from = elapsed
+            await server.pause()
+            try await Task.sleep(for: plan.outage)
+            await server.resume()
+            return [.init(start: from, end: elapsed, kind: "Redis frozen")]
+        case .redisRestartAOF, .redisRestartEmpty:
+            let server = try redisServer()
+            let from = elapsed
+            try await server.restart()
+            return [.init(start: from, end: elapsed, kind: "Redis restarted")]
+        case .kafkaErrors:
+            let from = elapsed
+            let until = ContinuousClock.now + plan.storm
+            while ContinuousClock.now < until {
+                stack.cluster.injectRequestErrors(.produce, errors: [.notLeaderOrFollower, .requestTimedOut])
+                stack.cluster.injectRequestErrors(.fetch, errors: [.notLeaderOrFollower])
+                stack.cluster.injectRequestErrors(.offsetCommit, errors: [.requestTimedOut])
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            for api in [KafkaAPIKey.produce, .fetch, .offsetCommit] { stack.cluster.clearRequestErrors(api) }
+            return [.init(start: from, end: elapsed, kind: "Kafka errors")]
+        case .kafkaBrokerDown:
+            let from = elapsed
+            try stack.cluster.setBrokerDown(2)
+            try await Task.sleep(for: plan.outage)
+            try stack.cluster.setBrokerUp(2)
+            return [.init(start: from, end: elapsed, kind: "broker down")]
+        case .apnsStorm:
+            return try await storm(
+                APNsSimulatorFaults(
+                    internalServerErrorRate: 0.02, serviceUnavailableRate: 0.03, tooManyRequestsRate: 0.02, goAwayEveryStreams: 2_000,
+                    connectionResetEveryStreams: 5_000, tlsHandshakeFailureRate: 0.3),
+                kind: "APNs storm")
+        case .apnsSlow:
+            return try await storm(APNsSimulatorFaults(), latency: .uniform(.seconds(1), .seconds(2)), kind: "answers in 1–2 s")
+        case .apnsSilent:
+            return try await storm(APNsSimulatorFaults(unresponsiveAfterStreams: 300), kind: "silent connections")
+        case .providerTokenRevoked:
+            return try await storm(APNsSimulatorFaults(rejectsProviderTokens: true), kind: "provider key refused")
+        }
+    }
+
+    private func storm(_ faults: APNsSimulatorFaults, latency: APNsSimulatorLatency? = nil, kind: String) async throws -> [FaultOutcome.Window] {
+        let from = elapsed
+        try await stack.simulator.setFaults(faults, latency: latency)
+        try await Task.sleep(for: plan.storm)
+        try await stack.simulator.setFaults(APNsSimulatorFaults(), latency: latency == nil ? nil : .uniform(.milliseconds(2), .milliseconds(10)))
+        return [.init(start: from, end: elapsed, kind: kind)]
+    }
+
+    private func redisServer() throws -> LocalRedisServer {
+        guard let server = stack.redisServer else { throw BenchmarkError.failed("the fault suite runs on one redis-server") }
+        return server
+    }
+
+    /// The most notifications the faults could have caught in flight: a killed worker's whole
+    /// window, or the streams of each connection lost (reset, GOAWAY, silenced).
+    func inFlightAtFaults(windows: [FaultOutcome.Window], counters: APNsSimulatorCounters) -> Int {
+        switch scenario {
+        case .workerKill:
+            return windows.count * plan.notificationsInFlight
+        case .rebalanceStorm, .redisRestartEmpty:
+            return max(1, fleet.started - plan.workers) * plan.notificationsInFlight
+        default:
+            return (counters.connectionResets + counters.goAways + counters.unresponsiveConnections) * plan.streamsPerConnection
+        }
+    }
+}
+
+struct FaultOutcome: Codable {
+    struct Sample: Codable {
+        var seconds: Double
+        var accepted: Int
+    }
+
+    struct Window: Codable {
+        var start: Double
+        var end: Double
+        var kind: String
+    }
+
+    var scenario: String
+    var fault: String
+    var devices: Int
+    /// Requests the simulator received.
+    var sent: Int
+    /// Requests it answered 200 (copies included).
+    var accepted: Int
+    /// Valid tokens never accepted.
+    var missed: Int
+    /// Tokens accepted more than once.
+    var sentTwice: Int
+    /// The most notifications the faults could have caught in flight (see ``FaultInjector``).
+    var inFlightAtFaults: Int
+    /// Valid tokens removed or kept aside (must be 0).
+    var removed: Int
+    var seconds: Double
+    var notificationsPerSecond: Double
+    var windows: [Window]
+    var workersStarted: Int
+    var peakWorkerRSSMegabytes: Double
+    var workerEnds: [WorkerFleet.Ended]
+    var rejections: [String: Int]
+    var samples: [Sample]
+    /// Filled by ``judge(baselineRate:quick:)``.
+    var throughputVsBaseline: Double = 0
+    var throughputDuringFaults: Double?
+    var recoverySeconds: Double?
+    var violations: [String] = []
+
+    var sentTwiceRatio: Double { inFlightAtFaults == 0 ? (sentTwice == 0 ? 0 : .infinity) : Double(sentTwice) / Double(inFlightAtFaults) }
+
+    /// Rates against the baseline, the recovery time and the expectations the scenario missed.
+    mutating func judge(baselineRate: Double, quick: Bool) {
+        let kind = FaultScenario(rawValue: scenario) ?? .baseline
+        throughputVsBaseline = notificationsPerSecond / baselineRate
+        if let first = windows.first, let last = windows.last, last.end > first.start {
+            throughputDuringFaults = rate(from: first.start, to: last.end) / baselineRate
+        }
+        if let last = windows.last {
+            // Recovered: the first whole second after the fault at 70% of the baseline's rate,
+            // or the end of the campaign.
+            var t = last.end
+            while t + 1 <= seconds, rate(from: t, to: t + 1) < 0.7 * baselineRate { t += 0.25 }
+            recoverySeconds = min(t, seconds) - last.end
+        }
+        if kind.expectsNothingMissed && missed > 0 { violations.append("\(missed) missed") }
+        if removed > 0 { violations.append("\(removed) valid tokens removed or kept aside") }
+        if !workerEnds.filter({ !$0.expected }).isEmpty { violations.append("a worker crashed or exited non-zero") }
+        if kind != .redisRestartEmpty && sentTwiceRatio > 1 {
+            violations.append("sent twice \(sentTwice) > in flight \(inFlightAtFaults)")
+        }
+        if kind.keepsThroughput && !quick && throughputVsBaseline < 0.7 {
+            violations.append(String(format: "throughput %.0f%% of the baseline", throughputVsBaseline * 100))
+        }
+    }
+
+    /// Accepted per second between two moments, from the samples.
+    private func rate(from: Double, to: Double) -> Double {
+        func accepted(at time: Double) -> Int { samples.last(where: { $0.seconds <= time })?.accepted ?? 0 }
+        return Double(accepted(at: to) - accepted(at: from)) / max(to - from, 0.25)
+    }
+
+    var line: String {
+        String(
+            format: "%@: missed %d, sent twice %d (in flight %d), removed %d, %.1f s, %.0f/s (%.0f%% of baseline), peak RSS %.0f MB%@",
+            scenario, missed, sentTwice, inFlightAtFaults, removed, seconds, notificationsPerSecond, throughputVsBaseline * 100,
+            peakWorkerRSSMegabytes, violations.isEmpty ? "" : " — BELOW EXPECTATIONS: " + violations.joined(separator: "; "))
+    }
+}
+
+struct FaultReport: Codable {
+    var devices: Int
+    var rate: Double
+    var quick: Bool
+    var scenarios: [FaultOutcome]
+
+    func markdown(chart: String) -> String {
+        var lines = [
+            "Each scenario: a fresh embedded stack (mock Kafka and the simulator in the benchmark process, one redis-server), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through 3 `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate.",
+            "",
+            "![accepted per second, faults shaded](\(chart))",
+            "",
+            "| scenario | fault | sent | missed | sent twice / in flight | removed | seconds | throughput vs baseline | during | recovery (s) | peak RSS (MB) | workers started / ended | meets expectations |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for outcome in scenarios {
+            let ends = Dictionary(grouping: outcome.workerEnds) { "\($0.reason) \($0.status)" }.map { "\($1.count)× \($0)" }.sorted()
+                .joined(separator: ", ")
+            lines.append(
+                "| \(outcome.scenario) | \(outcome.fault) | \(outcome.sent) | \(outcome.missed) | \(outcome.sentTwice) / \(outcome.inFlightAtFaults) | \(outcome.removed) | \(String(format: "%.1f", outcome.seconds)) | \(String(format: "%.0f%%", outcome.throughputVsBaseline * 100)) | \(outcome.throughputDuringFaults.map { String(format: "%.0f%%", $0 * 100) } ?? "–") | \(outcome.recoverySeconds.map { String(format: "%.1f", $0) } ?? "–") | \(String(format: "%.0f", outcome.peakWorkerRSSMegabytes)) | \(outcome.workersStarted) / \(ends) | \(outcome.violations.isEmpty ? "yes" : "**no**: " + outcome.violations.joined(separator: "; ")) |"
+            )
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,129 @@
+import EmbeddedStack
+import Foundation
+import Synchronization
+
+/// `pushfleet worker` processes on an embedded stack, started, killed and stopped by the
+/// benchmarks; remembers how each one ended and the highest peak RSS seen. Safe to use from the
+/// task injecting faults and the one sampling at once.
+final class WorkerFleet: Sendable {
+    struct Ended: Codable {
+        /// `exit` (with its status) or `signal` (with the signal's number).
+        var reason: String
+        var status: Int32
+        /// Whether the benchmark caused it: exit 0 after SIGTERM, or the SIGKILL of the fault
+        /// being measured.
+        var expected: Bool
+    }
+
+    private struct State {
+        var running: [Process] = []
+        var ended: [Ended] = []
+        var started = 0
+        var peakKilobytes: [Int32: Int] = [:]
+    }
+
+    let binary: String
+    let arguments: [String]
+    let environment: [String: String]
+    private let state = Mutex(State())
+
+    init(binary: String, stack: EmbeddedStack, logLevel: String, environment: [String: String] = [:]) {
+        self.binary = binary
+        self.arguments = stack.workerArguments(logLevel: logLevel)
+        self.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
+
+    deinit {
+        state.withLock { state in
+            for process in state.running where process.isRunning {
+                Foundation.kill(process.processIdentifier, SIGKILL)
+            }
+        }
+    }
+
+    var runningCount: Int { state.withLock { $0.running.count } }
+    var started: Int { state.withLock { $0.started } }
+    var ended: [Ended] { state.withLock { $0.ended } }
+    /// The highest peak RSS of any worker, in MB.
+    var peakMegabytes: Double { state.withLock { Double($0.peakKilobytes.values.max() ?? 0) / 1024 } }
+
+    /// Starts `count` more workers.
+    func start(_ count: Int = 1) throws {
+        for _ in 0..<count {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+            process.environment = environment
+            try process.run()
+            state.withLock {
+                $0.running.append(process)
+                $0.started += 1
+            }
+        }
+    }
+
+    /// SIGKILLs the `index`-th running worker (modulo their count) and waits for it.
+    func kill(_ index: Int) {
+        guard let process = take(index) else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        record(process, expectedSignal: SIGKILL)
+    }
+
+    /// SIGTERMs the `index`-th running worker (modulo their count) and waits for it to exit.
+    func stop(_ index: Int) {
+        guard let process = take(index) else { return }
+        process.terminate()
+        process.waitUntilExit()
+        record(process, expectedSignal: nil)
+    }
+
+    /// Stops every running worker gracefully.
+    func stopAll() {
+        while runningCount > 0 { stop(0) }
+    }
+
+    /// Records each running worker's peak RSS (VmHWM) so far, and any worker that ended on its
+    /// own (a crash); call it while sampling.
+    func sample() {
+        let crashed = state.withLock { state -> [Process] in
+            let gone = state.running.filter { !$0.isRunning }
+            state.running.removeAll { !$0.isRunning }
+            return gone
+        }
+        for process in crashed { record(process, expectedSignal: nil) }
+        let running = state.withLock { $0.running }
+        for process in running { recordPeak(of: process) }
+    }
+
+    private func take(_ index: Int) -> Process? {
+        let process = state.withLock { state -> Process? in
+            guard !state.running.isEmpty else { return nil }
+            return state.running.remove(at: index % state.running.count)
+        }
+        if let process { recordPeak(of: process) }
+        return process
+    }
+
+    private func recordPeak(of process: Process) {
+        let pid = process.processIdentifier
+        let kilobytes = ResourceUsage.memoryKilobytes(pid, field: "VmHWM")
+        state.withLock { $0.peakKilobytes[pid] = max($0.peakKilobytes[pid] ?? 0, kilobytes) }
+    }
+
+    private func record(_ process: Process, expectedSignal: Int32?) {
+        let ended: Ended
+        switch process.terminationReason {
+        case .exit:
+            ended = Ended(reason: "exit", status: process.terminationStatus, expected: process.terminationStatus == 0)
+        case .uncaughtSignal:
+            ended = Ended(reason: "signal", status: process.terminationStatus, expected: process.terminationStatus == expectedSignal)
+        @unknown default:
+            ended = Ended(reason: "unknown", status: process.terminationStatus, expected: false)
+        }
+        state.withLock { $0.ended.append(ended) }
+    }
+}
+
+// Process is documented thread-safe for these uses (run, terminate, waitUntilExit, isRunning).
+extension Process: @retroactive @unchecked Sendable {}
