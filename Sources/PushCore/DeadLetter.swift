@@ -36,14 +36,19 @@ public struct DeadLetter: Hashable, Sendable, Codable {
     /// APNs attempts made for a failed notification.
     public var attempts: Int?
     public var source: Source?
-    /// The bytes of the unprocessable message (base64 in JSON).
+    /// The bytes of the unprocessable message (base64 in JSON); only the first ones when
+    /// ``originalSize`` is set.
     public var original: Data?
+    /// The unprocessable message's full size in bytes, set when ``original`` holds only its
+    /// first bytes: a letter must fit one Kafka message (see ``fitting(within:)``).
+    public var originalSize: Int?
     /// When the letter was written, milliseconds since 1970.
     public var deadLetteredAt: Int64
 
     enum CodingKeys: String, CodingKey {
         case reason, message, field, app, token, status, attempts, source, original
         case jobID = "job-id"
+        case originalSize = "original-size"
         case deadLetteredAt = "dead-lettered-at"
     }
 
@@ -76,9 +81,31 @@ public struct DeadLetter: Hashable, Sendable, Codable {
     /// The letter as JSON.
     public func jsonData() -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        // Base64 holds slashes: escaped, they would make a letter's size unpredictable.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a struct of strings, numbers and data cannot fail.
         return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// The letter cut to at most `maxBytes` of JSON: unchanged when it fits; otherwise its
+    /// ``original`` keeps as many of the first bytes as fit, and ``originalSize`` says how many
+    /// there were. A message too large to dead-letter whole must still reach `push.dlq`: a
+    /// letter that cannot be published would leave its message uncommitted for ever.
+    public func fitting(within maxBytes: Int) -> DeadLetter {
+        guard let original, jsonData().count > maxBytes else { return self }
+        var cut = self
+        cut.original = Data()
+        cut.originalSize = original.count
+        var room = maxBytes - cut.jsonData().count
+        while room >= 4 {
+            // Base64 writes 4 characters for every 3 bytes.
+            cut.original = original.prefix(room / 4 * 3)
+            let excess = cut.jsonData().count - maxBytes
+            if excess <= 0 { return cut }
+            room -= excess
+        }
+        cut.original = nil
+        return cut
     }
 
     /// Parses a letter.

@@ -76,7 +76,9 @@ final class PipelineContext: Sendable {
     /// Publishes letters to `push.dlq`.
     func deadLetter(_ letters: [DeadLetter]) async throws {
         let messages = letters.map { letter in
-            KafkaProducerMessage(topic: PushTopic.deadLetters, key: letter.jobID ?? letter.app, value: letter.jsonData())
+            KafkaProducerMessage(
+                topic: PushTopic.deadLetters, key: letter.jobID ?? letter.app,
+                value: letter.fitting(within: JobPublisher.maxJobBytes).jsonData())
         }
         try await publish(messages, "\(letters.count) dead letter(s)")
     }

@@ -130,6 +130,45 @@ struct PipelineMessageTests {
     }
 }
 
+@Suite("A dead letter always fits one Kafka message")
+struct DeadLetterSizeTests {
+    static func letter(originalBytes: Int) -> DeadLetter {
+        DeadLetter(
+            reason: "malformed-json", message: "$: not JSON", field: "$",
+            source: DeadLetter.Source(topic: "push.jobs", partition: 0, offset: 3),
+            original: Data((0..<originalBytes).map { UInt8(truncatingIfNeeded: $0 &* 31) }), deadLetteredAt: 1)
+    }
+
+    @Test("a letter that fits is left whole")
+    func fits() {
+        let letter = Self.letter(originalBytes: 1_000)
+        #expect(letter.fitting(within: 10_000) == letter)
+        #expect(letter.fitting(within: 10_000).originalSize == nil)
+    }
+
+    @Test("a message too large to carry whole keeps its first bytes and its full size, within the limit", arguments: [1_500, 4_096, 999_000])
+    func cut(limit: Int) throws {
+        let letter = Self.letter(originalBytes: limit)  // base64 makes it a third larger: never fits
+        let cut = letter.fitting(within: limit)
+        #expect(cut.jsonData().count <= limit)
+        #expect(cut.originalSize == limit)
+        let kept = try #require(cut.original)
+        #expect(kept.count > 0 && kept == letter.original?.prefix(kept.count))
+        #expect(cut.jsonData().count > limit - 8, "as many bytes as fit: \(cut.jsonData().count) of \(limit)")
+        let decoded = try DeadLetter.decode(from: cut.jsonData())
+        #expect(decoded == cut)
+    }
+
+    @Test("a letter whose other fields leave no room drops the bytes but keeps their size")
+    func noRoom() {
+        let letter = Self.letter(originalBytes: 500)
+        let bare = DeadLetter(reason: letter.reason, message: letter.message, field: letter.field, source: letter.source, deadLetteredAt: 1)
+        let cut = letter.fitting(within: bare.jsonData().count + 20)
+        #expect(cut.original == nil)
+        #expect(cut.originalSize == 500)
+    }
+}
+
 @Suite("The example messages of schemas/messages decode with the Swift models")
 struct MessageExampleTests {
     static let messages = Fixtures.schemas.appendingPathComponent("messages")

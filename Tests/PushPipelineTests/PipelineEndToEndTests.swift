@@ -269,6 +269,36 @@ struct PipelineEndToEndTests {
         }
     }
 
+    @Test("Garbage on every pipeline topic, and a message too large to dead-letter whole: each dead-lettered with its reason; the worker keeps going")
+    func garbageOnEveryTopic() async throws {
+        try await Stack.with { stack in
+            // Bytes that are no JSON at all, on each topic the worker consumes.
+            let garbage: [UInt8] = [0xFF, 0xFE, 0x00, 0x7B, 0x22, 0xC3, 0x28, 0x0A]
+            // A message under Kafka's limit whose dead letter (base64, a third larger) is over it.
+            let huge = (0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+            try await stack.withWorker { counters in
+                for topic in [PushTopic.jobs, PushTopic.deliveries, PushTopic.feedback] {
+                    _ = try await stack.producer.send(KafkaProducerMessage(topic: topic, key: "garbage", value: garbage))
+                }
+                _ = try await stack.producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: "huge", value: huge))
+                try await stack.publish(Stack.job(id: "good", audience: .tokens([Stack.token(7)])))
+                let report = try await eventually("the good job after the bad messages") { try await stack.report("good") } until: { $0.isComplete }
+                #expect(report.accepted == 1)
+                let letters = try await stack.readTopic(PushTopic.deadLetters, count: 4).map { try DeadLetter.decode(from: Data($0.value)) }
+                #expect(letters.count == 4)
+                #expect(Set(letters.compactMap(\.source?.topic)) == [PushTopic.jobs, PushTopic.deliveries, PushTopic.feedback])
+                #expect(letters.allSatisfy { !$0.reason.isEmpty && !$0.message.isEmpty && $0.field != nil })
+                let small = letters.filter { $0.originalSize == nil }
+                #expect(small.count == 3 && small.allSatisfy { $0.original == Data(garbage) })
+                let cut = try #require(letters.first { $0.originalSize != nil })
+                #expect(cut.originalSize == huge.count)
+                let kept = try #require(cut.original)
+                #expect(kept.count > 500_000 && kept == Data(huge.prefix(kept.count)), "the first \(kept.count) bytes")
+                #expect(counters[.deadLetteredMessages] == 4)
+            }
+        }
+    }
+
     @Test("A job with a future send-at waits in the schedule and is sent when due")
     func scheduledJob() async throws {
         try await Stack.with { stack in
