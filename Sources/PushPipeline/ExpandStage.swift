@@ -143,16 +143,25 @@ struct ExpandStage: Sendable {
             try await publishList(resolution.tokens, positions: resolution.ids, prefix: "o", of: job, jobID: jobID)
         case .tags, .broadcast:
             let registry = context.registry
-            let shards = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
-                try await registry.refreshLayout(app: app.id).taskCount
+            let jobs = context.jobs
+            // A job expanded again (its message read a second time after a rebalance or a
+            // restart) fans out as the first time did, even if the registry's shard count grew
+            // in between: tasks of another count would cover the same devices under the same
+            // chunk ids and the job's report could never add up. The count is stored before the
+            // tasks are published, so a crash in between cannot split the fan-out either.
+            let shards = try await Retrying.run("reading the fan-out of job \(jobID)", logger: context.logger) {
+                if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
+                    return first
+                }
+                return try await registry.refreshLayout(app: app.id).taskCount
             }
+            try await setCounters([.shards: shards], jobID: jobID)
             let tasks = (0..<shards).map { shard in
                 KafkaProducerMessage(
                     topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,
                     headers: [KafkaHeader(name: PushMessageHeader.shard, value: ShardTask(shard: shard, of: shards).description)])
             }
             try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
-            try await setCounters([.shards: shards], jobID: jobID)
         }
         context.counters.add(.jobsExpanded)
         context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])

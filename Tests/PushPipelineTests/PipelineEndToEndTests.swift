@@ -299,6 +299,33 @@ struct PipelineEndToEndTests {
         }
     }
 
+    @Test("A broadcast read a second time after the registry's shard count grew fans out as the first time: its report stays complete")
+    func reExpansionAfterAReshardKeepsItsFanOut() async throws {
+        try await Stack.with { stack in
+            let tokens = (0..<2_000).map(Stack.token)
+            try await stack.register(tokens)
+            let job = Stack.job(id: "fan-out", audience: .broadcast)
+            try await stack.withWorker { _ in
+                try await stack.publish(job)
+                let first = try await eventually("the broadcast") { try await stack.report("fan-out") } until: { $0.isComplete }
+                #expect(first.accepted == tokens.count)
+                let shards = first.shards
+                // The shard count grows, then the job's message is read again (as after a
+                // rebalance whose commit failed): the second expansion must not fan out to the
+                // new count, whose tasks reuse the first ones' chunk ids over other devices.
+                _ = try await stack.registry.reshard(app: Stack.app, to: shards * 4)
+                try await stack.publish(job)
+                let again = try await eventually("the second reading skipped") { try await stack.report("fan-out") } until: {
+                    $0.duplicatesSkipped >= tokens.count
+                }
+                #expect(again.shards == shards)
+                #expect(again.targeted == tokens.count)
+                #expect(again.isComplete)
+                #expect(again.accepted == tokens.count, "nothing sent twice")
+            }
+        }
+    }
+
     @Test("A job with a future send-at waits in the schedule and is sent when due")
     func scheduledJob() async throws {
         try await Stack.with { stack in
