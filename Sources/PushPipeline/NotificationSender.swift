@@ -205,8 +205,9 @@ final class NotificationSender: Sendable {
         if let reason = plan.suspendApp {
             context.counters.add(.providerSuspensions)
             let suspensions = context.suspensions
-            let isNew = try await Retrying.run("suspending app \(app)", logger: context.logger) {
-                try await suspensions.suspend(app: app, reason: reason)
+            let isNew = suspensions.hold(app: app, reason: reason)
+            try await Retrying.run("suspending app \(app)", logger: context.logger) {
+                try await suspensions.suspendFleetWide(app: app, reason: reason)
             }
             context.logger.log(
                 level: isNew ? .error : .debug,

@@ -31,16 +31,19 @@ final class SuspensionCache: Sendable {
         return reason
     }
 
-    /// Suspends the app fleet-wide and at once in this worker (each call extends the
-    /// suspension); `true` when this worker did not already hold the app suspended, so that
-    /// the refusal is reported once, not once per batch of notifications in flight.
-    @discardableResult
-    func suspend(app: String, reason: String) async throws -> Bool {
-        let previous = entries.withLock { entries in
+    /// Holds the app suspended in this worker at once; `true` when it was not already held, so
+    /// that a refusal is reported once, not once per batch of notifications in flight. Kept
+    /// apart from ``suspendFleetWide(app:reason:)``, which is retried: a retry must not turn
+    /// the first refusal into a repeated one.
+    func hold(app: String, reason: String) -> Bool {
+        entries.withLock { entries in
             defer { entries[app] = Entry(reason: reason, checkedAt: .now) }
-            return entries[app]?.reason
+            return entries[app]?.reason == nil
         }
+    }
+
+    /// Suspends the app fleet-wide for ``duration`` from now (each call extends it).
+    func suspendFleetWide(app: String, reason: String) async throws {
         try await store.suspend(app: app, for: Self.duration, reason: reason)
-        return previous == nil
     }
 }

@@ -12,9 +12,10 @@ struct SuspensionCacheTests {
             let client = RedisClient(configuration: server.configuration)
             let cache = SuspensionCache(store: AppSuspension(client: client))
             #expect(try await cache.reason(app: "news") == nil)
-            #expect(try await cache.suspend(app: "news", reason: "InvalidProviderToken"), "the first refusal is new")
-            #expect(try await !cache.suspend(app: "news", reason: "InvalidProviderToken"), "the next batch's is not")
-            #expect(try await cache.suspend(app: "shop", reason: "BadCertificate"), "another app's is")
+            #expect(cache.hold(app: "news", reason: "InvalidProviderToken"), "the first refusal is new")
+            try await cache.suspendFleetWide(app: "news", reason: "InvalidProviderToken")
+            #expect(!cache.hold(app: "news", reason: "InvalidProviderToken"), "the next batch's is not")
+            #expect(cache.hold(app: "shop", reason: "BadCertificate"), "another app's is")
             #expect(try await AppSuspension(client: client).reason(app: "news") == "InvalidProviderToken", "fleet-wide")
 
             // Lifted fleet-wide (the suspension ran out): once this worker has seen it, a new
@@ -25,7 +26,7 @@ struct SuspensionCacheTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(try await cache.reason(app: "news") == nil)
-            #expect(try await cache.suspend(app: "news", reason: "InvalidProviderToken"))
+            #expect(cache.hold(app: "news", reason: "InvalidProviderToken"))
             await client.shutdown()
         }
     }
