@@ -92,7 +92,20 @@ public struct DeadLetter: Hashable, Sendable, Codable {
     /// there were. A message too large to dead-letter whole must still reach `push.dlq`: a
     /// letter that cannot be published would leave its message uncommitted for ever.
     public func fitting(within maxBytes: Int) -> DeadLetter {
-        guard let original, jsonData().count > maxBytes else { return self }
+        guard original != nil, jsonData().count > maxBytes else { return self }
+        return cut(to: maxBytes)
+    }
+
+    /// The letter as JSON of at most `maxBytes` (see ``fitting(within:)``), encoded once when
+    /// it fits, as nearly every letter does.
+    public func jsonData(within maxBytes: Int) -> Data {
+        let whole = jsonData()
+        guard original != nil, whole.count > maxBytes else { return whole }
+        return cut(to: maxBytes).jsonData()
+    }
+
+    private func cut(to maxBytes: Int) -> DeadLetter {
+        guard let original else { return self }
         var cut = self
         cut.original = Data()
         cut.originalSize = original.count

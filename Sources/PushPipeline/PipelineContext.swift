@@ -78,7 +78,7 @@ final class PipelineContext: Sendable {
         let messages = letters.map { letter in
             KafkaProducerMessage(
                 topic: PushTopic.deadLetters, key: letter.jobID ?? letter.app,
-                value: letter.fitting(within: JobPublisher.maxJobBytes).jsonData())
+                value: letter.jsonData(within: JobPublisher.maxJobBytes))
         }
         try await publish(messages, "\(letters.count) dead letter(s)")
     }

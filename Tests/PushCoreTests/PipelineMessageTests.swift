@@ -144,12 +144,14 @@ struct DeadLetterSizeTests {
         let letter = Self.letter(originalBytes: 1_000)
         #expect(letter.fitting(within: 10_000) == letter)
         #expect(letter.fitting(within: 10_000).originalSize == nil)
+        #expect(letter.jsonData(within: 10_000) == letter.jsonData(), "what the pipeline publishes")
     }
 
     @Test("a message too large to carry whole keeps its first bytes and its full size, within the limit", arguments: [1_500, 4_096, 999_000])
     func cut(limit: Int) throws {
         let letter = Self.letter(originalBytes: limit)  // base64 makes it a third larger: never fits
         let cut = letter.fitting(within: limit)
+        #expect(letter.jsonData(within: limit) == cut.jsonData(), "what the pipeline publishes")
         #expect(cut.jsonData().count <= limit)
         #expect(cut.originalSize == limit)
         let kept = try #require(cut.original)
