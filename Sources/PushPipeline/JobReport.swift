@@ -49,6 +49,9 @@ public struct JobReport: Sendable, Hashable {
     public var control: JobControl
     /// Tokens not sent because the job was cancelled.
     public var cancelled: Int
+    /// Of ``cancelled``, tokens counted when their shard or list was read, never published as
+    /// chunks, so never part of ``expanded``.
+    public var cancelledUnexpanded: Int
     /// Devices that reported the notification delivered, and opened (receipts).
     public var delivered: Int
     public var opened: Int
@@ -64,8 +67,11 @@ public struct JobReport: Sendable, Hashable {
     /// Refusals that concern the token: 410s and token rejections.
     public var invalidTokens: Int { unregistered + rejectedByReason.values.reduce(0, +) }
 
-    /// Every expanded token has a final outcome and the expansion is complete.
-    public var isComplete: Bool { expansionComplete && finished >= expanded }
+    /// Every expanded token has a final outcome and the expansion is complete. The tokens a
+    /// cancel stopped before they were published are final too but never expanded, so they
+    /// are added to the expanded side: counted on the finished side alone, they would let a
+    /// cancelled broadcast's report complete while published notifications are still in flight.
+    public var isComplete: Bool { expansionComplete && finished >= expanded + cancelledUnexpanded }
 
     /// Where the job is: `cancelled`, `paused` (see ``control``), `complete`, `scheduled`
     /// (waiting for its send-at), `queued` (published, not expanded yet) or `in-progress`.
@@ -128,6 +134,7 @@ public struct JobReport: Sendable, Hashable {
         expansionComplete = (values[.expansionComplete] ?? 0) > 0 || (shards > 0 && shardsDone >= shards)
         cancelRequested = values[.cancelRequested] != nil
         cancelled = (values[.cancelled] ?? 0) + cancelledUnexpanded
+        self.cancelledUnexpanded = cancelledUnexpanded
         delivered = values[.receipt(.delivered)] ?? 0
         opened = values[.receipt(.opened)] ?? 0
         duplicateJob = (values[.duplicateJob] ?? 0) > 0
