@@ -11,6 +11,8 @@ struct APICall {
     var request: Request
     let parameters: [String: String]
     let api: APIEnvironment
+    /// The scope a key needs for this route (``APIRoute/scope``).
+    let scope: APIKeyScope
 
     /// A path parameter, percent-decoded.
     ///
@@ -27,7 +29,8 @@ struct APICall {
     }
 
     /// The app named by the path, once the request proved it holds one of the app's keys:
-    /// unknown app → 404; no `Authorization: Bearer …` → 401; another app's key or none → 403.
+    /// unknown app → 404; no `Authorization: Bearer …` → 401; another app's key or none → 403;
+    /// a device key on a route that needs more → 403.
     func authorizedApp() throws -> AppSettings {
         let id = try parameter("app")
         guard let app = api.apps[id] else {
@@ -43,8 +46,14 @@ struct APICall {
                 .withChallenge()
         }
         let key = String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
-        guard api.keyring.accepts(key, for: app.id) else {
+        guard let held = api.keys.keyring.scope(of: key, for: app.id) else {
             throw APIError(.forbidden, "forbidden", "the API key is not one of app \(app.id)'s keys", field: "Authorization")
+        }
+        guard held.allows(scope) else {
+            throw APIError(
+                .forbidden, "forbidden",
+                "a \(held.rawValue) key may only bind and unbind devices, read and edit their tags and post receipts",
+                field: "Authorization")
         }
         return app
     }

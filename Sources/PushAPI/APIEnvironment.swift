@@ -9,7 +9,7 @@ import Redis
 /// store, the publisher and job operator, the clients (for readiness) and the metrics.
 final class APIEnvironment: Sendable {
     let apps: [String: AppSettings]
-    let keyring: APIKeyring
+    let keys: LiveAPIKeyring
     let registry: DeviceRegistry
     let jobs: JobStore
     let publisher: JobPublisher
@@ -22,11 +22,11 @@ final class APIEnvironment: Sendable {
     let clock: @Sendable () -> Int64
 
     init(
-        configuration: PushFleetConfiguration, keyring: APIKeyring, redis: any RedisCommands, producer: KafkaProducer,
+        configuration: PushFleetConfiguration, keys: LiveAPIKeyring, redis: any RedisCommands, producer: KafkaProducer,
         admin: KafkaAdmin, metrics: APIMetrics, logger: Logger
     ) {
         apps = configuration.apps
-        self.keyring = keyring
+        self.keys = keys
         registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
         jobs = JobStore(client: redis)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))

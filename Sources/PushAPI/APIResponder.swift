@@ -2,6 +2,7 @@ import Hummingbird
 import HTTPTypes
 import Kafka
 import Logging
+import PushConfiguration
 import PushCore
 import PushStore
 import Redis
@@ -31,7 +32,7 @@ struct APIResponder: HTTPResponder {
         let routeLabel: String
         if let (route, parameters) = matched {
             routeLabel = route.path
-            var call = APICall(request: request, parameters: parameters, api: api)
+            var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
             response = await answer { try await route.handler(&call) }
         } else if !allowed.isEmpty {
             routeLabel = "other"

@@ -1,14 +1,19 @@
 import Hummingbird
 import HTTPTypes
+import PushConfiguration
 
 /// One route of the API: method, path pattern in OpenAPI form (`/v1/apps/{app}/devices`), the
-/// operation id `schemas/openapi.yaml` names it by, whether it needs an API key, and its handler.
+/// operation id `schemas/openapi.yaml` names it by, whether it needs an API key and of which
+/// scope, and its handler.
 /// ``APIRoutes/all`` is the only route table: the server dispatches with it, and a test checks it
 /// against the OpenAPI document.
 struct APIRoute: Sendable {
     let method: HTTPRequest.Method
     let path: String
     let operationID: String
+    /// The least scope of key that may call it: `device` for what an app on a device does
+    /// (its registration, its tags, receipts), `all` for the rest.
+    let scope: APIKeyScope
     let handler: @Sendable (inout APICall) async throws -> Response
 
     /// The pattern's segments: literal, or a `{parameter}`.
@@ -22,10 +27,14 @@ struct APIRoute: Sendable {
     /// Every route but the health routes needs the app's API key.
     var needsAPIKey: Bool { path.hasPrefix("/v1/") }
 
-    init(_ method: HTTPRequest.Method, _ path: String, _ operationID: String, _ handler: @escaping @Sendable (inout APICall) async throws -> Response) {
+    init(
+        _ method: HTTPRequest.Method, _ path: String, _ operationID: String, scope: APIKeyScope = .all,
+        _ handler: @escaping @Sendable (inout APICall) async throws -> Response
+    ) {
         self.method = method
         self.path = path
         self.operationID = operationID
+        self.scope = scope
         self.handler = handler
         segments = path.split(separator: "/").map { part in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))

@@ -8,13 +8,13 @@ import PushStore
 /// server side uses it (bind, unbind, tags, counts).
 enum DeviceRoutes {
     static let routes: [APIRoute] = [
-        APIRoute(.put, "/v1/apps/{app}/devices/{token}", "bindDevice", bind),
-        APIRoute(.delete, "/v1/apps/{app}/devices/{token}", "unbindDevice", unbind),
-        APIRoute(.get, "/v1/apps/{app}/devices/{token}", "getDevice", device),
+        APIRoute(.put, "/v1/apps/{app}/devices/{token}", "bindDevice", scope: .device, bind),
+        APIRoute(.delete, "/v1/apps/{app}/devices/{token}", "unbindDevice", scope: .device, unbind),
+        APIRoute(.get, "/v1/apps/{app}/devices/{token}", "getDevice", scope: .device, device),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/restore", "restoreDevice", restore),
-        APIRoute(.get, "/v1/apps/{app}/devices/{token}/tags", "getDeviceTags", tags),
-        APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", addTags),
-        APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", removeTag),
+        APIRoute(.get, "/v1/apps/{app}/devices/{token}/tags", "getDeviceTags", scope: .device, tags),
+        APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", scope: .device, addTags),
+        APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", scope: .device, removeTag),
         APIRoute(.get, "/v1/apps/{app}/devices", "countDevices", count),
         APIRoute(.get, "/v1/apps/{app}/tags", "getAppTags", appTags),
     ]

@@ -14,7 +14,7 @@ enum JobRoutes {
         APIRoute(.post, "/v1/apps/{app}/jobs/{job}/abort", "abortJob", abort),
         APIRoute(.post, "/v1/apps/{app}/jobs/{job}/cancel", "cancelJob", abort),
         APIRoute(.put, "/v1/apps/{app}/jobs/{job}/rate", "setJobRate", rate),
-        APIRoute(.post, "/v1/apps/{app}/receipts", "postReceipt", receipt),
+        APIRoute(.post, "/v1/apps/{app}/receipts", "postReceipt", scope: .device, receipt),
     ]
 
     static func status(_ call: inout APICall) async throws -> Response {

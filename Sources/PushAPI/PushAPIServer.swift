@@ -35,24 +35,20 @@ public struct PushAPIServer: Service, CustomStringConvertible {
     public var description: String { "PushAPIServer(\(configuration.api.host):\(configuration.api.port))" }
 
     public func run() async throws {
-        var digests: [String: [APIKeyDigest]] = [:]
-        for app in configuration.apps.values {
-            digests[app.id] = try app.allAPIKeys()
-            if digests[app.id]?.isEmpty ?? true {
-                logger.notice("app \(app.id) has no API key: every API call for it is refused", metadata: ["app": "\(app.id)"])
-            }
-        }
+        let keys = try LiveAPIKeyring(apps: configuration.apps.values.sorted { $0.id < $1.id }, logger: logger)
         let producer = try configuration.kafka.makeProducer(clientID: "pushfleet-api", logger: logger)
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-api", logger: logger)
         let admin = try KafkaAdmin(
             bootstrapServers: configuration.kafka.bootstrapServers,
             properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)
         let environment = APIEnvironment(
-            configuration: configuration, keyring: APIKeyring(digests), redis: redis, producer: producer, admin: admin,
+            configuration: configuration, keys: keys, redis: redis, producer: producer, admin: admin,
             metrics: APIMetrics(registry: registry), logger: logger)
+        let watcher = Task { await keys.watch() }
         let result = await HTTPServing.serve(
             APIResponder(api: environment), host: configuration.api.host, port: configuration.api.port, what: "API",
             logger: logger, onListening: onListening)
+        watcher.cancel()
         await producer.close()
         await redis.shutdown()
         try result.get()

@@ -24,11 +24,12 @@ public struct AppSettings: Sendable, Equatable {
     public var sleepMilliseconds: Int
     /// Overrides `apns.connections-per-pool` for this app (`connections-per-pool`), ≥ 1; default none.
     public var connectionsPerPool: Int?
-    /// Digests of the app's HTTP API keys (`api-keys`: a list of `sha256:<hex>`); default none.
-    public var apiKeys: [APIKeyDigest]
-    /// A file of more digests, one `sha256:<hex>` per line (`api-keys-file`, e.g. a mounted
-    /// secret), read when the API starts; default none. An app without any key cannot be used
-    /// through the API.
+    /// The app's HTTP API keys as digests with their scope (`api-keys`: a list of `sha256:<hex>`,
+    /// each optionally followed by ` device`); default none.
+    public var apiKeys: [APIKeyGrant]
+    /// A file of more keys, one per line in the same form (`api-keys-file`, e.g. a mounted
+    /// secret), read when the API starts and again whenever it changes (``APIKeyGrant``);
+    /// default none. An app without any key cannot be used through the API.
     public var apiKeysFile: String?
 
     /// Creates app settings. `burst: nil` (the default) resolves to `max(1, ⌈ratePerSecond⌉)`; the
@@ -36,7 +37,7 @@ public struct AppSettings: Sendable, Equatable {
     public init(
         id: String, bundleID: String, extraTopics: [String] = [], environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
         ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
-        connectionsPerPool: Int? = nil, apiKeys: [APIKeyDigest] = [], apiKeysFile: String? = nil
+        connectionsPerPool: Int? = nil, apiKeys: [APIKeyGrant] = [], apiKeysFile: String? = nil
     ) {
         self.id = id
         self.bundleID = bundleID

@@ -71,19 +71,17 @@ extension ConfigurationParser {
         return environments
     }
 
-    /// `apps.<id>.api-keys`: a list of `sha256:<64 hex>` digests (or one comma-separated string);
-    /// default none.
-    func apiKeys(_ section: ConfigSection, key: String) throws(ConfigurationError) -> [APIKeyDigest] {
+    /// `apps.<id>.api-keys`: a list of `sha256:<64 hex>` digests, each optionally followed by a
+    /// scope (or one comma-separated string); default none.
+    func apiKeys(_ section: ConfigSection, key: String) throws(ConfigurationError) -> [APIKeyGrant] {
         guard section.has(key) else { return [] }
-        var digests: [APIKeyDigest] = []
+        var digests: [APIKeyGrant] = []
         for item in try stringList(section, key: key, of: "key digests") {
-            guard let digest = APIKeyDigest(item.text) else {
+            guard let grant = APIKeyGrant(item.text) else {
                 // Never echo the value: it may be a key pasted by mistake instead of its digest.
-                throw ConfigurationError(
-                    key: section.keyPath(key), message: "expected 'sha256:' and the 64 hex digits of the key's SHA-256 digest",
-                    origin: item.origin)
+                throw ConfigurationError(key: section.keyPath(key), message: APIKeyGrant.expectedForm, origin: item.origin)
             }
-            digests.append(digest)
+            digests.append(grant)
         }
         return digests
     }

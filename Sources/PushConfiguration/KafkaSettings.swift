@@ -34,6 +34,20 @@ public struct KafkaSettings: Sendable, Equatable {
         self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
     }
 
+    /// The `properties` that turn off a check of the brokers' TLS certificates
+    /// (`enable.ssl.certificate.verification: false`, `ssl.endpoint.identification.algorithm:
+    /// none`), as `name=value`, sorted; empty when every check stays on, as it does by default.
+    public var tlsChecksTurnedOff: [String] {
+        var off: [String] = []
+        if let value = properties["enable.ssl.certificate.verification"], ["false", "f", "0"].contains(value.lowercased()) {
+            off.append("enable.ssl.certificate.verification=\(value)")
+        }
+        if let value = properties["ssl.endpoint.identification.algorithm"], value.lowercased() == "none" {
+            off.append("ssl.endpoint.identification.algorithm=\(value)")
+        }
+        return off
+    }
+
     /// The consumer group of the expand workers: `<group-prefix>.expand`.
     public var expandGroup: String { "\(groupPrefix).expand" }
     /// The consumer group of the send workers: `<group-prefix>.send`.

@@ -68,8 +68,8 @@ extension PushFleetConfiguration {
             sleep-after: 0                       # default 0 = never; ≥ 0: a worker pauses after every N sends
             sleep-ms: 0                          # default 0, ≥ 0
             connections-per-pool: null           # optional ≥ 1, overrides apns.connections-per-pool
-            api-keys: []                         # HTTP API keys as SHA-256 digests: ["sha256:<64 hex>", …] (`printf %s KEY | sha256sum`)
-            api-keys-file: null                  # optional: a file of more digests, one per line (a mounted secret)
+            api-keys: []                         # HTTP API keys as SHA-256 digests: ["sha256:<64 hex>", …] (`printf %s KEY | sha256sum`); "sha256:<64 hex> device" for a key shipped in the app (bind, tags, receipts only)
+            api-keys-file: null                  # optional: a file of more digests, one per line in the same form (a mounted secret), read again every 2 s
 
         # Relative file paths (key-file, ca-file, password-file, …) are resolved against this file's directory.
         # Environment variables PUSHFLEET__<SECTION>__<KEY>… override or add a value before validation, e.g.

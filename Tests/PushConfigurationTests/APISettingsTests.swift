@@ -17,9 +17,24 @@ import Testing
     @Test func apiKeysAreDigests() throws {
         let app = try #require(try parse(withAppKey("api-keys", "[\"\(Self.digest)\"]")).apps["news"])
         #expect(app.apiKeys.map(\.description) == [Self.digest])
-        #expect(APIKeyDigest(Self.digest.uppercased().replacingOccurrences(of: "SHA256", with: "sha256")) == app.apiKeys.first)
+        #expect(APIKeyDigest(Self.digest.uppercased().replacingOccurrences(of: "SHA256", with: "sha256")) == app.apiKeys.first?.digest)
+        #expect(app.apiKeys.first?.scope == .all)
         let fromEnvironment = try parse(minimalYAML, environment: ["PUSHFLEET__APPS__NEWS__API_KEYS": "\(Self.digest), \(Self.digest)"])
         #expect(fromEnvironment.apps["news"]?.apiKeys.count == 2)
+    }
+
+    @Test func aDigestMayNameItsScope() throws {
+        let yaml = withAppKey("api-keys", "[\"\(Self.digest) device\", \"\(Self.digest)  all\"]")
+        let app = try #require(try parse(yaml).apps["news"])
+        #expect(app.apiKeys.map(\.scope) == [.device, .all])
+        #expect(app.apiKeys.map(\.description) == ["\(Self.digest) device", Self.digest])
+        #expect(APIKeyScope.all.allows(.device) && APIKeyScope.all.allows(.all))
+        #expect(APIKeyScope.device.allows(.device) && !APIKeyScope.device.allows(.all))
+        for refused in ["\(Self.digest) admin", "\(Self.digest) device extra", "device \(Self.digest)"] {
+            let error = try #require(parseError(withAppKey("api-keys", "[\"\(refused)\"]")), "\(refused)")
+            #expect(error.key == "apps.news.api-keys")
+            #expect(error.message.contains("scope (all or device)"))
+        }
     }
 
     @Test(arguments: ["my-secret-key", "sha256:abc", "sha1:" + String(repeating: "0a", count: 32), "sha256:" + String(repeating: "zz", count: 32)])
@@ -35,9 +50,9 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("keys")
-        try "# keys of news\n\(Self.digest)\n\n".write(to: file, atomically: true, encoding: .utf8)
+        try "# keys of news\n\(Self.digest)\n\n\(Self.digest) device\n".write(to: file, atomically: true, encoding: .utf8)
         let app = try #require(try parse(withAppKey("api-keys-file", file.path)).apps["news"])
-        #expect(try app.allAPIKeys().map(\.description) == [Self.digest])
+        #expect(try app.allAPIKeys().map(\.description) == [Self.digest, "\(Self.digest) device"])
 
         try "\(Self.digest)\nplain-secret\n".write(to: file, atomically: true, encoding: .utf8)
         do {
@@ -48,5 +63,14 @@ import Testing
             #expect(error.message.contains("line 2"))
             #expect(!error.description.contains("plain-secret"))
         }
+    }
+
+    @Test func kafkaPropertiesThatTurnTLSChecksOffAreNamed() throws {
+        #expect(try parse(minimalYAML).kafka.tlsChecksTurnedOff.isEmpty)
+        let sound = KafkaSettings(bootstrapServers: "b:9092", properties: ["security.protocol": "SSL", "enable.ssl.certificate.verification": "true"])
+        #expect(sound.tlsChecksTurnedOff.isEmpty)
+        let yaml = "kafka:\n  bootstrap-servers: b:9092\n  properties:\n    enable.ssl.certificate.verification: false\n    ssl.endpoint.identification.algorithm: none\n"
+            + minimalYAML.replacingOccurrences(of: "kafka:\n  bootstrap-servers: \"broker:9092\"\n", with: "")
+        #expect(try parse(yaml).kafka.tlsChecksTurnedOff == ["enable.ssl.certificate.verification=false", "ssl.endpoint.identification.algorithm=none"])
     }
 }

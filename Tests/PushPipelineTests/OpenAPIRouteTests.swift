@@ -4,7 +4,7 @@ import Testing
 import Yams
 
 /// `schemas/openapi.yaml` describes exactly the routes the server answers: the same methods,
-/// paths and operation ids as the server's one route table.
+/// paths, operation ids and key scopes (`x-key-scope`) as the server's one route table.
 @Suite struct OpenAPIRouteTests {
     static var specURL: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -21,10 +21,11 @@ import Yams
             let operations = try #require(item as? [String: Any], "\(path)")
             for method in ["get", "put", "post", "delete", "patch", "head", "options"] {
                 guard let operation = operations[method] as? [String: Any] else { continue }
-                documented.insert("\(method.uppercased()) \(path) \(operation["operationId"] as? String ?? "(no operationId)")")
+                let scope = operation["x-key-scope"] as? String ?? "all"
+                documented.insert("\(method.uppercased()) \(path) \(operation["operationId"] as? String ?? "(no operationId)") \(scope)")
             }
         }
-        let served = Set(APIRoutes.table.map { "\($0.method) \($0.path) \($0.operationID)" })
+        let served = Set(APIRoutes.table.map { "\($0.method) \($0.path) \($0.operationID) \($0.scope)" })
         #expect(documented.subtracting(served).isEmpty, "documented but not served: \(documented.subtracting(served).sorted())")
         #expect(served.subtracting(documented).isEmpty, "served but not documented: \(served.subtracting(documented).sorted())")
     }
