@@ -347,5 +347,18 @@ let package = Package(
             dependencies: ["PushCore"],
             swiftSettings: swiftSettings
         ),
+        // Mutation fuzzing of every decoder of outside input; corpus in Tests/FuzzTests/corpus.
+        .testTarget(
+            name: "FuzzTests",
+            dependencies: [
+                "APNs",
+                "APNsCore",
+                "PushConfiguration",
+                "PushCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            exclude: ["corpus"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -57,8 +57,11 @@ indirect enum ConfigurationSchema: Sendable {
     ])
 
     /// `path.key`, or `key` at the top level.
+    /// `path.key`; an empty key (YAML allows `"": x`) shows as `''`, so that an error always
+    /// names a key.
     static func join(_ path: String, _ key: String) -> String {
-        path.isEmpty ? key : "\(path).\(key)"
+        let segment = key.isEmpty ? "''" : key
+        return path.isEmpty ? segment : "\(path).\(segment)"
     }
 
     /// Whether `id` is a valid app id: 1–64 bytes of `A-Z a-z 0-9 . _ -`.

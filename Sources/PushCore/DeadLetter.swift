@@ -88,11 +88,16 @@ public struct DeadLetter: Hashable, Sendable, Codable {
     }
 
     /// The letter cut to at most `maxBytes` of JSON: unchanged when it fits; otherwise its
-    /// ``original`` keeps as many of the first bytes as fit, and ``originalSize`` says how many
-    /// there were. A message too large to dead-letter whole must still reach `push.dlq`: a
-    /// letter that cannot be published would leave its message uncommitted for ever.
+    /// texts (``message``, ``field``, ``app``, ``jobID``, ``token``, ``reason``, the source's
+    /// topic) are shortened
+    /// to at most 256 Unicode scalars each, and fewer if need be, ending in `…`, and its
+    /// ``original`` keeps as many of the first bytes as fit, with ``originalSize`` saying how
+    /// many there were. A message too large to dead-letter whole must still reach `push.dlq`: a
+    /// letter that cannot be published would leave its message uncommitted for ever, and texts
+    /// can echo what the message held (an unknown environment, a shard header). Any limit that
+    /// holds the letter with empty texts and no original (about 300 bytes) is met.
     public func fitting(within maxBytes: Int) -> DeadLetter {
-        guard original != nil, jsonData().count > maxBytes else { return self }
+        guard jsonData().count > maxBytes else { return self }
         return cut(to: maxBytes)
     }
 
@@ -100,15 +105,26 @@ public struct DeadLetter: Hashable, Sendable, Codable {
     /// it fits, as nearly every letter does.
     public func jsonData(within maxBytes: Int) -> Data {
         let whole = jsonData()
-        guard original != nil, whole.count > maxBytes else { return whole }
+        guard whole.count > maxBytes else { return whole }
         return cut(to: maxBytes).jsonData()
     }
 
+    /// The longest a text stays when a letter must be cut, in Unicode scalars.
+    static let cutTextScalars = 256
+
     private func cut(to maxBytes: Int) -> DeadLetter {
-        guard let original else { return self }
         var cut = self
-        cut.original = Data()
-        cut.originalSize = original.count
+        if let original {
+            cut.original = Data()
+            cut.originalSize = original.count
+        }
+        var scalars = Self.cutTextScalars
+        cut.shortenTexts(to: scalars)
+        while cut.jsonData().count > maxBytes && scalars > 0 {
+            scalars /= 2
+            cut.shortenTexts(to: scalars)
+        }
+        guard let original else { return cut }
         var room = maxBytes - cut.jsonData().count
         while room >= 4 {
             // Base64 writes 4 characters for every 3 bytes.
@@ -119,6 +135,24 @@ public struct DeadLetter: Hashable, Sendable, Codable {
         }
         cut.original = nil
         return cut
+    }
+
+    private mutating func shortenTexts(to scalars: Int) {
+        func shortened(_ text: String) -> String {
+            guard text.unicodeScalars.count > scalars else { return text }
+            guard scalars > 0 else { return "" }
+            return String(String.UnicodeScalarView(text.unicodeScalars.prefix(scalars - 1))) + "…"
+        }
+        reason = shortened(reason)
+        message = shortened(message)
+        field = field.map(shortened)
+        app = app.map(shortened)
+        jobID = jobID.map(shortened)
+        token = token.map(shortened)
+        if var place = source {
+            place.topic = shortened(place.topic)
+            source = place
+        }
     }
 
     /// Parses a letter.

@@ -11,6 +11,15 @@ import Testing
         #expect(error.message.contains("did you mean 'kafka'?"))
     }
 
+    @Test("an empty key is named '' (found by FuzzTests)")
+    func emptyKey() throws {
+        let top = try #require(parseError("\"\": 1\n" + minimalYAML))
+        #expect(top.key == "''")
+        #expect(top.line == 1)
+        let nested = try #require(parseError(withSection("redis", "\"\"", "1")))
+        #expect(nested.key == "redis.''")
+    }
+
     @Test(arguments: [
         ("redis", "pasword", "redis.pasword"),
         ("redis", "pool_size", "redis.pool_size"),

@@ -169,6 +169,24 @@ struct DeadLetterSizeTests {
         #expect(cut.original == nil)
         #expect(cut.originalSize == 500)
     }
+
+    @Test("texts that echo a huge message are shortened, so the letter still fits (found by FuzzTests)")
+    func hugeTexts() throws {
+        let echoed = String(repeating: "é\u{1}", count: 400_000)
+        let letter = DeadLetter(
+            reason: "unknown-environment", message: "'\(echoed)' is not sandbox or production", field: "environment",
+            jobID: echoed, source: DeadLetter.Source(topic: "push.jobs", partition: 2, offset: 9),
+            original: Data(echoed.utf8), deadLetteredAt: 7)
+        for limit in [1_000, 1_000_000] {
+            let data = letter.jsonData(within: limit)
+            #expect(data.count <= limit, "\(data.count) of \(limit)")
+            let cut = try DeadLetter.decode(from: data)
+            #expect(cut.message.hasPrefix("'é") && cut.message.hasSuffix("…"))
+            #expect(cut.message.unicodeScalars.count <= 256 && cut.field == "environment")
+            #expect(cut.originalSize == echoed.utf8.count && cut.source == letter.source && cut.deadLetteredAt == 7)
+        }
+        #expect(try DeadLetter.decode(from: letter.jsonData(within: 1_000_000)).original?.count ?? 0 > 400_000, "the room left goes to the original")
+    }
 }
 
 @Suite("The example messages of schemas/messages decode with the Swift models")
