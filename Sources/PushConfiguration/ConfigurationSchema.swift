@@ -56,8 +56,7 @@ indirect enum ConfigurationSchema: Sendable {
         ]))),
     ])
 
-    /// `path.key`, or `key` at the top level.
-    /// `path.key`; an empty key (YAML allows `"": x`) shows as `''`, so that an error always
+    /// `path.key`, or `key` at the top level; an empty key (YAML allows `"": x`) shows as `''`, so that an error always
     /// names a key.
     static func join(_ path: String, _ key: String) -> String {
         let segment = key.isEmpty ? "''" : key

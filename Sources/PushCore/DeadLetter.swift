@@ -88,14 +88,14 @@ public struct DeadLetter: Hashable, Sendable, Codable {
     }
 
     /// The letter cut to at most `maxBytes` of JSON: unchanged when it fits; otherwise its
-    /// texts (``message``, ``field``, ``app``, ``jobID``, ``token``, ``reason``, the source's
-    /// topic) are shortened
-    /// to at most 256 Unicode scalars each, and fewer if need be, ending in `…`, and its
     /// ``original`` keeps as many of the first bytes as fit, with ``originalSize`` saying how
-    /// many there were. A message too large to dead-letter whole must still reach `push.dlq`: a
-    /// letter that cannot be published would leave its message uncommitted for ever, and texts
-    /// can echo what the message held (an unknown environment, a shard header). Any limit that
-    /// holds the letter with empty texts and no original (about 300 bytes) is met.
+    /// many there were. When even without the original bytes the letter is too large (its texts
+    /// can echo what the message held: an unknown environment, a shard header), its texts
+    /// (``message``, ``field``, ``app``, ``jobID``, ``token``, ``reason``, the source's topic)
+    /// are first shortened to at most 256 Unicode scalars each, and fewer if need be, ending in
+    /// `…`. A message too large to dead-letter whole must still reach `push.dlq`: a letter that
+    /// cannot be published would leave its message uncommitted for ever. Any limit that holds
+    /// the letter with empty texts and no original (about 300 bytes) is met.
     public func fitting(within maxBytes: Int) -> DeadLetter {
         guard jsonData().count > maxBytes else { return self }
         return cut(to: maxBytes)
@@ -118,8 +118,7 @@ public struct DeadLetter: Hashable, Sendable, Codable {
             cut.original = Data()
             cut.originalSize = original.count
         }
-        var scalars = Self.cutTextScalars
-        cut.shortenTexts(to: scalars)
+        var scalars = Self.cutTextScalars * 2
         while cut.jsonData().count > maxBytes && scalars > 0 {
             scalars /= 2
             cut.shortenTexts(to: scalars)

@@ -170,6 +170,16 @@ struct DeadLetterSizeTests {
         #expect(cut.originalSize == 500)
     }
 
+    @Test("texts are left whole when cutting the original bytes is enough")
+    func textsKeptWhenTheyFit() {
+        var letter = Self.letter(originalBytes: 10_000)
+        letter.message = String(repeating: "m", count: 300)
+        let cut = letter.fitting(within: 4_096)
+        #expect(cut.jsonData().count <= 4_096)
+        #expect(cut.message == letter.message)
+        #expect(cut.originalSize == 10_000 && (cut.original?.count ?? 0) > 0)
+    }
+
     @Test("texts that echo a huge message are shortened, so the letter still fits (found by FuzzTests)")
     func hugeTexts() throws {
         let echoed = String(repeating: "é\u{1}", count: 400_000)
