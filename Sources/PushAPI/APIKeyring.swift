@@ -55,9 +55,16 @@ struct APIKeyring: Sendable, Equatable {
 
 /// The keyring the API answers with, replaced when an app's `api-keys-file` changes: rotating a
 /// key is writing the file (or updating the mounted secret), no restart. A file that no longer
-/// parses leaves the keys as they were and is logged (the line number, never its text).
+/// parses leaves the keys as they were and is logged (the line number, never its text) once per
+/// distinct error, not at every reload, and once more when the files read cleanly again.
 final class LiveAPIKeyring: Sendable {
-    private let current: Mutex<APIKeyring>
+    private struct State {
+        var keyring: APIKeyring
+        /// The error of the last reload that failed, until one succeeds.
+        var failure: String?
+    }
+
+    private let current: Mutex<State>
     private let apps: [AppSettings]
     private let logger: Logger
 
@@ -71,11 +78,11 @@ final class LiveAPIKeyring: Sendable {
         for app in apps where grants[app.id]?.isEmpty ?? true {
             logger.notice("app \(app.id) has no API key: every API call for it is refused", metadata: ["app": "\(app.id)"])
         }
-        current = Mutex(APIKeyring(grants))
+        current = Mutex(State(keyring: APIKeyring(grants)))
     }
 
     /// The keys as they are now.
-    var keyring: APIKeyring { current.withLock { $0 } }
+    var keyring: APIKeyring { current.withLock { $0.keyring } }
 
     /// Reads every key file again; returns whether the keys changed.
     @discardableResult
@@ -84,17 +91,26 @@ final class LiveAPIKeyring: Sendable {
         do {
             grants = try APIKeyring.load(apps)
         } catch {
-            logger.error("API keys not reloaded, the previous keys stay in use", metadata: ["key": "\(error.key)", "error": "\(error.message)"])
+            let failure = "\(error.key): \(error.message)"
+            let isNew = current.withLock { state in
+                defer { state.failure = failure }
+                return state.failure != failure
+            }
+            if isNew {
+                logger.error("API keys not reloaded, the previous keys stay in use", metadata: ["key": "\(error.key)", "error": "\(error.message)"])
+            }
             return false
         }
         let fresh = APIKeyring(grants)
-        let changed = current.withLock { keyring in
-            defer { keyring = fresh }
-            return keyring != fresh
+        let (changed, recovered) = current.withLock { state in
+            defer { state = State(keyring: fresh) }
+            return (state.keyring != fresh, state.failure != nil)
         }
         if changed {
             let counts = apps.map { "\($0.id)=\(grants[$0.id]?.count ?? 0)" }.joined(separator: " ")
             logger.notice("API keys reloaded", metadata: ["keys": "\(counts)"])
+        } else if recovered {
+            logger.notice("API key files read again without errors; the keys are unchanged")
         }
         return changed
     }

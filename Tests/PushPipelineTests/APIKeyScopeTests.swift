@@ -97,7 +97,7 @@ import Testing
         }
     }
 
-    @Test("reloading: a changed file replaces the keys; a broken one keeps them and names the line")
+    @Test("reloading: a changed file replaces the keys; a broken one keeps them and names the line, logged once per error")
     func reloadRule() throws {
         let file = try Self.keysFile()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
@@ -106,7 +106,10 @@ import Testing
         let app = AppSettings(
             id: "news", bundleID: "com.example.news", auth: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "k.p8"),
             apiKeysFile: file.path)
-        let keys = try LiveAPIKeyring(apps: [app], logger: Logger(label: "test"))
+        let capture = LogCapture()
+        let logger = Logger(label: "keys") { CapturingLogHandler(label: $0, capture: capture) }
+        let keys = try LiveAPIKeyring(apps: [app], logger: logger)
+        func errorLines() -> [String] { capture.lines.filter { $0.contains(" error ") } }
         #expect(keys.keyring.scope(of: first, for: "news") == .device)
         #expect(keys.keyring.scope(of: first, for: "other") == nil)
         #expect(!keys.reload(), "an unchanged file changes nothing")
@@ -120,6 +123,18 @@ import Testing
         #expect(!keys.reload(), "a line that is not a digest: the keys stay as they were")
         #expect(keys.keyring.scope(of: first, for: "news") == .all)
         #expect(keys.keyring.scope(of: second, for: "news") == .device)
+        #expect(!keys.reload() && !keys.reload())
+        #expect(errorLines().count == 1, "the same error is logged once, not at every reload: \(errorLines())")
+        #expect(errorLines().first?.contains("line 2") == true && errorLines().first?.contains(first) == false, "\(errorLines())")
+        try "\(first)\n\(Self.digest(second))\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(!keys.reload())
+        #expect(errorLines().count == 2 && errorLines().last?.contains("line 1") == true, "another error is logged: \(errorLines())")
+        try "\(Self.digest(first))\n\(Self.digest(second)) device\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(!keys.reload(), "the same keys as before the breakage")
+        #expect(capture.lines.last?.contains("without errors") == true, "\(capture.lines)")
+        try "\(second)\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(!keys.reload())
+        #expect(errorLines().count == 3, "an error after a clean reload is logged again: \(errorLines())")
 
         try "\(Self.digest(first)) device\n\(Self.digest(first))\n".write(to: file, atomically: true, encoding: .utf8)
         #expect(keys.reload())
