@@ -356,6 +356,8 @@ let package = Package(
                 "PushConfiguration",
                 "PushCore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             exclude: ["corpus"],
             swiftSettings: swiftSettings
