@@ -3,6 +3,7 @@ import APNsSimulator
 import EmbeddedStack
 import Foundation
 import Kafka
+import PushConfiguration
 import PushCore
 import PushPipeline
 import PushStore
@@ -296,6 +297,54 @@ struct PipelineEndToEndTests {
                 #expect(kept.count > 500_000 && kept == Data(huge.prefix(kept.count)), "the first \(kept.count) bytes")
                 #expect(counters[.deadLetteredMessages] == 4)
             }
+        }
+    }
+
+    @Test("Jobs in another format (a version field, the audience at the top) and a scheduled job whose app was removed before it was due: dead-lettered with the reason; the worker keeps going")
+    func foreignFormatsAndRemovedApps() async throws {
+        try await Stack.with { stack in
+            let job = Stack.job(id: "versioned", audience: .tokens([Stack.token(1)]))
+            var valid = try #require(try JSONSerialization.jsonObject(with: job.jsonData()) as? [String: Any])
+            // A producer on a format with a version number, and one on a flat format: PushFleet's
+            // jobs have neither, and a field it does not know is never ignored.
+            valid["version"] = 2
+            let versioned = try JSONSerialization.data(withJSONObject: valid)
+            valid["version"] = nil
+            valid["id"] = "flat"
+            valid["tokens"] = (valid["audience"] as? [String: Any])?["tokens"]
+            valid["audience"] = nil
+            let flat = try JSONSerialization.data(withJSONObject: valid)
+            var scheduled = Stack.job(id: "removed-app", audience: .tokens([Stack.token(2)]))
+            scheduled.app = EmbeddedStack.otherApp
+            try await stack.withWorker { _ in
+                // The worker has joined its groups once a first job went through.
+                try await stack.publish(Stack.job(id: "now", audience: .tokens([Stack.token(1)])))
+                _ = try await eventually("the worker to be ready") { try await stack.report("now") } until: { $0.isComplete }
+                scheduled.sendAt = Date().addingTimeInterval(3)
+                try await stack.publish(scheduled)
+                _ = try await eventually("the job to be scheduled") { try await stack.report("removed-app") } until: { $0.scheduledAt != nil }
+            }
+            // The app is taken out of the configuration; the next worker releases its job when due.
+            var withoutApp = stack.configuration
+            withoutApp.apps[EmbeddedStack.otherApp] = nil
+            try await stack.withWorker(configuration: withoutApp) { counters in
+                try await stack.publish(raw: Array(versioned), key: "versioned")
+                try await stack.publish(raw: Array(flat), key: "flat")
+                try await stack.publish(Stack.job(id: "good", audience: .tokens([Stack.token(7)])))
+                let report = try await eventually("the good job after the others") { try await stack.report("good") } until: { $0.isComplete }
+                #expect(report.accepted == 1)
+                _ = try await eventually("the scheduled job released") { counters[.jobsReleased] } until: { $0 == 1 }
+                let letters = try await stack.readTopic(PushTopic.deadLetters, count: 3).map { try DeadLetter.decode(from: Data($0.value)) }
+                let byField = Dictionary(letters.map { ($0.field ?? "", $0) }) { first, _ in first }
+                #expect(byField["version"]?.reason == "unknown-field")
+                #expect(byField["version"]?.original == versioned)
+                #expect(byField["tokens"]?.reason == "unknown-field")
+                #expect(byField["app"]?.reason == "unknown-app")
+                #expect(byField["app"]?.message.contains("'\(EmbeddedStack.otherApp)' is not configured") == true)
+                #expect(counters[.jobsReleased] == 1)
+                #expect(counters[.deadLetteredMessages] == 3)
+            }
+            #expect(try await stack.simulator.counters().accepted == 2, "the two good jobs; nothing of the foreign or removed app's jobs")
         }
     }
 

@@ -115,9 +115,11 @@ struct PipelineStack {
     func withWorker<Value>(
         roles: Set<WorkerRole> = Set(WorkerRole.allCases),
         counters: WorkerCounters = WorkerCounters(),
+        configuration: PushFleetConfiguration? = nil,
         _ body: (WorkerCounters) async throws -> Value
     ) async throws -> Value {
-        let worker = try PushWorker(configuration: configuration, roles: roles, counters: counters, logger: workerLogger)
+        let worker = try PushWorker(
+            configuration: configuration ?? self.configuration, roles: roles, counters: counters, logger: workerLogger)
         return try await run([worker]) { try await body(counters) }
     }
 
