@@ -76,14 +76,18 @@ public final class EmbeddedStack: Sendable {
     /// The HTTP API key of each app (``app`` and ``otherApp``), freshly generated; the
     /// configuration holds only their SHA-256 digests.
     public let apiKeys: [String: String]
+    /// A device key of ``app`` (scope `device`: binds, tags and receipts, never campaigns), as an
+    /// app or its notification extension would hold it.
+    public let deviceAPIKey: String
 
     private init(
         cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer?, redisCluster: LocalRedisCluster?, simulator: APNsSimulator,
         productionSimulator: APNsSimulator?,
         directory: URL,
-        configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String]
+        configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String], deviceAPIKey: String
     ) {
         self.apiKeys = apiKeys
+        self.deviceAPIKey = deviceAPIKey
         self.cluster = cluster
         self.redisServer = redisServer
         self.redisCluster = redisCluster
@@ -148,13 +152,16 @@ public final class EmbeddedStack: Sendable {
             try? await productionSimulator?.shutdown()
             throw error
         }
+        func newKey() -> (key: String, digest: String) {
+            let key = "pfk_" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            return (key, "sha256:" + SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined())
+        }
         var apiKeys: [String: String] = [:]
         var digests: [String: String] = [:]
         for app in [app, otherApp] {
-            let key = "pfk_" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            apiKeys[app] = key
-            digests[app] = "sha256:" + SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
+            (apiKeys[app], digests[app]) = newKey()
         }
+        let deviceKey = newKey()
         func section(_ lines: [String], indent: Int, emptyValue: String = "{}") -> String {
             guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
             return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
@@ -210,7 +217,7 @@ public final class EmbeddedStack: Sendable {
                 environments: \(newsEnvironments)
                 auth:
                   token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}
-                api-keys: ["\(digests[app] ?? "")"]
+                api-keys: ["\(digests[app] ?? "")", "\(deviceKey.digest) device"]
             \(section(options.appSettings, indent: 4, emptyValue: "# no more settings"))
               \(otherApp):
                 bundle-id: \(otherBundleID)
@@ -227,7 +234,7 @@ public final class EmbeddedStack: Sendable {
                 cluster: cluster, redisServer: redisServer, redisCluster: redisCluster, simulator: simulator,
                 productionSimulator: productionSimulator,
                 directory: directory,
-                configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys)
+                configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys, deviceAPIKey: deviceKey.key)
         } catch {
             await redisServer?.stop()
             await redisCluster?.stop()

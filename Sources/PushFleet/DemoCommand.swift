@@ -148,7 +148,7 @@ struct DemoCommand: AsyncParsableCommand {
         detail("curl -s -H 'Authorization: Bearer \(key)' \(url)/v1/apps/\(app)/devices")
         detail("curl -s -H 'Authorization: Bearer \(key)' -H 'Content-Type: application/json' -d '{\"environment\":\"sandbox\",\"audience\":{\"broadcast\":true},\"notification\":{\"aps\":{\"alert\":\"Hello\"}},\"headers\":{\"push-type\":\"alert\"}}' \(url)/v1/apps/\(app)/push")
         detail("configuration: \(stack.configurationPath) · OpenAPI: schemas/openapi.yaml")
-        print("PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "")")
+        print("PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "") device-key=\(stack.deviceAPIKey)")
         fflush(nil)
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         for await _ in signals {

@@ -26,6 +26,7 @@ struct SecretLogTests {
             let body = keyPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
             secrets += body + [body.joined()]
             secrets += stack.stack.apiKeys.values
+            secrets.append(stack.stack.deviceAPIKey)
             let tokens = (0..<20).map(PipelineStack.token)
             try await stack.register(tokens)
             try await stack.withAPI { api, _ in

@@ -7,7 +7,8 @@ Static checks (no server needed):
    schema's own pieces by reference, so the two cannot drift apart.
 
 Live checks, against `$PUSHFLEET_BIN demo --serve --devices 200`, which prints
-`PUSHFLEET_API url=http://127.0.0.1:PORT app=APP key=KEY other-app=APP2 other-key=KEY2` once it serves:
+`PUSHFLEET_API url=… app=APP key=KEY other-app=APP2 other-key=KEY2 device-key=DKEY` once it serves
+(DKEY: a device key of APP, which may only bind, tag and post receipts):
 3. a few requests with urllib: health, readiness, metrics, 401/403/404 and their Error bodies,
    400 for a bad path parameter, the Idempotency-Key replay and conflict;
 4. schemathesis (`python -m schemathesis.cli run`) fuzzes every operation with APP's key, the path
@@ -17,6 +18,11 @@ Live checks, against `$PUSHFLEET_BIN demo --serve --devices 200`, which prints
    as dictionary values for the `token`, `job` and `tag` parameters (half of the time), so the
    fuzzer gets past "unknown device/job" 404s; its stateful phase follows the links it infers
    (push → job status, bind → device).
+5. schemathesis again with no key, with APP2's key and with DKEY (PUSHFLEET_FUZZ_DENIED_EXAMPLES,
+   default 10): no server errors, and the check in fuzz_hooks.py: no 2xx on a /v1 operation the
+   key grants nothing on (every one without a key or with APP2's key; every one but the device
+   operations with DKEY). Without a key and with APP2's key, APP's device count, tags, known
+   device and a scheduled job read the same before and after: no cross-app read or write.
 
 PUSHFLEET_BIN is required: without it the live checks fail (they are never skipped).
 PUSHFLEET_FUZZ_SEED overrides the seed.
@@ -65,7 +71,7 @@ V1_IDS = [f"{method.upper()} {path}" for path, method, _ in V1_OPERATIONS]
 
 API_LINE = re.compile(
     r"^PUSHFLEET_API url=(?P<url>http://127\.0\.0\.1:\d+) app=(?P<app>\S+) key=(?P<key>\S+)"
-    r" other-app=(?P<other_app>\S+) other-key=(?P<other_key>\S+)\s*$"
+    r" other-app=(?P<other_app>\S+) other-key=(?P<other_key>\S+) device-key=(?P<device_key>\S+)\s*$"
 )
 STARTUP_TIMEOUT = 180
 STOP_TIMEOUT = 30
@@ -298,6 +304,7 @@ class Server:
         self.key = match["key"]
         self.other_app = match["other_app"]
         self.other_key = match["other_key"]
+        self.device_key = match["device_key"]
         self.lines = lines
 
 
@@ -519,8 +526,9 @@ def _toml(value):
     return json.dumps(value)  # a JSON string or list of strings is a valid TOML basic string / array
 
 
-def fuzz_config(server, directory):
-    """A schemathesis.toml: APP's key, `app` pinned, known token/job/tag offered as dictionaries."""
+def known_device_and_jobs(server):
+    """Binds the known device and publishes a job scheduled six hours ahead and one sent now,
+    with APP's key; returns the jobs' ids."""
     bound = request(server, "PUT", f"/v1/apps/{server.app}/devices/{KNOWN_TOKEN}",
                     {"environment": "sandbox", "tags": [KNOWN_TAG]}, key=server.key)
     assert bound[0] == 200, bound
@@ -529,7 +537,13 @@ def fuzz_config(server, directory):
     assert scheduled[0] == 202, scheduled
     immediate = request(server, "POST", f"/v1/apps/{server.app}/push", job_body(), key=server.key)
     assert immediate[0] == 202, immediate
-    jobs = [scheduled[2]["job"], immediate[2]["job"]]
+    return [scheduled[2]["job"], immediate[2]["job"]]
+
+
+def fuzz_config(server, directory, key, jobs):
+    """A schemathesis.toml: `key` as the bearer key (none when None), `app` pinned, and the known
+    token, `jobs` and the known tag offered as dictionaries."""
+    auth = ["[auth.openapi.bearer]", f"bearer = {_toml(key)}"] if key is not None else []
     path = directory / "schemathesis.toml"
     path.write_text(
         "\n".join([
@@ -538,8 +552,7 @@ def fuzz_config(server, directory):
             "enabled = false",
             "[generation]",
             'database = "none"',
-            "[auth.openapi.bearer]",
-            f"bearer = {_toml(server.key)}",
+            *auth,
             "[parameters]",
             f'"path.app" = {_toml(server.app)}',
             '"path.token" = { dictionary = "tokens", probability = 0.5 }',
@@ -560,20 +573,29 @@ def fuzz_config(server, directory):
     return path
 
 
-def test_schemathesis_fuzz(server, tmp_path):
-    config = fuzz_config(server, tmp_path)
-    examples = os.environ.get("PUSHFLEET_FUZZ_EXAMPLES", "25")
+def run_schemathesis(server, directory, key, jobs, checks, examples, grant=None):
+    """Fuzzes every operation of the spec against the server with `key`, offering `jobs` as job
+    ids; fails with schemathesis' output when a check fails, when an operation was left out, or
+    when the server exited."""
+    config = fuzz_config(server, directory, key, jobs)
     seed = os.environ.get("PUSHFLEET_FUZZ_SEED", "5")
-    junit = tmp_path / "junit.xml"
+    junit = directory / "junit.xml"
     command = [
         sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "--no-color",
         "run", str(SPEC_PATH), "--url", server.url,
-        "--checks", FUZZ_CHECKS, "--max-examples", examples, "--seed", seed,
+        "--checks", checks, "--max-examples", examples, "--seed", seed,
         "--report", "junit", "--report-junit-path", str(junit),
     ]
+    environment = dict(os.environ)
+    if grant is not None:
+        # The check of fuzz_hooks.py, imported from this directory.
+        environment.update(
+            SCHEMATHESIS_HOOKS="fuzz_hooks", PUSHFLEET_FUZZ_GRANT=grant,
+            PYTHONPATH=os.pathsep.join(filter(None, [str(pathlib.Path(__file__).parent), environment.get("PYTHONPATH")])),
+        )
     # cwd: schemathesis and Hypothesis keep their files (.hypothesis/) in the working directory.
     completed = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=FUZZ_TIMEOUT, check=False,
+        command, cwd=directory, env=environment, capture_output=True, text=True, timeout=FUZZ_TIMEOUT, check=False,
     )
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, (
@@ -584,3 +606,51 @@ def test_schemathesis_fuzz(server, tmp_path):
     tested = {case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")}
     assert set(OPERATION_IDS) <= tested, (sorted(set(OPERATION_IDS) - tested), output)
     assert server.process.poll() is None, "the server exited during the fuzz:\n" + "\n".join(server.lines[-50:])
+
+
+def app_state(server, jobs):
+    """What a foreign key must not change: APP's device count, its tags, the known device, and
+    the status of `jobs` (scheduled ones: nothing else moves them)."""
+    state = {}
+    for name, path in [
+        ("devices", f"/v1/apps/{server.app}/devices"),
+        ("tags", f"/v1/apps/{server.app}/tags"),
+        ("device", f"/v1/apps/{server.app}/devices/{KNOWN_TOKEN}"),
+    ] + [(f"job {job}", f"/v1/apps/{server.app}/jobs/{job}") for job in jobs]:
+        status, _, body = request(server, "GET", path, key=server.key)
+        assert status == 200, (path, status, body)
+        state[name] = body
+    return state
+
+
+def test_schemathesis_fuzz(server, tmp_path):
+    run_schemathesis(
+        server, tmp_path, server.key, known_device_and_jobs(server), FUZZ_CHECKS, os.environ.get("PUSHFLEET_FUZZ_EXAMPLES", "25"),
+    )
+
+
+@pytest.mark.parametrize("who", ["no key", "another app's key"])
+def test_schemathesis_fuzz_without_access(server, tmp_path, who):
+    """Every operation fuzzed with no key, or with the other app's key against APP: no 5xx, no
+    2xx on /v1, and APP's devices, tags and scheduled job unchanged afterwards."""
+    key = None if who == "no key" else server.other_key
+    scheduled = known_device_and_jobs(server)[:1]
+    # Queued until the worker reads it from Kafka and files it in the schedule.
+    deadline = time.monotonic() + 60
+    while (before := app_state(server, scheduled))[f"job {scheduled[0]}"]["state"] != "scheduled":
+        assert time.monotonic() < deadline, before
+        time.sleep(0.2)
+    run_schemathesis(
+        server, tmp_path, key, scheduled, "not_a_server_error,no_access_beyond_the_key",
+        os.environ.get("PUSHFLEET_FUZZ_DENIED_EXAMPLES", "10"), grant="none",
+    )
+    assert app_state(server, scheduled) == before
+
+
+def test_schemathesis_fuzz_with_a_device_key(server, tmp_path):
+    """Every operation fuzzed with APP's device key: no 5xx, and no 2xx outside the device
+    operations (a key shipped in an app cannot publish or steer a campaign)."""
+    run_schemathesis(
+        server, tmp_path, server.device_key, known_device_and_jobs(server), "not_a_server_error,no_access_beyond_the_key",
+        os.environ.get("PUSHFLEET_FUZZ_DENIED_EXAMPLES", "10"), grant="device",
+    )
