@@ -154,10 +154,6 @@ struct FaultRun {
     let workerLogLevel: String
     let logger: Logger
 
-    static func token(_ n: Int) -> DeviceToken {
-        try! DeviceToken(hex: String(repeating: "fa", count: 24) + String(format: "%016x", n))
-    }
-
     func run() async throws -> FaultOutcome {
         var options = EmbeddedStack.Options()
         options.deliveryPartitions = 32
@@ -179,50 +175,24 @@ struct FaultRun {
             $0.latency = .uniform(.milliseconds(2), .milliseconds(10))
         }
         defer { try? FileManager.default.removeItem(at: stack.directory) }
-        let redis = stack.makeRedisClient(logger: logger)
-        let registry = DeviceRegistry(client: redis)
-        for start in stride(from: 0, to: plan.devices, by: 50_000) {
-            let batch = (start..<min(start + 50_000, plan.devices)).map {
-                DeviceRegistration(token: Self.token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
-            }
-            try await registry.bind(batch, app: EmbeddedStack.app)
-        }
         let fleet = WorkerFleet(
             binary: pushfleet, stack: stack, logLevel: workerLogLevel,
             environment: ["PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection)])
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
-        do {
-            let outcome = try await campaign(stack: stack, fleet: fleet, producer: producer, redis: redis)
-            await producer.close()
-            await redis.shutdown()
-            await stack.stop()
-            return outcome
-        } catch {
-            fleet.stopAll()
-            await producer.close()
-            await redis.shutdown()
-            await stack.stop()
-            throw error
+        return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
+            try await CampaignHarness.register(plan.devices, redis: redis)
+            return try await campaign(stack: stack, fleet: fleet, producer: producer, redis: redis)
         }
     }
 
     private func campaign(stack: EmbeddedStack, fleet: WorkerFleet, producer: KafkaProducer, redis: any RedisCommands) async throws -> FaultOutcome {
         try fleet.start(plan.workers)
-        // Warm up: a one-token job proves every worker joined its groups and connected.
-        try await publish(
-            PushJob(id: "warm-up", app: EmbeddedStack.app, environment: .sandbox, audience: .tokens([Self.token(0)]),
-                notification: APNsPayload(["aps": ["alert": "warm-up"]]), headers: PushHeaders(pushType: .alert)),
-            producer: producer)
+        try await CampaignHarness.warmUp(producer: producer, redis: redis)
         let jobs = JobStore(client: redis)
-        while (try await jobs.statistics(jobID: "warm-up")["accepted"] ?? 0) < 1 {
-            try await Task.sleep(for: .milliseconds(100))
-        }
         try await stack.simulator.reset()
 
         let jobID = "campaign-\(scenario.rawValue)"
         let start = ContinuousClock.now
-        try await publish(
+        try await CampaignHarness.publish(
             PushJob(
                 id: jobID, app: EmbeddedStack.app, environment: .sandbox, audience: .broadcast,
                 notification: APNsPayload(["aps": ["alert": ["title": "Faults", "body": "a campaign through a fault"]]]),
@@ -271,10 +241,6 @@ struct FaultRun {
             seconds: seconds, notificationsPerSecond: Double(counters.acceptedPerToken.count) / max(seconds, 0.001),
             windows: windows, workersStarted: fleet.started, peakWorkerRSSMegabytes: fleet.peakMegabytes,
             workerEnds: fleet.ended, rejections: counters.rejections, samples: samples)
-    }
-
-    private func publish(_ job: PushJob, producer: KafkaProducer) async throws {
-        _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
     }
 }
 

@@ -33,4 +33,9 @@ enum ResourceUsage {
         else { return 0 }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
+
+    /// Open file descriptors of a process (the entries of /proc/<pid>/fd); 0 when it is gone.
+    static func openFiles(_ pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
 }

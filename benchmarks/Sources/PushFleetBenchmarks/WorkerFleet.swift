@@ -42,6 +42,8 @@ final class WorkerFleet: Sendable {
     }
 
     var runningCount: Int { state.withLock { $0.running.count } }
+    /// The process ids of the running workers.
+    var runningIdentifiers: [Int32] { state.withLock { $0.running.map(\.processIdentifier) } }
     var started: Int { state.withLock { $0.started } }
     var ended: [Ended] { state.withLock { $0.ended } }
     /// The highest peak RSS of any worker, in MB.

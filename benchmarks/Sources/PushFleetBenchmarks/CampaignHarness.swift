@@ -1,0 +1,78 @@
+import APNsCore
+import EmbeddedStack
+import Foundation
+import Kafka
+import Logging
+import PushCore
+import PushStore
+import Redis
+
+/// What the suites that run campaigns through `pushfleet worker` processes on an embedded stack
+/// share (the fault suite, the soak): clients that are closed however the run ends, the device
+/// registration, the warm-up and publishing a job.
+enum CampaignHarness {
+    /// Runs `body` with a producer and a Redis client of `stack`; afterwards (or when it throws,
+    /// with every worker stopped first) closes them and stops the stack.
+    static func withClients<Value>(
+        stack: EmbeddedStack, fleet: WorkerFleet, logger: Logger,
+        _ body: (KafkaProducer, any RedisCommands) async throws -> Value
+    ) async throws -> Value {
+        let redis = stack.makeRedisClient(logger: logger)
+        let producer: KafkaProducer
+        do {
+            producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+        } catch {
+            await redis.shutdown()
+            await stack.stop()
+            throw error
+        }
+        do {
+            let value = try await body(producer, redis)
+            await producer.close()
+            await redis.shutdown()
+            await stack.stop()
+            return value
+        } catch {
+            fleet.stopAll()
+            await producer.close()
+            await redis.shutdown()
+            await stack.stop()
+            throw error
+        }
+    }
+
+    /// The token of device `n`.
+    static func token(_ n: Int) -> DeviceToken {
+        try! DeviceToken(hex: String(repeating: "fa", count: 24) + String(format: "%016x", n))
+    }
+
+    /// Registers the tokens of devices `0..<count` (sandbox) for the stack's app, 50,000 per call.
+    static func register(_ count: Int, redis: any RedisCommands) async throws {
+        let registry = DeviceRegistry(client: redis)
+        for start in stride(from: 0, to: count, by: 50_000) {
+            let batch = (start..<min(start + 50_000, count)).map {
+                DeviceRegistration(token: token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
+            }
+            try await registry.bind(batch, app: EmbeddedStack.app)
+        }
+    }
+
+    /// A job to device 0, waited for until it is accepted: every worker has joined its groups
+    /// and connected.
+    static func warmUp(producer: KafkaProducer, redis: any RedisCommands) async throws {
+        try await publish(
+            PushJob(
+                id: "warm-up", app: EmbeddedStack.app, environment: .sandbox, audience: .tokens([token(0)]),
+                notification: APNsPayload(["aps": ["alert": "warm-up"]]), headers: PushHeaders(pushType: .alert)),
+            producer: producer)
+        let jobs = JobStore(client: redis)
+        while (try await jobs.statistics(jobID: "warm-up")["accepted"] ?? 0) < 1 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    static func publish(_ job: PushJob, producer: KafkaProducer) async throws {
+        _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
+    }
+}
