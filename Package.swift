@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "kafka-probe", targets: ["KafkaProbe"]),
         .executable(name: "pushfleet-bench", targets: ["PushFleetBenchmarks"]),
         .executable(name: "apns-sim", targets: ["APNsSimulatorTool"]),
+        .executable(name: "pushfleet-fuzz", targets: ["PushFleetFuzz"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "Redis", targets: ["Redis"]),
         .library(name: "APNsCore", targets: ["APNsCore"]),
@@ -347,10 +348,18 @@ let package = Package(
             dependencies: ["PushCore"],
             swiftSettings: swiftSettings
         ),
+        // The decoders' fuzz rules, as a libFuzzer harness (scripts/fuzz.sh) or a replayer of
+        // saved inputs.
+        .executableTarget(
+            name: "PushFleetFuzz",
+            dependencies: ["PushCore", "PushConfiguration"],
+            swiftSettings: swiftSettings
+        ),
         // Mutation fuzzing of every decoder of outside input; corpus in Tests/FuzzTests/corpus.
         .testTarget(
             name: "FuzzTests",
             dependencies: [
+                "PushFleetFuzz",
                 "APNs",
                 "APNsCore",
                 "PushConfiguration",

@@ -50,6 +50,11 @@ run_phase() {
 run_phase 30 "Swift tests" \
   env PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build
 
+# The same fuzz rules, coverage-guided: a short libFuzzer run of every target (scripts/fuzz.sh
+# builds it with -sanitize=fuzzer in .build/libfuzzer); longer runs are on demand.
+run_phase 10 "libFuzzer, 10 s per decoder (json, job, chunk, feedback, dead-letter, config)" \
+  ./scripts/fuzz.sh all 10
+
 run_phase 15 "the store suites again, on a Redis Cluster (each test starts its own, 3 masters)" \
   env PUSHFLEET_TEST_REDIS=cluster PUSHFLEET_BIN_DIR="$BIN_DIR" swift test "${BUILD_FLAGS[@]}" --skip-build --filter PushStoreTests
 

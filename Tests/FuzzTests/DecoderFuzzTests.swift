@@ -6,6 +6,7 @@ import PushCore
 import Testing
 
 @testable import APNs
+@testable import PushFleetFuzz
 
 /// The decoders of everything PushFleet reads from outside (jobs from producers and the API,
 /// pipeline messages from Kafka, APNs's error bodies, the configuration) under mutated inputs:
@@ -32,78 +33,30 @@ struct DecoderFuzzTests {
         }
     }
 
-    struct Broken: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
-
     @Test("JSON parser: a rejection says where and why; what parses, written compactly, parses to the same value")
     func json() {
-        run("json", corpus: FuzzRun.corpus("json", plus: Self.jsonSeeds)) { input in
-            do {
-                let value = try JSONValue(parsing: Data(input))
-                let compact = value.compactData()
-                let again = try JSONValue(parsing: compact)
-                guard again == value else { throw Broken("the compact form parses to another value") }
-                guard again.compactData() == compact else { throw Broken("the compact form is not stable") }
-            } catch let error as JSONSyntaxError {
-                guard !error.reason.isEmpty, (0...input.count).contains(error.offset), error.line >= 1 else {
-                    throw Broken("a rejection without reason or position: \(error)")
-                }
-            }
-        }
-    }
-
-    /// A decoder of pipeline messages: it rejects with a ``PushJobValidationError`` that has a
-    /// message, or accepts, and what it accepted, written again, reads back equal.
-    func readsBack<Value: Equatable>(_ input: [UInt8], _ decode: (Data) throws -> Value, _ encode: (Value) -> Data) throws {
-        do {
-            let value = try decode(Data(input))
-            guard try decode(encode(value)) == value else { throw Broken("written again, it reads back different") }
-        } catch let error as PushJobValidationError {
-            guard !error.message.isEmpty else { throw Broken("a rejection without message: \(error)") }
-        }
+        run("json", corpus: FuzzRun.corpus("json", plus: Self.jsonSeeds), FuzzTarget.json.check)
     }
 
     @Test("push job: rejected with field, code and message, or accepted and read back equal")
     func job() {
-        run("job", corpus: FuzzRun.corpus("job", plus: Self.jsonSeeds)) { input in
-            try readsBack(input, PushJob.decodeAndValidate(from:), { $0.jsonData() })
-        }
+        run("job", corpus: FuzzRun.corpus("job", plus: Self.jsonSeeds), FuzzTarget.job.check)
     }
 
     @Test("delivery chunk: rejected with a reason, or accepted and read back equal")
     func chunk() {
-        run("chunk", corpus: FuzzRun.corpus("chunk", plus: ["schemas/messages/push.deliveries.json"])) { input in
-            try readsBack(input, DeliveryChunk.decodeAndValidate(from:), { $0.jsonData() })
-        }
+        run("chunk", corpus: FuzzRun.corpus("chunk", plus: ["schemas/messages/push.deliveries.json"]), FuzzTarget.chunk.check)
     }
 
     @Test("feedback event: rejected with a reason, or accepted and read back equal")
     func feedback() {
-        run("feedback", corpus: FuzzRun.corpus("feedback")) { input in
-            try readsBack(input, FeedbackEvent.decode(from:), { $0.jsonData() })
-        }
+        run("feedback", corpus: FuzzRun.corpus("feedback"), FuzzTarget.feedback.check)
     }
 
     @Test("dead letter: read back equal, and written within Kafka's smallest message limit it fits, whatever its texts hold")
     func deadLetter() {
-        run("dead-letter", corpus: FuzzRun.corpus("dead-letter", plus: ["schemas/messages/push.dlq-message.json", "schemas/messages/push.dlq-notification.json"])) { input in
-            guard let letter = try? DeadLetter.decode(from: Data(input)) else { return }
-            guard try DeadLetter.decode(from: letter.jsonData()) == letter else {
-                throw Broken("the letter written again reads back different")
-            }
-            // Kafka's smallest message.max.bytes is 1,000.
-            let limit = 1_000
-            let fitted = letter.jsonData(within: limit)
-            guard fitted.count <= limit else {
-                throw Broken("written within \(limit) bytes it takes \(fitted.count)")
-            }
-            let cut = try DeadLetter.decode(from: fitted)
-            guard cut.deadLetteredAt == letter.deadLetteredAt, cut.source?.offset == letter.source?.offset, cut.source?.partition == letter.source?.partition, cut.status == letter.status else {
-                throw Broken("cutting the letter changed what locates it")
-            }
-        }
+        let seeds = ["schemas/messages/push.dlq-message.json", "schemas/messages/push.dlq-notification.json"]
+        run("dead-letter", corpus: FuzzRun.corpus("dead-letter", plus: seeds), FuzzTarget.deadLetter.check)
     }
 
     @Test("APNs error body: whatever the server sends, the answer keeps its status and a reason only from a string")
@@ -112,9 +65,9 @@ struct DecoderFuzzTests {
             var body = ByteBufferAllocator().buffer(capacity: input.count)
             body.writeBytes(input)
             let response = APNsClient.response(status: 400, apnsID: "x", body: body, attempts: 1)
-            guard response.status == 400, response.attempts == 1 else { throw Broken("the answer lost its status") }
+            guard response.status == 400, response.attempts == 1 else { throw FuzzFinding("the answer lost its status") }
             if let reason = response.reason, reason.rawValue.isEmpty, !String(decoding: input, as: UTF8.self).contains("\"\"") {
-                throw Broken("an empty reason out of a body without an empty string")
+                throw FuzzFinding("an empty reason out of a body without an empty string")
             }
         }
     }
@@ -122,12 +75,6 @@ struct DecoderFuzzTests {
     @Test("configuration: rejected naming the key with a message, never a crash")
     func configuration() {
         let seeds = FuzzRun.corpus("config", plus: ["deploy/config/pushfleet.yaml"]) + [Array(PushFleetConfiguration.exampleYAML.utf8)]
-        run("config", corpus: seeds) { input in
-            do {
-                _ = try PushFleetConfiguration.parse(yaml: String(decoding: input, as: UTF8.self), baseDirectory: "/nonexistent", environment: [:])
-            } catch let error as ConfigurationError {
-                guard !error.key.isEmpty, !error.message.isEmpty else { throw Broken("a rejection without key or message: \(error)") }
-            }
-        }
+        run("config", corpus: seeds, FuzzTarget.config.check)
     }
 }

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import APNs
+@testable import PushFleetFuzz
 
 /// The APNs client's HTTP/2 codec under mutated server bytes: three requests go out on an
 /// `EmbeddedChannel`, a server byte stream derived from valid conversations (SETTINGS, responses
@@ -20,10 +21,6 @@ struct HTTP2FuzzTests {
         func add(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
         subscript(_ name: String) -> Int { counts.withLock { $0[name] ?? 0 } }
         var all: [String: Int] { counts.withLock { $0 } }
-    }
-
-    struct Broken: Error, CustomStringConvertible {
-        let description: String
     }
 
     /// Server conversations the mutations start from.
@@ -208,8 +205,8 @@ struct HTTP2FuzzTests {
         channel.embeddedEventLoop.run()
 
         try checkClientFrames(channel)
-        guard outcomes["any"] == 3 else { throw Broken(description: "\(3 - outcomes["any"]) of 3 requests got no outcome after the connection closed") }
-        guard events["closed"] == 1 else { throw Broken(description: "the pool heard closed \(events["closed"]) times") }
+        guard outcomes["any"] == 3 else { throw FuzzFinding("\(3 - outcomes["any"]) of 3 requests got no outcome after the connection closed") }
+        guard events["closed"] == 1 else { throw FuzzFinding("the pool heard closed \(events["closed"]) times") }
         return Conversation(outcomes: outcomes.all.filter { $0.key != "any" }, events: events.all)
     }
 
@@ -221,20 +218,20 @@ struct HTTP2FuzzTests {
             written.writeBuffer(&chunk)
         }
         guard written.readString(length: 24) == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" else {
-            throw Broken(description: "the client did not open with the preface")
+            throw FuzzFinding("the client did not open with the preface")
         }
         var reader = HTTP2FrameReader()
         reader.append(written)
         do {
             while let frame = try reader.next() {
                 guard frame.payload.readableBytes <= HTTP2WireFrame.defaultMaxFrameSize else {
-                    throw Broken(description: "the client wrote a \(frame.payload.readableBytes)-byte frame")
+                    throw FuzzFinding("the client wrote a \(frame.payload.readableBytes)-byte frame")
                 }
             }
-        } catch let error as Broken {
+        } catch let error as FuzzFinding {
             throw error
         } catch {
-            throw Broken(description: "the client wrote a malformed frame: \(error)")
+            throw FuzzFinding("the client wrote a malformed frame: \(error)")
         }
     }
 }
