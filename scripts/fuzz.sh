@@ -46,4 +46,4 @@ for seed in "${seeds[@]}"; do [[ -d "$seed" ]] && existing+=("$seed"); done
 echo "== libFuzzer: $target for $seconds s (corpus $corpus)"
 PUSHFLEET_FUZZ_TARGET=$target "$BIN" "$corpus" "${existing[@]}" \
   -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$crashes/$target-" -print_final_stats=1
+  -artifact_prefix="$crashes/$target-" -print_final_stats=1 -print_funcs=0
