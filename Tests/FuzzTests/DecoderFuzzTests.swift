@@ -17,20 +17,7 @@ struct DecoderFuzzTests {
     static let jsonSeeds = ["schemas/examples", "schemas/examples/invalid", "schemas/messages"]
 
     func run(_ target: String, corpus: [[UInt8]], _ check: ([UInt8]) throws -> Void) {
-        // Each target its own stream of inputs from the run's seed (FNV-1a of its name).
-        let salt = target.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
-        var mutator = Mutator(seed: FuzzRun.seed ^ salt, corpus: corpus)
-        var failures = 0
-        for iteration in 0..<FuzzRun.iterations {
-            let input = iteration < corpus.count ? corpus[iteration] : mutator.input()
-            do {
-                try check(input)
-            } catch {
-                failures += 1
-                Issue.record("\(target): \(error) — \(FuzzRun.describe(input, iteration: iteration))")
-                if failures >= 5 { return }
-            }
-        }
+        FuzzRun.run(target, corpus: corpus) { input, _ in try check(input) }
     }
 
     @Test("JSON parser: a rejection says where and why; what parses, written compactly, parses to the same value")

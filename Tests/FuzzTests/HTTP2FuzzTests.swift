@@ -105,20 +105,8 @@ struct HTTP2FuzzTests {
 
     @Test("server bytes: no crash, well-formed client frames, every request answered once the connection is gone")
     func serverBytes() throws {
-        let corpus = try Self.seeds() + FuzzRun.corpus("http2")
-        let salt = "http2".utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
-        var mutator = Mutator(seed: FuzzRun.seed ^ salt, corpus: corpus)
-        var failures = 0
-        for iteration in 0..<max(FuzzRun.iterations, corpus.count) {
-            let input = iteration < corpus.count ? corpus[iteration] : mutator.input()
-            let cuts = (mutator.below(4), mutator.below(max(input.count, 1)), mutator.below(2) == 0)
-            do {
-                _ = try converse(input, pieces: cuts.0 + 1, firstCut: cuts.1, timesOut: cuts.2)
-            } catch {
-                failures += 1
-                Issue.record("http2: \(error) — \(FuzzRun.describe(input, iteration: iteration))")
-                if failures >= 5 { return }
-            }
+        FuzzRun.run("http2", corpus: try Self.seeds() + FuzzRun.corpus("http2")) { input, mutator in
+            _ = try converse(input, pieces: mutator.below(4) + 1, firstCut: mutator.below(max(input.count, 1)), timesOut: mutator.below(2) == 0)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import Testing
 
 /// A seeded mutation fuzzer: it derives inputs from a corpus of valid and invalid examples by
 /// byte-level edits (bit flips, interesting bytes, deletions, duplications, splices, tokens of
@@ -141,6 +142,26 @@ struct Mutator {
 enum FuzzRun {
     static let iterations = ProcessInfo.processInfo.environment["PUSHFLEET_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 20_000
     static let seed = ProcessInfo.processInfo.environment["PUSHFLEET_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+
+    /// Runs `check` on every seed of `corpus`, then on mutations of them, ``iterations`` inputs in
+    /// all, from the run's seed salted with the target's name (FNV-1a), so each target has its
+    /// own stream of inputs. `check` gets the mutator for any further choices it draws. Records
+    /// each failing input with the seed that replays it, and stops after five.
+    static func run(_ target: String, corpus: [[UInt8]], _ check: ([UInt8], inout Mutator) throws -> Void) {
+        let salt = target.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+        var mutator = Mutator(seed: seed ^ salt, corpus: corpus)
+        var failures = 0
+        for iteration in 0..<max(iterations, corpus.count) {
+            let input = iteration < corpus.count ? corpus[iteration] : mutator.input()
+            do {
+                try check(input, &mutator)
+            } catch {
+                failures += 1
+                Issue.record("\(target): \(error) — \(describe(input, iteration: iteration))")
+                if failures >= 5 { return }
+            }
+        }
+    }
 
     /// `Tests/FuzzTests/corpus/<name>/`, plus the repository files given by relative path.
     static func corpus(_ name: String, plus repositoryPaths: [String] = []) -> [[UInt8]] {
