@@ -21,10 +21,7 @@ enum SecretFile {
     /// - Throws: A ``ConfigurationError`` keyed `key` when the file cannot be read, is not UTF-8,
     ///   or is empty.
     static func read(_ path: String, key: String) throws(ConfigurationError) -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(key: key, message: "cannot read file '\(path)'")
-        }
-        guard let contents = String(data: data, encoding: .utf8) else {
+        guard let contents = String(bytes: try bytes(path, key: key), encoding: .utf8) else {
             throw ConfigurationError(key: key, message: "file '\(path)' is not UTF-8 text")
         }
         // Work on scalars: "\r\n" is a single Character.

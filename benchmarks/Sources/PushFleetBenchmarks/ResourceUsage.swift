@@ -1,6 +1,8 @@
 import Foundation
+import Redis
 
-/// CPU seconds (user + system) from `getrusage`.
+/// What the benchmarks read of processes and servers: CPU seconds (user + system, from
+/// `getrusage` or /proc), memory, open files, and Redis's `used_memory`.
 enum ResourceUsage {
     /// This process.
     static func selfCPUSeconds() -> Double { cpuSeconds(RUSAGE_SELF) }
@@ -37,5 +39,19 @@ enum ResourceUsage {
     /// Open file descriptors of a process (the entries of /proc/<pid>/fd); 0 when it is gone.
     static func openFiles(_ pid: Int32) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    /// `used_memory` of the server, or the sum over a cluster's masters.
+    static func redisUsedMemory(_ client: any RedisCommands) async throws -> Int {
+        let infos: [RedisReply]
+        if let cluster = client as? RedisClusterClient {
+            infos = try await cluster.sendToEveryMaster(["INFO", "memory"]).map(\.1)
+        } else {
+            infos = [try await client.send("INFO", "memory")]
+        }
+        return infos.reduce(0) { total, info in
+            let line = info.string?.split(whereSeparator: \.isNewline).first { $0.hasPrefix("used_memory:") }
+            return total + (line.flatMap { Int($0.dropFirst("used_memory:".count)) } ?? 0)
+        }
     }
 }

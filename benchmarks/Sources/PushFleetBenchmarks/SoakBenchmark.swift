@@ -138,13 +138,16 @@ struct SoakRun {
         }
         let published = try await publisher.value
 
-        // Drain: every campaign settled, or no progress for a minute.
-        var campaigns: [Int] = []
+        // Drain: every campaign settled, or no progress for a minute. A settled campaign is not
+        // read again.
+        var campaigns = [Int](repeating: 0, count: published)
         var lastProgress = ContinuousClock.now
         var settled = -1
         while true {
             fleet.sample()
-            campaigns = try await (0..<published).asyncMap { try await jobs.statistics(jobID: Self.campaignID($0))["accepted"] ?? 0 }
+            for index in campaigns.indices where campaigns[index] < plan.devices {
+                campaigns[index] = try await jobs.statistics(jobID: Self.campaignID(index))["accepted"] ?? 0
+            }
             let done = campaigns.filter { $0 >= plan.devices }.count
             if done == published { break }
             if done > settled {
@@ -171,9 +174,7 @@ struct SoakRun {
     ) async throws -> SoakOutcome.Sample {
         fleet.sample()
         let accepted = try await stack.simulator.acceptedCount()
-        let memory = try await redis.send("INFO", "memory").string ?? ""
-        let usedMemory = memory.split(whereSeparator: \.isNewline).first { $0.hasPrefix("used_memory:") }
-            .flatMap { Int($0.dropFirst("used_memory:".count)) } ?? 0
+        let usedMemory = try await ResourceUsage.redisUsedMemory(redis)
         let depth = try await ResendBuffer(client: redis).depth(app: EmbeddedStack.app)
         let pids = fleet.runningIdentifiers
         return SoakOutcome.Sample(
@@ -366,14 +367,5 @@ struct SoakOutcome: Codable {
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
             "| \(campaigns) | \(campaigns * plan.devices) | \(f.missed) | \(f.acceptedTwice) | \(String(format: "%.0f", f.meanPerSecond)) | \(String(format: "%.0f", f.lowestPerSecond)) | \(String(format: "%.1f", drainSeconds)) | \(retainedBytesPerCampaign) | \(simulatorRequests) | \(rejections.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) | \(workersStarted) / \(workerEnds.count) | \(violations.isEmpty ? "yes" : "**no**: " + violations.joined(separator: "; ")) |",
         ].joined(separator: "\n")
-    }
-}
-
-extension Sequence {
-    /// The results of `transform` on each element, one after the other.
-    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var values: [T] = []
-        for element in self { values.append(try await transform(element)) }
-        return values
     }
 }

@@ -116,7 +116,7 @@ struct StateBenchmark {
         }
         try handle.close()
 
-        let before = try await usedMemory(client)
+        let before = try await ResourceUsage.redisUsedMemory(client)
         let importStart = clock.now
         let run = try BenchmarkProcess.run(
             settings.pushfleetPath, ["devices", "import", "--app", app, "--config", stack.configurationPath, "--json", file.path])
@@ -124,7 +124,7 @@ struct StateBenchmark {
         guard run.status == 0, run.standardOutput.contains("\"imported\":\(settings.devices)") else {
             throw BenchmarkError.failed("pushfleet devices import exited \(run.status): \(run.standardOutput) \(run.standardError.suffix(2_000))")
         }
-        let afterImport = try await usedMemory(client)
+        let afterImport = try await ResourceUsage.redisUsedMemory(client)
         guard try await registry.deviceCount(app: app).total == settings.devices else {
             throw BenchmarkError.failed("the registry does not hold \(settings.devices) devices")
         }
@@ -139,7 +139,7 @@ struct StateBenchmark {
         let outcomesStart = clock.now
         try await recordOutcomes(jobs, positions: ids)
         let outcomesSeconds = seconds(clock.now - outcomesStart)
-        let afterOutcomes = try await usedMemory(client)
+        let afterOutcomes = try await ResourceUsage.redisUsedMemory(client)
         let (keys, largest) = try await sentKeys(client)
 
         // The registry alone: the same devices bound in-process under the other app.
@@ -193,20 +193,6 @@ struct StateBenchmark {
             }
             for _ in 0..<4 { startNext() }
             while try await group.next() != nil { startNext() }
-        }
-    }
-
-    /// `used_memory` of the server, or the sum over a cluster's masters.
-    private static func usedMemory(_ client: any RedisCommands) async throws -> Int {
-        let infos: [RedisReply]
-        if let cluster = client as? RedisClusterClient {
-            infos = try await cluster.sendToEveryMaster(["INFO", "memory"]).map(\.1)
-        } else {
-            infos = [try await client.send("INFO", "memory")]
-        }
-        return infos.reduce(0) { total, info in
-            let line = info.string?.split(whereSeparator: \.isNewline).first { $0.hasPrefix("used_memory:") }
-            return total + (line.flatMap { Int($0.dropFirst("used_memory:".count)) } ?? 0)
         }
     }
 
