@@ -355,13 +355,18 @@ public final class KafkaConsumer: Service, Sendable {
         handle: OpaquePointer, err: rd_kafka_resp_err_t,
         partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>
     ) {
-        let changed = (0..<Int(partitions.pointee.cnt)).map { index in
-            let element = partitions.pointee.elems[index]
-            return KafkaTopicPartition(topic: String(cString: element.topic), partition: element.partition)
+        var changed: [KafkaTopicPartition] = []
+        if let elements = partitions.pointee.elems {
+            for index in 0..<Int(partitions.pointee.cnt) {
+                guard let topic = elements[index].topic else { continue }
+                changed.append(KafkaTopicPartition(topic: String(cString: topic), partition: elements[index].partition))
+            }
         }
         // Cooperative (incremental) rebalancing hands over only the partitions that move: the
         // others keep being consumed through the rebalance. Eager rebalancing revokes all.
-        let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        let cooperative = Self.isCooperative(
+            protocolName: rd_kafka_rebalance_protocol(handle).map { String(cString: $0) },
+            strategy: configuration.assignmentStrategy)
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
             state.withLock { state in
@@ -413,6 +418,15 @@ public final class KafkaConsumer: Service, Sendable {
             logger.debug("partitions revoked", metadata: ["kafka.partitions": "\(changed)"])
             onRebalance?(.revoked(changed))
         }
+    }
+
+    /// Whether a rebalance hands over partitions incrementally. `protocolName` is librdkafka's
+    /// answer (`COOPERATIVE`, `EAGER`, `NONE`), which is `nil` when the group's queue no longer
+    /// takes requests (a consumer closing revokes its partitions then); the configured strategy
+    /// decides in that case, as it decided the protocol when the group was joined.
+    static func isCooperative(protocolName: String?, strategy: String) -> Bool {
+        if let protocolName { return protocolName == "COOPERATIVE" }
+        return strategy.contains("cooperative")
     }
 
     /// Whether destroying this consumer's handle before its first assignment would abort the

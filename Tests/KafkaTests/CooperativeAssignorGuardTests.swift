@@ -13,4 +13,15 @@ struct CooperativeAssignorGuardTests {
         #expect(!KafkaConsumer.destroyBeforeFirstAssignmentAborts(strategy: "range,roundrobin", libraryVersion: 0x0200_02ff))
         #expect(!KafkaConsumer.destroyBeforeFirstAssignmentAborts(strategy: "range", libraryVersion: 0x0200_02ff))
     }
+
+    @Test("a rebalance is incremental when librdkafka says COOPERATIVE, and by the configured strategy when it cannot say")
+    func rebalanceProtocolFallsBackToTheStrategy() {
+        #expect(KafkaConsumer.isCooperative(protocolName: "COOPERATIVE", strategy: "range"))
+        #expect(!KafkaConsumer.isCooperative(protocolName: "EAGER", strategy: "cooperative-sticky"))
+        #expect(!KafkaConsumer.isCooperative(protocolName: "NONE", strategy: "cooperative-sticky"))
+        // A closing consumer's group queue refuses the request: rd_kafka_rebalance_protocol
+        // answers NULL in the revoke callback of the close.
+        #expect(KafkaConsumer.isCooperative(protocolName: nil, strategy: "cooperative-sticky"))
+        #expect(!KafkaConsumer.isCooperative(protocolName: nil, strategy: "range,roundrobin"))
+    }
 }

@@ -100,7 +100,8 @@ private struct GroupFixture {
     func startProbe(_ name: String, workMicroseconds: Int = 0) throws -> Probe {
         let probe = Probe(
             output: directory.appendingPathComponent("\(name).out"),
-            events: directory.appendingPathComponent("\(name).events"))
+            events: directory.appendingPathComponent("\(name).events"),
+            log: directory.appendingPathComponent("\(name).log"))
         let process = probe.process
         process.executableURL = KafkaTestSupport.productsDirectory.appendingPathComponent("kafka-probe")
         process.arguments = [
@@ -108,6 +109,14 @@ private struct GroupFixture {
             "--output", probe.output.path, "--events", probe.events.path, "--session-timeout-ms", "3000",
             "--work-microseconds", String(workMicroseconds),
         ]
+        // Not the test process's standard output: a probe holding that pipe would keep `swift
+        // test` waiting after a crashed test process.
+        guard FileManager.default.createFile(atPath: probe.log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        let log = try FileHandle(forWritingTo: probe.log)
+        defer { try? log.close() }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
         try process.run()
         return probe
     }
@@ -171,10 +180,13 @@ private final class Probe: Sendable {
     nonisolated(unsafe) let process = Process()
     let output: URL
     let events: URL
+    /// The probe's standard output and error.
+    let log: URL
 
-    init(output: URL, events: URL) {
+    init(output: URL, events: URL, log: URL) {
         self.output = output
         self.events = events
+        self.log = log
     }
 
     func records() throws -> [Record] {
@@ -218,7 +230,9 @@ private final class Probe: Sendable {
     func stop() async throws {
         process.terminate()
         process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "probe exits 0 on SIGTERM")
+        #expect(
+            process.terminationReason == .exit && process.terminationStatus == 0,
+            "probe exits 0 on SIGTERM; it logged: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
     func terminate() {

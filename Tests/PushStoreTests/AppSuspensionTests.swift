@@ -28,7 +28,7 @@ struct AppSuspensionTests {
 
     @Test func theKeyIsInTheAppsSlot() async throws {
         try await withRedis { client async throws in
-            try await AppSuspension(client: client).suspend(app: "my.app", for: .milliseconds(1_500), reason: "r")
+            try await AppSuspension(client: client).suspend(app: "my.app", for: .seconds(60), reason: "r")
             #expect(try await client.string("pf:{my.app}:suspended") == "r")
         }
     }
