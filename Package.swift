@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "PushPipeline", targets: ["PushPipeline"]),
         .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
         .library(name: "PushAPI", targets: ["PushAPI"]),
+        .library(name: "PushLogging", targets: ["PushLogging"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,7 +42,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // The HTTP API. Default traits off: no swift-configuration, no full Foundation in the server.
@@ -151,11 +152,21 @@ let package = Package(
             dependencies: ["APNsCore"],
             swiftSettings: swiftSettings
         ),
-        // Redis-backed state of the pipeline: the device registry (more to come: resend buffer,
-        // rate limits, dedup markers, statistics). PushCore stays free of I/O.
+        // Redis-backed state of the pipeline: the device registry, jobs (statistics, sent
+        // markers, control), the resend buffer, rate limits, the schedule, app suspensions.
+        // PushCore stays free of I/O.
         .target(
             name: "PushStore",
             dependencies: ["Redis", "APNsCore", "PushCore"],
+            swiftSettings: swiftSettings
+        ),
+        // The log formats of the long-running processes (text, JSON lines).
+        .target(
+            name: "PushLogging",
+            dependencies: [
+                "PushCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The configuration file (YAML) with environment overrides, validated at start.
@@ -234,6 +245,7 @@ let package = Package(
                 "APNsSimulator",
                 "APNsCore",
                 "PushAPI",
+                "PushLogging",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -346,6 +358,15 @@ let package = Package(
         .testTarget(
             name: "PushCoreTests",
             dependencies: ["PushCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushLoggingTests",
+            dependencies: [
+                "PushLogging",
+                "PushCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The decoders' fuzz rules, as a libFuzzer harness (scripts/fuzz.sh) or a replayer of

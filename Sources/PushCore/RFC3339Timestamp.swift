@@ -3,7 +3,7 @@ import Foundation
 /// RFC 3339 `date-time` reading and writing, as JSON Schema's `date-time` format defines it:
 /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, `T` and `Z` in either case, real calendar days,
 /// no leap seconds (second 60 is rejected, as Python's jsonschema does).
-enum RFC3339Timestamp {
+public enum RFC3339Timestamp {
     /// The instant `text` denotes, or `nil` if it is not an RFC 3339 date-time.
     static func date(from text: String) -> Date? {
         let bytes = Array(text.utf8)
@@ -62,7 +62,7 @@ enum RFC3339Timestamp {
 
     /// `date` in UTC as `YYYY-MM-DDTHH:MM:SS[.fff]Z`, rounded to the millisecond, with the
     /// fraction only when it is not zero.
-    static func string(from date: Date) -> String {
+    public static func string(from date: Date) -> String {
         let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
         let (days, millisecondOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (dayOffset, dayMilliseconds) = millisecondOfDay < 0

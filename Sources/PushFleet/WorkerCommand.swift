@@ -5,6 +5,7 @@ import PushConfiguration
 import Metrics
 import Prometheus
 import PushAPI
+import PushLogging
 import PushPipeline
 import ServiceLifecycle
 import UnixSignals
@@ -54,6 +55,9 @@ struct ProcessOptions: ParsableArguments {
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).")
     var logLevel: String = "info"
 
+    @Option(help: "Log format on standard error: text, or json (one object per line, for log pipelines).")
+    var logFormat: String = "text"
+
     func loadConfiguration() throws -> PushFleetConfiguration {
         do {
             return try PushFleetConfiguration.load(path: config)
@@ -83,11 +87,10 @@ struct ProcessOptions: ParsableArguments {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        guard let format = LogFormat(rawValue: logFormat) else {
+            throw ValidationError("unknown log format '\(logFormat)'; formats are \(LogFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        LoggingSystem.bootstrap { label in format.handler(label: label, level: level) }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: label)
