@@ -188,6 +188,8 @@ public final class EmbeddedStack: Sendable {
             kafka:
               bootstrap-servers: "\(cluster.bootstrapServers)"
               group-prefix: pushfleet
+              topics:
+                partitions: {jobs: \(options.jobPartitions), deliveries: \(options.deliveryPartitions), feedback: 2, dead-letters: 1}
               properties:
                 # The mock cluster holds a fetch for the whole wait time; keep it short.
                 fetch.wait.max.ms: 10

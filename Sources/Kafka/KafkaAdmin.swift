@@ -16,7 +16,11 @@ public final class KafkaAdmin: Sendable {
         self.bootstrapServers = bootstrapServers
         self.properties = properties
         self.logger = logger
-        let base: KafkaConfigurationProperties = ["bootstrap.servers": bootstrapServers, "client.id": "pushfleet-admin"]
+        // Describing a topic must never create it: a producer's metadata requests would, on a
+        // cluster with `auto.create.topics.enable` (and on the embedded one).
+        let base: KafkaConfigurationProperties = [
+            "bootstrap.servers": bootstrapServers, "client.id": "pushfleet-admin", "allow.auto.create.topics": "false",
+        ]
         self.client = try RDKafkaClient(
             kind: .producer, properties: base.merging(properties), callbacks: RDKafkaCallbacks(logger: logger))
     }
@@ -96,13 +100,30 @@ public final class KafkaAdmin: Sendable {
             guard described.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
                 throw KafkaError(code: .admin, message: "topic '\(name)'", underlying: KafkaErrorCode(described.err))
             }
-            let partitions = (0..<Int(described.partition_cnt)).map { index in
-                let partition = described.partitions[index]
-                return KafkaTopicDescription.Partition(
-                    id: partition.id, leader: partition.leader,
-                    replicas: (0..<Int(partition.replica_cnt)).map { partition.replicas[$0] })
+            return KafkaTopicDescription(described)
+        }
+    }
+
+    /// Every topic of the cluster, by name, from one metadata request (which creates none).
+    /// Topics the cluster reports with an error (a leader being elected) are left out.
+    public func describeTopics(timeout: Duration = .seconds(10)) async throws -> [String: KafkaTopicDescription] {
+        let client = self.client
+        let timeoutMilliseconds = timeout.milliseconds
+        return try await BlockingCalls.run { () throws(KafkaError) in
+            var metadata: UnsafePointer<rd_kafka_metadata>?
+            let err = rd_kafka_metadata(client.pointer, 1, nil, &metadata, timeoutMilliseconds)
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+                throw KafkaError(code: .admin, message: "the cluster's metadata", underlying: KafkaErrorCode(err), isRetryable: true)
             }
-            return KafkaTopicDescription(name: name, partitions: partitions.sorted { $0.id < $1.id })
+            defer { rd_kafka_metadata_destroy(metadata) }
+            var topics: [String: KafkaTopicDescription] = [:]
+            for index in 0..<Int(metadata.pointee.topic_cnt) {
+                let topic = metadata.pointee.topics[index]
+                guard topic.err == RD_KAFKA_RESP_ERR_NO_ERROR, topic.topic != nil else { continue }
+                let description = KafkaTopicDescription(topic)
+                topics[description.name] = description
+            }
+            return topics
         }
     }
 
@@ -192,10 +213,34 @@ public struct KafkaTopicDescription: Sendable, Hashable {
         public let id: Int32
         public let leader: Int32
         public let replicas: [Int32]
+
+        public init(id: Int32, leader: Int32, replicas: [Int32]) {
+            self.id = id
+            self.leader = leader
+            self.replicas = replicas
+        }
     }
 
     public let name: String
     public let partitions: [Partition]
+
+    public init(name: String, partitions: [Partition]) {
+        self.name = name
+        self.partitions = partitions
+    }
+
+    /// The smallest number of replicas of any partition (0 without partitions).
+    public var replicationFactor: Int { partitions.map(\.replicas.count).min() ?? 0 }
+
+    init(_ topic: rd_kafka_metadata_topic) {
+        let partitions = (0..<Int(topic.partition_cnt)).map { index in
+            let partition = topic.partitions[index]
+            return Partition(
+                id: partition.id, leader: partition.leader,
+                replicas: (0..<Int(partition.replica_cnt)).map { partition.replicas[$0] })
+        }
+        self.init(name: String(cString: topic.topic), partitions: partitions.sorted { $0.id < $1.id })
+    }
 }
 
 extension Duration {

@@ -37,9 +37,7 @@ public struct OperationsServer: Service {
 
     public func run() async throws {
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-probe", logger: logger)
-        let admin = try KafkaAdmin(
-            bootstrapServers: configuration.kafka.bootstrapServers,
-            properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)
+        let admin = try configuration.kafka.makeAdmin(logger: logger)
         let probe = ReadinessProbe(redis: redis, admin: admin)
         let registry = self.registry
         let router = Router()

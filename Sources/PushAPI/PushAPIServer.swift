@@ -38,9 +38,7 @@ public struct PushAPIServer: Service, CustomStringConvertible {
         let keys = try LiveAPIKeyring(apps: configuration.apps.values.sorted { $0.id < $1.id }, logger: logger)
         let producer = try configuration.kafka.makeProducer(clientID: "pushfleet-api", logger: logger)
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-api", logger: logger)
-        let admin = try KafkaAdmin(
-            bootstrapServers: configuration.kafka.bootstrapServers,
-            properties: KafkaConfigurationProperties(configuration.kafka.properties), logger: logger)
+        let admin = try configuration.kafka.makeAdmin(logger: logger)
         let environment = APIEnvironment(
             configuration: configuration, keys: keys, redis: redis, producer: producer, admin: admin,
             metrics: APIMetrics(registry: registry), logger: logger)

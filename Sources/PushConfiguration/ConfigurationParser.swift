@@ -54,7 +54,28 @@ struct ConfigurationParser {
             properties: properties,
             assignmentStrategy: strategy,
             groupInstanceID: instanceID,
-            sessionTimeoutMilliseconds: try section.integer("session-timeout-ms", default: 10_000, minimum: 1_000, maximum: 3_600_000))
+            sessionTimeoutMilliseconds: try section.integer("session-timeout-ms", default: 10_000, minimum: 1_000, maximum: 3_600_000),
+            topics: try topicLayout(section.section("topics")))
+    }
+
+    /// `kafka.topics:`.
+    func topicLayout(_ section: ConfigSection) throws(ConfigurationError) -> KafkaTopicLayout {
+        let partitions = try section.section("partitions")
+        let defaults = KafkaTopicLayout()
+        // Kafka's limit per topic is far higher; beyond this a typo is likelier than a plan.
+        let most = 10_000
+        let layout = KafkaTopicLayout(
+            jobsPartitions: try partitions.integer("jobs", default: defaults.jobsPartitions, minimum: 1, maximum: most),
+            deliveriesPartitions: try partitions.integer("deliveries", default: defaults.deliveriesPartitions, minimum: 1, maximum: most),
+            feedbackPartitions: try partitions.integer("feedback", default: defaults.feedbackPartitions, minimum: 1, maximum: most),
+            deadLetterPartitions: try partitions.integer("dead-letters", default: defaults.deadLetterPartitions, minimum: 1, maximum: most),
+            replicationFactor: try section.integer("replication-factor", minimum: 1, maximum: 32),
+            minInSyncReplicas: try section.integer("min-insync-replicas", minimum: 1, maximum: 32))
+        if let replicas = layout.replicationFactor, let inSync = layout.minInSyncReplicas, inSync > replicas {
+            throw section.error(
+                "min-insync-replicas", "must not exceed \(section.keyPath("replication-factor")) (\(replicas)), got \(inSync): no write could succeed")
+        }
+        return layout
     }
 
     /// `redis:`.

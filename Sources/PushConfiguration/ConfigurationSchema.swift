@@ -15,6 +15,10 @@ indirect enum ConfigurationSchema: Sendable {
         ("kafka", .section([
             ("bootstrap-servers", .value), ("group-prefix", .value), ("properties", .properties),
             ("assignment-strategy", .value), ("group-instance-id", .value), ("session-timeout-ms", .value),
+            ("topics", .section([
+                ("partitions", .section([("jobs", .value), ("deliveries", .value), ("feedback", .value), ("dead-letters", .value)])),
+                ("replication-factor", .value), ("min-insync-replicas", .value),
+            ])),
         ])),
         ("redis", .section([
             ("host", .value), ("port", .value), ("username", .value), ("password", .value),

@@ -17,6 +17,8 @@ public struct KafkaSettings: Sendable, Equatable {
     /// `session-timeout-ms`: how long a group waits for a silent worker before its partitions
     /// move; default 10,000 (with static membership, set it above a restart's duration).
     public var sessionTimeoutMilliseconds: Int
+    /// The layout of the pipeline's topics (`topics`), for `pushfleet topics create|check`.
+    public var topics: KafkaTopicLayout
 
     /// The strategies `assignment-strategy` accepts.
     public static let assignmentStrategies: Set<String> = ["cooperative-sticky", "range", "roundrobin", "range,roundrobin"]
@@ -24,7 +26,8 @@ public struct KafkaSettings: Sendable, Equatable {
     /// Creates Kafka settings; every parameter but `bootstrapServers` has the documented default.
     public init(
         bootstrapServers: String, groupPrefix: String = "pushfleet", properties: [String: String] = [:],
-        assignmentStrategy: String = "cooperative-sticky", groupInstanceID: String? = nil, sessionTimeoutMilliseconds: Int = 10_000
+        assignmentStrategy: String = "cooperative-sticky", groupInstanceID: String? = nil, sessionTimeoutMilliseconds: Int = 10_000,
+        topics: KafkaTopicLayout = KafkaTopicLayout()
     ) {
         self.bootstrapServers = bootstrapServers
         self.groupPrefix = groupPrefix
@@ -32,6 +35,7 @@ public struct KafkaSettings: Sendable, Equatable {
         self.assignmentStrategy = assignmentStrategy
         self.groupInstanceID = groupInstanceID
         self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
+        self.topics = topics
     }
 
     /// The `properties` that turn off a check of the brokers' TLS certificates

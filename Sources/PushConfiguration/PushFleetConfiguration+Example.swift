@@ -10,6 +10,10 @@ extension PushFleetConfiguration {
           session-timeout-ms: 10000             # default 10000, 1000...3600000; with group-instance-id, above a restart's duration
           properties:                            # optional: any librdkafka property; values are strings (numbers/bools in YAML are converted to their string form)
             security.protocol: SASL_SSL
+          topics:                                # the layout `pushfleet topics create` makes and `pushfleet topics check` expects
+            partitions: {jobs: 12, deliveries: 48, feedback: 6, dead-letters: 6}   # defaults; 1...10000 each
+            replication-factor: null             # optional, 1...32; default the brokers' default.replication.factor
+            min-insync-replicas: null            # optional, 1...32, at most replication-factor; default the brokers'
         redis:
           host: 127.0.0.1                        # default 127.0.0.1
           port: 6379                             # default 6379, 1...65535

@@ -46,6 +46,11 @@ public final class PushWorker: Service, Sendable {
 
     public func run() async throws {
         let kafka = configuration.kafka
+        do {
+            try await requireTopics()
+        } catch is CancellationError {
+            return  // stopped before it started
+        }
         let producer = try kafka.makeProducer(clientID: "pushfleet-worker", logger: logger)
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-worker", logger: logger)
         let (clients, distinctClients) = try makeAPNsClients()
@@ -90,6 +95,26 @@ public final class PushWorker: Service, Sendable {
         }
         await redis.shutdown()
         logger.info("worker stopped", metadata: ["counters": "\(counters.snapshot().filter { $0.value > 0 })"])
+    }
+
+    /// Refuses to start when a topic of the pipeline is missing, instead of consuming nothing
+    /// (a consumer of a missing topic waits silently) or losing what it would produce there.
+    /// Waits while Kafka cannot be reached, until graceful shutdown.
+    private func requireTopics() async throws {
+        let kafka = configuration.kafka
+        let admin = try kafka.makeAdmin(logger: logger)
+        let findings = try await cancelWhenGracefulShutdown { [logger] in
+            try await Retrying.run("reading the Kafka topics", logger: logger) {
+                try await kafka.auditTopics(admin: admin, layout: kafka.topics)
+            }
+        }
+        let missing = TopicAudit.missing(findings)
+        guard missing.isEmpty else {
+            let refusal = PipelineTopicsMissing(topics: missing.map(\.name), bootstrapServers: kafka.bootstrapServers)
+            logger.critical("worker not started: \(refusal)")
+            throw refusal
+        }
+        logger.debug("topics", metadata: ["kafka.topics": "\(findings.map(\.description))"])
     }
 
     /// Updates the connection-pool gauges every 2 seconds until graceful shutdown.

@@ -387,7 +387,10 @@ import Testing
                 timeout: .seconds(2))
         }
         #expect(error?.isRetryable == true)
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // A hang guard, not a speed test: the call ends about 3 s in (2 s, then 1 s of polling
+        // for the result); on a loaded 2-core machine running every suite at once it once took
+        // 10.7 s to come back.
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func embeddedClusterKeepsOnlyTheNewestFewMegabytesOfAPartition() async throws {

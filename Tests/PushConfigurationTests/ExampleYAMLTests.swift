@@ -26,6 +26,7 @@ import Testing
             "max-attempts", "base-delay-ms", "max-delay-ms", "max-age-seconds", "lease-ms", "bundle-id",
             "environments", "token", "team-id", "key-id", "key-file", "certificate", "certificate-file", "pkcs12",
             "passphrase-file", "rate-per-second", "burst", "sleep-after", "sleep-ms",
+            "topics", "partitions", "jobs", "deliveries", "feedback", "dead-letters", "replication-factor", "min-insync-replicas",
         ] {
             #expect(PushFleetConfiguration.exampleYAML.contains("\(key):"), "\(key)")
         }

@@ -124,6 +124,28 @@ import Testing
         #expect(eager.kafka.sessionTimeoutMilliseconds == 45_000)
     }
 
+    @Test func kafkaTopicLayout() throws {
+        func kafka(_ line: String) -> String {
+            minimalYAML.replacingOccurrences(of: "bootstrap-servers: \"broker:9092\"", with: "bootstrap-servers: \"broker:9092\"\n  \(line)")
+        }
+        #expect(try parse(minimalYAML).kafka.topics == KafkaTopicLayout(
+            jobsPartitions: 12, deliveriesPartitions: 48, feedbackPartitions: 6, deadLetterPartitions: 6))
+        let layout = try parse(
+            kafka("topics: {partitions: {deliveries: 96, dead-letters: 3}, replication-factor: 3, min-insync-replicas: 2}"),
+            environment: ["PUSHFLEET__KAFKA__TOPICS__PARTITIONS__JOBS": "24"]).kafka.topics
+        #expect(layout == KafkaTopicLayout(
+            jobsPartitions: 24, deliveriesPartitions: 96, feedbackPartitions: 6, deadLetterPartitions: 3,
+            replicationFactor: 3, minInSyncReplicas: 2))
+
+        let none = try #require(parseError(kafka("topics: {partitions: {deliveries: 0}}")))
+        #expect(none.key == "kafka.topics.partitions.deliveries")
+        let unknown = try #require(parseError(kafka("topics: {partitions: {delivery: 8}}")))
+        #expect(unknown.key == "kafka.topics.partitions.delivery")
+        let inSync = try #require(parseError(kafka("topics: {replication-factor: 2, min-insync-replicas: 3}")))
+        #expect(inSync.key == "kafka.topics.min-insync-replicas")
+        #expect(inSync.message.contains("kafka.topics.replication-factor"))
+    }
+
     @Test func appsAreRequired() throws {
         let missing = try #require(parseError("kafka: {bootstrap-servers: k}"))
         #expect(missing.key == "apps")

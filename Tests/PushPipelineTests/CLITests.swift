@@ -158,7 +158,8 @@ enum CLIProcess {
         let standardError: String
     }
 
-    static func run(_ arguments: [String]) async throws -> Run {
+    /// `environment` adds variables (`PUSHFLEET__…` overrides) to the test process's.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -171,6 +172,10 @@ enum CLIProcess {
         let process = Process()
         process.executableURL = WorkerProcess.productsDirectory.appendingPathComponent("pushfleet")
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
