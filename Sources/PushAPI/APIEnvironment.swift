@@ -36,6 +36,6 @@ final class APIEnvironment: Sendable {
         self.metrics = metrics
         maxBodyBytes = configuration.api.maxBodyBytes
         self.logger = logger
-        clock = DeviceRegistry.systemClock
+        clock = StoreClock.system
     }
 }

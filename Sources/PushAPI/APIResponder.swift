@@ -54,9 +54,9 @@ struct APIResponder: HTTPResponder {
             return try await handler()
         } catch let apiError as APIError {
             error = apiError
-        } catch let registryError as DeviceRegistryError where registryError.code == .busy {
+        } catch let registryError as StoreError where registryError.code == .busy {
             error = APIError(.serviceUnavailable, registryError.code.rawValue, registryError.message)
-        } catch let registryError as DeviceRegistryError where registryError.code != .unexpectedReply {
+        } catch let registryError as StoreError where registryError.code != .unexpectedReply {
             error = APIError(.badRequest, registryError.code.rawValue, registryError.message, field: registryError.field)
         } catch let redisError as RedisClientError {
             api.logger.warning("Redis error while answering", metadata: ["error": "\(redisError)"])

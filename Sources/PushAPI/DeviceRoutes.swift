@@ -148,7 +148,7 @@ enum DeviceRoutes {
     private static func registered<Value>(_ token: DeviceToken, app: String, _ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()
-        } catch let error as DeviceRegistryError where error.code == .deviceNotRegistered {
+        } catch let error as StoreError where error.code == .deviceNotRegistered {
             throw notRegistered(token, app: app)
         }
     }

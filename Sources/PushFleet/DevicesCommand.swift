@@ -118,7 +118,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 do {
                     try await registry.bind(devices, app: app)
                     return (devices.count, refused)
-                } catch let error as DeviceRegistryError {
+                } catch let error as StoreError {
                     guard let field = error.field, field.hasPrefix("devices["),
                           let close = field.firstIndex(of: "]"),
                           let index = Int(field[field.index(field.startIndex, offsetBy: 8)..<close]), devices.indices.contains(index)
@@ -224,7 +224,7 @@ struct DevicesCommand: AsyncParsableCommand {
                     if !remove.isEmpty { _ = try await registry.removeTags(remove, app: app, token: deviceToken) }
                     return try await registry.tags(app: app, token: deviceToken).sorted()
                 }
-            } catch let error as DeviceRegistryError where error.code == .deviceNotRegistered {
+            } catch let error as StoreError where error.code == .deviceNotRegistered {
                 printError("pushfleet: device \(deviceToken.hex) is not registered for app \(app)")
                 throw ExitCode(2)
             }

@@ -37,7 +37,7 @@ final class PipelineContext: Sendable {
         producer: KafkaProducer,
         counters: WorkerCounters,
         logger: Logger,
-        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
+        clock: @escaping @Sendable () -> Int64 = StoreClock.system
     ) {
         self.configuration = configuration
         self.apps = apps

@@ -7,7 +7,7 @@ import Redis
 /// ``Retrying``.
 ///
 /// - An error that says trying again can help (`isRetryable` of `KafkaError`,
-///   `RedisClientError`, `APNsError`, `DeviceRegistryError`: a server away, a timeout, a full
+///   `RedisClientError`, `APNsError`, `StoreError`: a server away, a timeout, a full
 ///   queue, `LOADING`, `TRYAGAIN`…) is retried for as long as it lasts, with jittered
 ///   exponential backoff (100 ms doubling to 5 s): a worker that loses its servers waits and
 ///   loses nothing.
@@ -47,7 +47,7 @@ struct RetryRule: Sendable {
         case let error as KafkaError: error.isRetryable
         case let error as RedisClientError: error.isRetryable
         case let error as APNsError: error.isRetryable
-        case let error as DeviceRegistryError: error.isRetryable
+        case let error as StoreError: error.isRetryable
         default: false
         }
     }

@@ -17,36 +17,36 @@ public final class AppSuspension: Sendable {
     /// whole milliseconds) with a reason (`SET PX`). Suspending again replaces the reason and
     /// the duration.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `duration`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app` or `duration`; `RedisClientError`.
     public func suspend(app: String, for duration: Duration, reason: String) async throws {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         let milliseconds = duration.wholeMilliseconds
         guard milliseconds >= 1 else {
-            throw DeviceRegistryError(.invalidArgument, field: "duration", message: "must be at least 1 ms, is \(duration)")
+            throw StoreError(.invalidArgument, field: "duration", message: "must be at least 1 ms, is \(duration)")
         }
         _ = try await client.send("SET", .string(Self.key(app: app)), .string(reason), "PX", .string(String(milliseconds)))
     }
 
     /// The reason when suspended, nil otherwise.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func reason(app: String) async throws -> String? {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         let reply = try await client.send("GET", .string(Self.key(app: app)))
         if reply.isNull {
             return nil
         }
         guard let reason = reply.string else {
-            throw DeviceRegistry.unexpected(reply, from: "GET of app \(app)'s suspension")
+            throw StoreError.unexpected(reply, from: "GET of app \(app)'s suspension")
         }
         return reason
     }
 
     /// Ends a suspension early; lifting an app that is not suspended does nothing.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func lift(app: String) async throws {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         _ = try await client.send("DEL", .string(Self.key(app: app)))
     }
 

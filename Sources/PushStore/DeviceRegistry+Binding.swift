@@ -57,11 +57,11 @@ extension DeviceRegistry {
 
     /// A device's tag ids, sorted and without duplicates.
     ///
-    /// - Throws: ``DeviceRegistryError`` (`invalidTag`, field `field`) beyond ``PackedDevice/maxTags``.
-    static func tags(_ ids: [UInt16], field: String) throws(DeviceRegistryError) -> [UInt16] {
+    /// - Throws: ``StoreError`` (`invalidTag`, field `field`) beyond ``PackedDevice/maxTags``.
+    static func tags(_ ids: [UInt16], field: String) throws(StoreError) -> [UInt16] {
         let unique = Array(Set(ids)).sorted()
         guard unique.count <= PackedDevice.maxTags else {
-            throw DeviceRegistryError(.invalidTag, field: field, message: "a device carries at most \(PackedDevice.maxTags) tags, would carry \(unique.count)")
+            throw StoreError(.invalidTag, field: field, message: "a device carries at most \(PackedDevice.maxTags) tags, would carry \(unique.count)")
         }
         return unique
     }
@@ -86,7 +86,7 @@ extension DeviceRegistry {
             }
         )
         return try replies.map { reply in
-            guard let value = reply.string else { throw Self.unexpected(reply, from: "the claim script") }
+            guard let value = reply.string else { throw StoreError.unexpected(reply, from: "the claim script") }
             return Self.parseMapping(value)
         }
     }

@@ -14,7 +14,7 @@ extension DeviceRegistry {
     /// shards devices move out of are read before the ones they move into, so a device moving
     /// meanwhile is seen once.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `shard` (a task that does not fit the
+    /// - Throws: ``StoreError`` naming `app`, `shard` (a task that does not fit the
     ///   layout), `count`, `cursor`, or the tag expression (`filter.all[i]`, …);
     ///   `RedisClientError`.
     public func scanShard(
@@ -25,12 +25,12 @@ extension DeviceRegistry {
         cursor: UInt64,
         count: Int
     ) async throws -> ShardScanPage {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         guard count > 0 else {
-            throw DeviceRegistryError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
+            throw StoreError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
         }
         guard cursor < UInt64(ShardKeyspace.bucketCount) else {
-            throw DeviceRegistryError(.invalidArgument, field: "cursor", message: "must be below \(ShardKeyspace.bucketCount), is \(cursor)")
+            throw StoreError(.invalidArgument, field: "cursor", message: "must be below \(ShardKeyspace.bucketCount), is \(cursor)")
         }
         _ = try await layout(app: app).shardsOfTask(task.shard, of: task.count)
         guard let matcher = try await matcher(app: app, environment: environment, filter: filter) else {
@@ -65,7 +65,7 @@ extension DeviceRegistry {
     public func scanShard(
         app: String, shard: Int, environment: APNsEnvironment, filter: ScanFilter = .devices, cursor: UInt64, count: Int
     ) async throws -> ShardScanPage {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         let tasks = try await layout(app: app).taskCount
         return try await scanShard(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, cursor: cursor, count: count)
     }
@@ -76,13 +76,13 @@ extension DeviceRegistry {
     /// Work and memory are proportional to `openIDs` (resolved 1,000 per pipeline); the expand
     /// stage passes a job's openids, which the job schema bounds.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `openIDs[i]`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app` or `openIDs[i]`; `RedisClientError`.
     public func resolveOpenIDs(app: String, environment: APNsEnvironment, openIDs: [String]) async throws -> OpenIDResolution {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         var seen = Set<String>()
         var unique: [String] = []
         for (index, openID) in openIDs.enumerated() {
-            try RegistryValidation.openID(openID, field: "openIDs[\(index)]")
+            try StoreValidation.openID(openID, field: "openIDs[\(index)]")
             if seen.insert(openID).inserted {
                 unique.append(openID)
             }
@@ -137,14 +137,14 @@ extension DeviceRegistry {
             }
             for reply in try await run(calls) {
                 guard let parts = reply.array, parts.count == range.count + 1, let epoch = parts[0].int else {
-                    throw Self.unexpected(reply, from: "the read-buckets script")
+                    throw StoreError.unexpected(reply, from: "the read-buckets script")
                 }
                 guard epoch == layout.epoch else { throw StaleLayout() }
                 for bucket in parts.dropFirst() {
-                    guard let fields = bucket.array, fields.count.isMultiple(of: 2) else { throw Self.unexpected(bucket, from: "the read-buckets script") }
+                    guard let fields = bucket.array, fields.count.isMultiple(of: 2) else { throw StoreError.unexpected(bucket, from: "the read-buckets script") }
                     for index in stride(from: 0, to: fields.count, by: 2) {
                         guard let token = fields[index].bytes, let record = fields[index + 1].bytes else {
-                            throw Self.unexpected(bucket, from: "the read-buckets script")
+                            throw StoreError.unexpected(bucket, from: "the read-buckets script")
                         }
                         if devices.updateValue(record, forKey: token) == nil {
                             order.append(token)
@@ -155,7 +155,7 @@ extension DeviceRegistry {
         }
         return try order.map { bytes in
             guard let token = DeviceToken(markerBytes: bytes) else {
-                throw DeviceRegistryError(.unexpectedReply, field: nil, message: "a bucket of app \(app) holds a field that is not a token")
+                throw StoreError(.unexpectedReply, field: nil, message: "a bucket of app \(app) holds a field that is not a token")
             }
             return (token, devices[bytes]!)
         }
@@ -185,18 +185,18 @@ extension DeviceRegistry {
         }
     }
 
-    static func validate(_ expression: TagExpression) throws(DeviceRegistryError) {
+    static func validate(_ expression: TagExpression) throws(StoreError) {
         guard !expression.all.isEmpty || !expression.any.isEmpty else {
-            throw DeviceRegistryError(.invalidTagExpression, field: "filter", message: "needs a non-empty 'all' or 'any'")
+            throw StoreError(.invalidTagExpression, field: "filter", message: "needs a non-empty 'all' or 'any'")
         }
         let total = expression.all.count + expression.any.count + expression.none.count
-        guard total <= RegistryValidation.maxExpressionTags else {
-            throw DeviceRegistryError(
-                .invalidTagExpression, field: "filter", message: "has \(total) tags, more than \(RegistryValidation.maxExpressionTags)")
+        guard total <= StoreValidation.maxExpressionTags else {
+            throw StoreError(
+                .invalidTagExpression, field: "filter", message: "has \(total) tags, more than \(StoreValidation.maxExpressionTags)")
         }
-        try RegistryValidation.tags(expression.all, field: "filter.all")
-        try RegistryValidation.tags(expression.any, field: "filter.any")
-        try RegistryValidation.tags(expression.none, field: "filter.none")
+        try StoreValidation.tags(expression.all, field: "filter.all")
+        try StoreValidation.tags(expression.any, field: "filter.any")
+        try StoreValidation.tags(expression.none, field: "filter.none")
     }
 }
 

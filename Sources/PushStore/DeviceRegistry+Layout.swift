@@ -10,10 +10,10 @@ extension DeviceRegistry {
     /// The app's layout: the stored one, or the configuration's shard count while nothing has
     /// been written to the app.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`, or `unexpectedReply` for a layout that
+    /// - Throws: ``StoreError`` naming `app`, or `unexpectedReply` for a layout that
     ///   cannot be read; `RedisClientError`.
     public func layout(app: String) async throws -> RegistryLayout {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         if let known = layouts.withLock({ $0[app] }) {
             return known
         }
@@ -25,20 +25,20 @@ extension DeviceRegistry {
     ///
     /// - Throws: like ``layout(app:)``.
     public func refreshLayout(app: String) async throws -> RegistryLayout {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         let key = AppKeyspace(app: app).layout
         let reply = try await client.send("HGETALL", .string(key))
-        guard let fields = reply.array, fields.count.isMultiple(of: 2) else { throw Self.unexpected(reply, from: "HGETALL of \(key)") }
+        guard let fields = reply.array, fields.count.isMultiple(of: 2) else { throw StoreError.unexpected(reply, from: "HGETALL of \(key)") }
         guard !fields.isEmpty else {
             return RegistryLayout(shards: configuration.shardCount(for: app))
         }
         var values: [String: String] = [:]
         for index in stride(from: 0, to: fields.count, by: 2) {
-            guard let name = fields[index].string, let value = fields[index + 1].string else { throw Self.unexpected(reply, from: "HGETALL of \(key)") }
+            guard let name = fields[index].string, let value = fields[index + 1].string else { throw StoreError.unexpected(reply, from: "HGETALL of \(key)") }
             values[name] = value
         }
         guard let layout = RegistryLayout(fields: values) else {
-            throw DeviceRegistryError(.unexpectedReply, field: nil, message: "the layout of app \(app) cannot be read: \(values)")
+            throw StoreError(.unexpectedReply, field: nil, message: "the layout of app \(app) cannot be read: \(values)")
         }
         layouts.withLock { $0[app] = layout }
         return layout
@@ -71,7 +71,7 @@ extension DeviceRegistry {
                 layout = fresh
             }
         }
-        throw DeviceRegistryError(
+        throw StoreError(
             .busy, field: nil, message: "the layout of app \(app) kept changing (a reshard entering its epoch); try again")
     }
 

@@ -96,11 +96,11 @@ extension DeviceRegistry {
         var records = [[UInt8]?](repeating: nil, count: places.count)
         for (slice, reply) in zip(callPositions, try await run(calls)) {
             guard let values = reply.array, values.count == slice.count + 1, let epoch = values[0].int else {
-                throw Self.unexpected(reply, from: "the read-records script")
+                throw StoreError.unexpected(reply, from: "the read-records script")
             }
             guard epoch == layout.epoch else { throw StaleLayout() }
             for (position, value) in zip(slice, values.dropFirst()) where !value.isNull {
-                guard let bytes = value.bytes else { throw Self.unexpected(reply, from: "the read-records script") }
+                guard let bytes = value.bytes else { throw StoreError.unexpected(reply, from: "the read-records script") }
                 records[position] = bytes
             }
         }
@@ -216,7 +216,7 @@ extension DeviceRegistry {
                 waits += 1
             }
         }
-        throw DeviceRegistryError(
+        throw StoreError(
             .busy, field: nil, message: "\(pending.count) device(s) of app \(app) kept changing or stayed fenced by a reshard; try again")
     }
 
@@ -278,12 +278,12 @@ extension DeviceRegistry {
     /// `shard`: the ids and generations the applied ones took, in order, as the script hands
     /// them out.
     static func patchResults(_ reply: RedisReply, patches: [Patch], shard: Int, layout: RegistryLayout) throws -> PatchReply {
-        guard let parts = reply.array, let status = parts.first?.int else { throw unexpected(reply, from: "the apply-patches script") }
+        guard let parts = reply.array, let status = parts.first?.int else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
         if status == -1 { return .staleLayout }
         guard status == 1, parts.count >= 4, let statuses = parts[1].bytes, statuses.count == patches.count,
             let firstSequence = parts[2].int, let firstGeneration = parts[3].int
         else {
-            throw unexpected(reply, from: "the apply-patches script")
+            throw StoreError.unexpected(reply, from: "the apply-patches script")
         }
         var sequence = Int(firstSequence)
         var generation = Int(firstGeneration)
@@ -305,15 +305,15 @@ extension DeviceRegistry {
                     patchGeneration = generation
                 }
                 guard let id32 = UInt32(exactly: id), let generation32 = UInt32(exactly: patchGeneration) else {
-                    throw unexpected(reply, from: "the apply-patches script")
+                    throw StoreError.unexpected(reply, from: "the apply-patches script")
                 }
                 results.append(.applied(id: id32, generation: generation32))
             case UInt8(ascii: "0"):
-                guard let bytes = currents.next()?.bytes else { throw unexpected(reply, from: "the apply-patches script") }
+                guard let bytes = currents.next()?.bytes else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
                 results.append(.changed(bytes.isEmpty ? nil : bytes))
             case UInt8(ascii: "2"): results.append(.fenced)
             case UInt8(ascii: "3"): results.append(.moved)
-            default: throw unexpected(reply, from: "the apply-patches script")
+            default: throw StoreError.unexpected(reply, from: "the apply-patches script")
             }
         }
         return .results(results)
@@ -410,7 +410,7 @@ extension DeviceRegistry {
 
     static func decode(_ bytes: [UInt8]) throws -> PackedDevice {
         guard let record = PackedDevice(bytes: bytes) else {
-            throw DeviceRegistryError(.unexpectedReply, field: nil, message: "a device record of \(bytes.count) bytes that is not version \(PackedDevice.version)")
+            throw StoreError(.unexpectedReply, field: nil, message: "a device record of \(bytes.count) bytes that is not version \(PackedDevice.version)")
         }
         return record
     }
@@ -422,7 +422,7 @@ extension DeviceRegistry {
 
     /// The ids of `names` in the app's dictionary, handing new names the next ids.
     ///
-    /// - Throws: ``DeviceRegistryError`` (`invalidTag`, field `field`) when the dictionary is
+    /// - Throws: ``StoreError`` (`invalidTag`, field `field`) when the dictionary is
     ///   full; `RedisClientError`.
     func ensureTagIDs(app: String, _ names: [String], field: String = "tags") async throws -> [String: UInt16] {
         var ids = tagDictionary.withLock { $0.ids(app: app, names) }
@@ -435,12 +435,12 @@ extension DeviceRegistry {
                 arguments: [.integer(Self.maxTagIDs)] + missing.map { .string($0) })
         ])[0]
         guard let values = reply.array, values.count == missing.count else {
-            throw Self.unexpected(reply, from: "the ensure-tag-ids script")
+            throw StoreError.unexpected(reply, from: "the ensure-tag-ids script")
         }
         for (name, value) in zip(missing, values) {
-            guard let id = value.int else { throw Self.unexpected(reply, from: "the ensure-tag-ids script") }
+            guard let id = value.int else { throw StoreError.unexpected(reply, from: "the ensure-tag-ids script") }
             guard id > 0 else {
-                throw DeviceRegistryError(
+                throw StoreError(
                     .invalidTag, field: field, message: "app \(app) has \(Self.maxTagIDs) distinct tags already; '\(name)' would be one more")
             }
             ids[name] = UInt16(id)
@@ -455,7 +455,7 @@ extension DeviceRegistry {
         let missing = Array(Set(names).subtracting(ids.keys)).sorted()
         guard !missing.isEmpty else { return ids }
         let reply = try await client.send(["HMGET", .string(AppKeyspace(app: app).tagIDs)] + missing.map { .string($0) })
-        guard let values = reply.array, values.count == missing.count else { throw Self.unexpected(reply, from: "HMGET of tag ids") }
+        guard let values = reply.array, values.count == missing.count else { throw StoreError.unexpected(reply, from: "HMGET of tag ids") }
         var found: [String: UInt16] = [:]
         for (name, value) in zip(missing, values) {
             if let text = value.string, let id = UInt16(text) { found[name] = id }
@@ -472,10 +472,10 @@ extension DeviceRegistry {
         let missing = wanted.filter { names[$0] == nil }
         guard !missing.isEmpty else { return names }
         let reply = try await client.send(["HMGET", .string(AppKeyspace(app: app).tagNames)] + missing.map { .integer(Int($0)) })
-        guard let values = reply.array, values.count == missing.count else { throw Self.unexpected(reply, from: "HMGET of tag names") }
+        guard let values = reply.array, values.count == missing.count else { throw StoreError.unexpected(reply, from: "HMGET of tag names") }
         var found: [String: UInt16] = [:]
         for (id, value) in zip(missing, values) {
-            guard let name = value.string else { throw Self.unexpected(reply, from: "HMGET of tag names: no name for tag \(id)") }
+            guard let name = value.string else { throw StoreError.unexpected(reply, from: "HMGET of tag names: no name for tag \(id)") }
             names[id] = name
             found[name] = id
         }

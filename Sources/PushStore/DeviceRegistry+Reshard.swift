@@ -35,22 +35,22 @@ extension DeviceRegistry {
     /// - Parameters:
     ///   - concurrency: old shards moved at once.
     ///   - progress: called after each old shard with (shards done, shards in all, devices moved).
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `shards` (not a multiple, too many, or
+    /// - Throws: ``StoreError`` naming `app` or `shards` (not a multiple, too many, or
     ///   another reshard runs to another count); `busy` when another reshard changed the layout
     ///   meanwhile; `RedisClientError`. Nothing is lost when it throws: run it again.
     public func reshard(
         app: String, to target: Int, concurrency: Int = 4, progress: (@Sendable (Int, Int, Int) -> Void)? = nil
     ) async throws -> ReshardReport {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         guard concurrency > 0 else {
-            throw DeviceRegistryError(.invalidArgument, field: "concurrency", message: "must be positive, is \(concurrency)")
+            throw StoreError(.invalidArgument, field: "concurrency", message: "must be positive, is \(concurrency)")
         }
         _ = try await writableLayout(app: app)
         let before = try await refreshLayout(app: app)
         var layout = before
         if let from = layout.migratingFrom {
             guard layout.shards == target else {
-                throw DeviceRegistryError(
+                throw StoreError(
                     .invalidArgument, field: "shards",
                     message: "app \(app) is being resharded from \(from) to \(layout.shards) shards; run the reshard to \(layout.shards) again to finish it first")
             }
@@ -111,9 +111,9 @@ extension DeviceRegistry {
         }
         var highest = 0
         for (shard, reply) in zip(0..<layout.shards, try await run(calls)) {
-            guard let sequence = reply.int else { throw Self.unexpected(reply, from: "the enter-epoch script") }
+            guard let sequence = reply.int else { throw StoreError.unexpected(reply, from: "the enter-epoch script") }
             guard sequence >= 0 else {
-                throw DeviceRegistryError(
+                throw StoreError(
                     .busy, field: nil, message: "shard \(shard) of app \(app) is in neither epoch \(layout.epoch) nor \(next): another reshard runs")
             }
             highest = max(highest, Int(sequence))
@@ -132,7 +132,7 @@ extension DeviceRegistry {
         }
         let reply = try await run([RedisScriptCall(RegistryScripts.writeLayout, keys: [.string(AppKeyspace(app: app).layout)], arguments: arguments)])[0]
         guard reply.int == 1 else {
-            throw DeviceRegistryError(.busy, field: nil, message: "the layout of app \(app) left epoch \(expectedEpoch) meanwhile: another reshard runs")
+            throw StoreError(.busy, field: nil, message: "the layout of app \(app) left epoch \(expectedEpoch) meanwhile: another reshard runs")
         }
     }
 
@@ -148,16 +148,16 @@ extension DeviceRegistry {
                     RegistryScripts.fenceBucket, keys: [.string(keys.counts), .string(keys.bucket(bucket))],
                     arguments: [.integer(bucket), .integer(layout.epoch)])
             ])[0]
-            guard let parts = reply.array, let status = parts.first?.int else { throw Self.unexpected(reply, from: "the fence-bucket script") }
+            guard let parts = reply.array, let status = parts.first?.int else { throw StoreError.unexpected(reply, from: "the fence-bucket script") }
             if status == 1 { return nil }
             guard status == 0, parts.count == 2, let fields = parts[1].array, fields.count.isMultiple(of: 2) else {
-                throw DeviceRegistryError(
+                throw StoreError(
                     .unexpectedReply, field: nil, message: "shard \(shard) of app \(app) is not being resharded in epoch \(layout.epoch): \(reply)")
             }
             var moving: [(token: DeviceToken, bytes: [UInt8], record: PackedDevice, child: Int)] = []
             for index in stride(from: 0, to: fields.count, by: 2) {
                 guard let tokenBytes = fields[index].bytes, let token = DeviceToken(markerBytes: tokenBytes), let bytes = fields[index + 1].bytes else {
-                    throw Self.unexpected(reply, from: "the fence-bucket script")
+                    throw StoreError.unexpected(reply, from: "the fence-bucket script")
                 }
                 let child = layout.home(of: token)
                 if child != shard {
@@ -190,7 +190,7 @@ extension DeviceRegistry {
                 return moving.count
             }
         }
-        throw DeviceRegistryError(.busy, field: nil, message: "bucket \(bucket) of shard \(shard) of app \(app) kept changing while it was moved; run the reshard again")
+        throw StoreError(.busy, field: nil, message: "bucket \(bucket) of shard \(shard) of app \(app) kept changing while it was moved; run the reshard again")
     }
 
     /// Writes each device's record (`nil`: removes it) in its new shard, over whatever that
@@ -225,7 +225,7 @@ extension DeviceRegistry {
             for ((child, slice), reply) in zip(callPatches, try await run(calls)) {
                 let indexes = slice.map(\.index)
                 guard case .results(let results) = try Self.patchResults(reply, patches: slice, shard: child, layout: layout) else {
-                    throw DeviceRegistryError(.busy, field: nil, message: "a new shard of app \(app) left epoch \(layout.epoch) while a reshard moved devices into it")
+                    throw StoreError(.busy, field: nil, message: "a new shard of app \(app) left epoch \(layout.epoch) while a reshard moved devices into it")
                 }
                 for (index, result) in zip(indexes, results) {
                     switch result {
@@ -237,13 +237,13 @@ extension DeviceRegistry {
                         device.current = bytes
                         next.append(device)
                     case .fenced, .moved:
-                        throw Self.unexpected(reply, from: "the apply-patches script in a new shard")
+                        throw StoreError.unexpected(reply, from: "the apply-patches script in a new shard")
                     }
                 }
             }
             if next.isEmpty { return }
             pending = next
         }
-        throw DeviceRegistryError(.busy, field: nil, message: "devices of bucket \(bucket) of app \(app) kept changing in their new shards")
+        throw StoreError(.busy, field: nil, message: "devices of bucket \(bucket) of app \(app) kept changing in their new shards")
     }
 }

@@ -15,12 +15,12 @@ extension DeviceRegistry {
     ///
     /// - Parameter at: when APNs answered (ms since 1970).
     /// - Returns: whether the token was marked now.
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `reason` or `at`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`, `reason` or `at`; `RedisClientError`.
     @discardableResult
     public func markSuspect(app: String, token: DeviceToken, environment: APNsEnvironment, reason: String, at: Int64) async throws -> Bool {
-        try RegistryValidation.app(app)
-        try RegistryValidation.name(reason, field: "reason", what: "reason")
-        try RegistryValidation.atLeast(0, at, field: "at")
+        try StoreValidation.app(app)
+        try StoreValidation.name(reason, field: "reason", what: "reason")
+        try StoreValidation.atLeast(0, at, field: "at")
         let suspicion = DeviceSuspicion(reason: reason, since: at)
         return try await update(app: app, tokens: [token]) { _, _, old in
             guard var record = old, record.environment == environment, record.suspicion == nil, record.registeredAt <= at else { return .keep }
@@ -32,10 +32,10 @@ extension DeviceRegistry {
     /// Returns a suspect token to its environment's set: an operator judged it valid.
     ///
     /// - Returns: whether the token was suspect.
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     @discardableResult
     public func restoreSuspect(app: String, token: DeviceToken) async throws -> Bool {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         return try await update(app: app, tokens: [token]) { _, _, old in
             guard var record = old, record.suspicion != nil else { return .keep }
             record.suspicion = nil
@@ -49,11 +49,11 @@ extension DeviceRegistry {
     ///
     /// - Parameter at: when the check that found the token valid there started (ms since 1970).
     /// - Returns: whether the device was moved.
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `at`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app` or `at`; `RedisClientError`.
     @discardableResult
     public func moveToOtherEnvironment(app: String, token: DeviceToken, from environment: APNsEnvironment, at: Int64) async throws -> Bool {
-        try RegistryValidation.app(app)
-        try RegistryValidation.atLeast(0, at, field: "at")
+        try StoreValidation.app(app)
+        try StoreValidation.atLeast(0, at, field: "at")
         return try await update(app: app, tokens: [token]) { _, _, old in
             guard var record = old, record.environment == environment, record.registeredAt <= at else { return .keep }
             record.environment = environment.other
@@ -66,7 +66,7 @@ extension DeviceRegistry {
     /// current task count); follow the cursor as with
     /// ``scanShard(app:task:environment:filter:cursor:count:)``.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `shard` or `count`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`, `shard` or `count`; `RedisClientError`.
     public func scanSuspects(app: String, shard: Int, environment: APNsEnvironment, cursor: UInt64, count: Int) async throws -> ShardScanPage {
         try await scanShard(app: app, shard: shard, environment: environment, filter: .suspects, cursor: cursor, count: count)
     }

@@ -5,12 +5,12 @@ extension DeviceRegistry {
     /// Adds tags to a registered device (a client SDK's "set tags"); tags it has are kept.
     ///
     /// - Returns: how many of `tags` the device did not have before.
-    /// - Throws: ``DeviceRegistryError`` — `deviceNotRegistered`, or naming `app` or `tags[i]`;
+    /// - Throws: ``StoreError`` — `deviceNotRegistered`, or naming `app` or `tags[i]`;
     ///   `RedisClientError`.
     @discardableResult
     public func addTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
-        try RegistryValidation.app(app)
-        try RegistryValidation.tags(tags, field: "tags")
+        try StoreValidation.app(app)
+        try StoreValidation.tags(tags, field: "tags")
         guard !tags.isEmpty else {
             guard try await records(app: app, tokens: [token])[0] != nil else { throw Self.notRegistered(token, app: app) }
             return 0
@@ -29,12 +29,12 @@ extension DeviceRegistry {
     /// Removes tags from a registered device (a client SDK's "delete tags").
     ///
     /// - Returns: how many of `tags` the device had.
-    /// - Throws: ``DeviceRegistryError`` — `deviceNotRegistered`, or naming `app` or `tags[i]`;
+    /// - Throws: ``StoreError`` — `deviceNotRegistered`, or naming `app` or `tags[i]`;
     ///   `RedisClientError`.
     @discardableResult
     public func removeTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
-        try RegistryValidation.app(app)
-        try RegistryValidation.tags(tags, field: "tags")
+        try StoreValidation.app(app)
+        try StoreValidation.tags(tags, field: "tags")
         let removed = Set(try await knownTagIDs(app: app, tags).values)
         let update = try await update(app: app, tokens: [token]) { _, token, old in
             guard var record = old else { throw Self.notRegistered(token, app: app) }
@@ -47,7 +47,7 @@ extension DeviceRegistry {
 
     /// The tags of a registered device, sorted (a client SDK's "list tags").
     ///
-    /// - Throws: ``DeviceRegistryError`` — `deviceNotRegistered`, or naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` — `deviceNotRegistered`, or naming `app`; `RedisClientError`.
     public func tags(app: String, token: DeviceToken) async throws -> [String] {
         guard let record = try await device(app: app, token: token) else {
             throw Self.notRegistered(token, app: app)
@@ -58,9 +58,9 @@ extension DeviceRegistry {
     /// Every tag of `app` with the number of devices carrying it (both environments), merged
     /// from the shards' tag counts.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func appTags(app: String) async throws -> [String: Int] {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         // Read afresh: counts of a layout this process read before a reshard would miss shards.
         let layout = try await refreshLayout(app: app)
         let replies = try await pipeline(
@@ -69,11 +69,11 @@ extension DeviceRegistry {
         var counts: [UInt16: Int] = [:]
         for reply in replies {
             guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
-                throw Self.unexpected(reply, from: "HGETALL")
+                throw StoreError.unexpected(reply, from: "HGETALL")
             }
             for index in stride(from: 0, to: fields.count, by: 2) {
                 guard let tag = fields[index].string.flatMap({ UInt16($0) }), let count = fields[index + 1].int else {
-                    throw Self.unexpected(reply, from: "HGETALL")
+                    throw StoreError.unexpected(reply, from: "HGETALL")
                 }
                 counts[tag, default: 0] += Int(count)
             }
@@ -86,7 +86,7 @@ extension DeviceRegistry {
         return named
     }
 
-    static func notRegistered(_ token: DeviceToken, app: String) -> DeviceRegistryError {
-        DeviceRegistryError(.deviceNotRegistered, field: "token", message: "device \(token) is not registered for app \(app)")
+    static func notRegistered(_ token: DeviceToken, app: String) -> StoreError {
+        StoreError(.deviceNotRegistered, field: "token", message: "device \(token) is not registered for app \(app)")
     }
 }

@@ -41,16 +41,11 @@ public final class DeviceRegistry: Sendable {
     public init(
         client: any RedisCommands,
         configuration: DeviceRegistryConfiguration = DeviceRegistryConfiguration(),
-        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
+        clock: @escaping @Sendable () -> Int64 = StoreClock.system
     ) {
         self.client = client
         self.configuration = configuration
         self.clock = clock
-    }
-
-    /// The wall clock in milliseconds since 1970.
-    public static let systemClock: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     // MARK: - Bind and unbind
@@ -65,7 +60,7 @@ public final class DeviceRegistry: Sendable {
     /// current user.
     ///
     /// - Parameter registeredAt: milliseconds since 1970; `nil` means the registry's clock.
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `openID`, `tags[i]` or `registeredAt`;
+    /// - Throws: ``StoreError`` naming `app`, `openID`, `tags[i]` or `registeredAt`;
     ///   `RedisClientError`.
     public func bind(
         app: String,
@@ -76,7 +71,7 @@ public final class DeviceRegistry: Sendable {
         registeredAt: Int64? = nil
     ) async throws {
         let device = DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt)
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         try Self.validate(device, fieldPrefix: "")
         try await bindBatch([device], app: app)
     }
@@ -90,9 +85,9 @@ public final class DeviceRegistry: Sendable {
     /// written. If a batch fails, the batches before it may have been written; binding is
     /// idempotent, so the whole call can be retried.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `devices[i].…`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `devices[i].…`; `RedisClientError`.
     public func bind(_ devices: [DeviceRegistration], app: String) async throws {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         for (index, device) in devices.enumerated() {
             try Self.validate(device, fieldPrefix: "devices[\(index)].")
         }
@@ -118,10 +113,10 @@ public final class DeviceRegistry: Sendable {
     /// takes it off its shard's counts and releases its user's openid mapping.
     ///
     /// - Returns: whether the device was registered.
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     @discardableResult
     public func unbind(app: String, token: DeviceToken) async throws -> Bool {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         return try await remove(app: app, token: token, environment: nil, invalidSince: nil)
     }
 
@@ -135,7 +130,7 @@ public final class DeviceRegistry: Sendable {
     ///
     /// - Parameter invalidSince: APNs's timestamp in milliseconds since 1970, or `nil`.
     /// - Returns: whether the token was removed.
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `invalidSince`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app` or `invalidSince`; `RedisClientError`.
     @discardableResult
     public func removeIfNotRegisteredSince(
         app: String,
@@ -143,9 +138,9 @@ public final class DeviceRegistry: Sendable {
         environment: APNsEnvironment,
         invalidSince: Int64?
     ) async throws -> Bool {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         if let invalidSince, invalidSince < 0 {
-            throw DeviceRegistryError(.invalidArgument, field: "invalidSince", message: "must not be negative, is \(invalidSince)")
+            throw StoreError(.invalidArgument, field: "invalidSince", message: "must not be negative, is \(invalidSince)")
         }
         return try await remove(app: app, token: token, environment: environment, invalidSince: invalidSince)
     }
@@ -154,9 +149,9 @@ public final class DeviceRegistry: Sendable {
 
     /// The record of a device, or `nil` if it is not registered for `app`.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func device(app: String, token: DeviceToken) async throws -> DeviceRecord? {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         guard let record = try await records(app: app, tokens: [token])[0] else { return nil }
         let names = try await tagNames(app: app, record.tags)
         return DeviceRecord(
@@ -172,9 +167,9 @@ public final class DeviceRegistry: Sendable {
     /// How many devices `app` has in each environment, suspect ones apart (every shard's
     /// counts, pipelined). While a reshard moves a bucket, its devices may count twice.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func deviceCount(app: String) async throws -> DeviceCount {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         // Read afresh: counts of a layout this process read before a reshard would miss shards.
         let layout = try await refreshLayout(app: app)
         let fields = ["sandbox", "production", "suspect:sandbox", "suspect:production"]
@@ -184,10 +179,10 @@ public final class DeviceRegistry: Sendable {
             })
         var count = DeviceCount(sandbox: 0, production: 0)
         for reply in replies {
-            guard let values = reply.array, values.count == fields.count else { throw Self.unexpected(reply, from: "HMGET of shard counts") }
+            guard let values = reply.array, values.count == fields.count else { throw StoreError.unexpected(reply, from: "HMGET of shard counts") }
             let numbers = try values.map { value -> Int in
                 if value.isNull { return 0 }
-                guard let text = value.string, let number = Int(text) else { throw Self.unexpected(reply, from: "HMGET of shard counts") }
+                guard let text = value.string, let number = Int(text) else { throw StoreError.unexpected(reply, from: "HMGET of shard counts") }
                 return number
             }
             count.add(numbers[0], in: .sandbox)
@@ -210,17 +205,13 @@ public final class DeviceRegistry: Sendable {
         try await client.checkedPipeline(commands)
     }
 
-    static func unexpected(_ reply: RedisReply, from what: String, file: String = #fileID, line: Int = #line) -> DeviceRegistryError {
-        DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what) answered \(reply)", file: file, line: line)
-    }
-
-    static func validate(_ device: DeviceRegistration, fieldPrefix: @autoclosure () -> String) throws(DeviceRegistryError) {
+    static func validate(_ device: DeviceRegistration, fieldPrefix: @autoclosure () -> String) throws(StoreError) {
         if let openID = device.openID {
-            try RegistryValidation.openID(openID, field: fieldPrefix() + "openID")
+            try StoreValidation.openID(openID, field: fieldPrefix() + "openID")
         }
-        try RegistryValidation.tags(device.tags, field: fieldPrefix() + "tags")
+        try StoreValidation.tags(device.tags, field: fieldPrefix() + "tags")
         if let registeredAt = device.registeredAt, registeredAt < 0 {
-            throw DeviceRegistryError(
+            throw StoreError(
                 .invalidArgument,
                 field: fieldPrefix() + "registeredAt",
                 message: "must not be negative, is \(registeredAt)"

@@ -1,4 +1,4 @@
-extension DeviceRegistryError {
+extension StoreError {
     /// A stable, extensible error code: switch with a `default` case.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String

@@ -39,14 +39,14 @@ public final class IdempotencyKeys: Sendable {
     /// - Parameter digest: identifies the request (e.g. a hash of its body); may be empty.
     /// - Returns: nil when the claim is new; otherwise the key's owner (possibly `jobID` itself,
     ///   when the same job claims again).
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `key`, `jobID` or `digest`;
+    /// - Throws: ``StoreError`` naming `app`, `key`, `jobID` or `digest`;
     ///   `RedisClientError`.
     public func claim(app: String, key: String, jobID: String, digest: String = "") async throws -> Owner? {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         try Self.validate(key)
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         guard !digest.utf8.contains(UInt8(ascii: "\n")) else {
-            throw DeviceRegistryError(.invalidArgument, field: "digest", message: "must not hold a line feed")
+            throw StoreError(.invalidArgument, field: "digest", message: "must not hold a line feed")
         }
         let reply = try await client.runScript(
             Self.claimScript,
@@ -57,7 +57,7 @@ public final class IdempotencyKeys: Sendable {
             return nil
         }
         guard let value = reply.string else {
-            throw DeviceRegistry.unexpected(reply, from: "the idempotency claim script")
+            throw StoreError.unexpected(reply, from: "the idempotency claim script")
         }
         let parts = value.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
         return Owner(jobID: String(parts[0]), digest: parts.count > 1 ? String(parts[1]) : "")
@@ -67,12 +67,12 @@ public final class IdempotencyKeys: Sendable {
     /// of the request can claim it again; a key owned by another job is left alone.
     ///
     /// - Returns: whether the claim was removed.
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `key` or `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`, `key` or `jobID`; `RedisClientError`.
     @discardableResult
     public func release(app: String, key: String, jobID: String) async throws -> Bool {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         try Self.validate(key)
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let reply = try await client.runScript(
             Self.releaseScript, keys: [.string(Self.redisKey(app: app, key: key))], arguments: [.string(jobID)])
         return reply.int == 1
@@ -82,9 +82,9 @@ public final class IdempotencyKeys: Sendable {
     public static let maxKeyBytes = 512
 
     /// Keys are binary-safe in Redis: any non-empty text up to ``maxKeyBytes``.
-    static func validate(_ key: String) throws(DeviceRegistryError) {
+    static func validate(_ key: String) throws(StoreError) {
         guard !key.isEmpty, key.utf8.count <= maxKeyBytes else {
-            throw DeviceRegistryError(.invalidArgument, field: "key", message: "an idempotency key must be 1 to \(maxKeyBytes) bytes")
+            throw StoreError(.invalidArgument, field: "key", message: "an idempotency key must be 1 to \(maxKeyBytes) bytes")
         }
     }
 

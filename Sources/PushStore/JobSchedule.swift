@@ -22,7 +22,7 @@ public final class JobSchedule: Sendable {
     public init(
         client: any RedisCommands,
         lease: Duration = .seconds(30),
-        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock
+        clock: @escaping @Sendable () -> Int64 = StoreClock.system
     ) {
         precondition(lease >= .milliseconds(1), "lease must be at least 1 ms")
         self.client = client
@@ -33,10 +33,10 @@ public final class JobSchedule: Sendable {
     /// Adds or replaces the job (idempotent per job id): its due time and JSON are the given
     /// ones, also when it was claimed.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID` or `dueAt`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID` or `dueAt`; `RedisClientError`.
     public func schedule(_ job: ScheduledJob) async throws {
-        try RegistryValidation.jobID(job.jobID)
-        try RegistryValidation.atLeast(0, job.dueAt, field: "dueAt")
+        try StoreValidation.jobID(job.jobID)
+        try StoreValidation.atLeast(0, job.dueAt, field: "dueAt")
         _ = try await client.runScript(
             JobScripts.schedule,
             keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
@@ -50,9 +50,9 @@ public final class JobSchedule: Sendable {
     /// a lease.
     ///
     /// - Parameter limit: at most this many jobs; 0 returns none.
-    /// - Throws: ``DeviceRegistryError`` naming `limit`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `limit`; `RedisClientError`.
     public func claimDue(limit: Int) async throws -> [ScheduledJob] {
-        try RegistryValidation.atLeast(0, limit, field: "limit")
+        try StoreValidation.atLeast(0, limit, field: "limit")
         guard limit > 0 else { return [] }
         let now = clock()
         let leaseEnd = now + lease.wholeMilliseconds
@@ -62,11 +62,11 @@ public final class JobSchedule: Sendable {
             arguments: [.string(String(now)), .string(String(leaseEnd)), .integer(limit)]
         )
         guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
-            throw DeviceRegistry.unexpected(reply, from: "the claim-schedule script")
+            throw StoreError.unexpected(reply, from: "the claim-schedule script")
         }
         return try stride(from: 0, to: fields.count, by: 2).map { index in
             guard let jobID = fields[index].string, let json = fields[index + 1].bytes else {
-                throw DeviceRegistry.unexpected(reply, from: "the claim-schedule script")
+                throw StoreError.unexpected(reply, from: "the claim-schedule script")
             }
             return ScheduledJob(jobID: jobID, dueAt: leaseEnd, json: json)
         }
@@ -74,9 +74,9 @@ public final class JobSchedule: Sendable {
 
     /// Removes a job once it was republished (or cancelled); removing an unknown job does nothing.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     public func remove(jobID: String) async throws {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         _ = try await client.runScript(
             LeasedQueueScripts.remove,
             keys: [.string(JobKeyspace.scheduleDue), .string(JobKeyspace.scheduleJobs)],
@@ -88,7 +88,7 @@ public final class JobSchedule: Sendable {
     public func count() async throws -> Int {
         let reply = try await client.send("ZCARD", .string(JobKeyspace.scheduleDue))
         guard let count = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "ZCARD")
+            throw StoreError.unexpected(reply, from: "ZCARD")
         }
         return Int(count)
     }

@@ -13,11 +13,11 @@ extension JobStore {
     /// `holder` has it already: `duration` from now. Another holder's live lease is left alone.
     ///
     /// - Returns: whether `holder` holds the lease now.
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID`, `holder` or `duration`;
+    /// - Throws: ``StoreError`` naming `jobID`, `chunkID`, `holder` or `duration`;
     ///   `RedisClientError`.
     public func leaseChunk(jobID: String, chunkID: String, holder: String, for duration: Duration) async throws -> Bool {
         let milliseconds = duration.wholeMilliseconds
-        try RegistryValidation.atLeast(Int64(1), milliseconds, field: "duration")
+        try StoreValidation.atLeast(Int64(1), milliseconds, field: "duration")
         return try await runLeaseScript(
             JobScripts.leaseChunk, named: "lease-chunk", jobID: jobID, chunkID: chunkID, holder: holder,
             then: [.string(String(milliseconds))])
@@ -27,7 +27,7 @@ extension JobStore {
     /// another holder is left alone.
     ///
     /// - Returns: whether `holder` still held it.
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID` or `holder`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`, `chunkID` or `holder`; `RedisClientError`.
     @discardableResult
     public func releaseChunk(jobID: String, chunkID: String, holder: String) async throws -> Bool {
         try await runLeaseScript(JobScripts.releaseChunk, named: "release-chunk", jobID: jobID, chunkID: chunkID, holder: holder)
@@ -39,13 +39,13 @@ extension JobStore {
         _ script: RedisScript, named name: String, jobID: String, chunkID: String, holder: String,
         then more: [RedisArgument] = []
     ) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
-        try RegistryValidation.name(chunkID, field: "chunkID", what: "chunk id")
-        try RegistryValidation.name(holder, field: "holder", what: "lease holder")
+        try StoreValidation.jobID(jobID)
+        try StoreValidation.name(chunkID, field: "chunkID", what: "chunk id")
+        try StoreValidation.name(holder, field: "holder", what: "lease holder")
         let reply = try await client.runScript(
             script, keys: [.string(JobKeyspace(jobID: jobID).lease(chunkID: chunkID))], arguments: [.string(holder)] + more)
         guard let flag = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the \(name) script")
+            throw StoreError.unexpected(reply, from: "the \(name) script")
         }
         return flag == 1
     }

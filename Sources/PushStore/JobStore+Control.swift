@@ -24,14 +24,14 @@ extension JobStore {
 
     /// The job's control state; a job never changed is `running` and `watching`.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`, or `unexpectedReply` for a field no
+    /// - Throws: ``StoreError`` naming `jobID`, or `unexpectedReply` for a field no
     ///   version of PushFleet writes; `RedisClientError`.
     public func control(jobID: String) async throws -> JobControl {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let what = "HGETALL of job \(jobID)'s control state"
         let values = try await hashFields(JobKeyspace(jobID: jobID).control, what: what)
         guard let control = JobControl(fields: values) else {
-            throw DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what): \(values) is not a state")
+            throw StoreError(.unexpectedReply, field: nil, message: "\(what): \(values) is not a state")
         }
         return control
     }
@@ -42,7 +42,7 @@ extension JobStore {
     /// the registry changes held for the job.
     ///
     /// - Throws: ``JobControl/Refusal`` when the command does not apply;
-    ///   ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    ///   ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
     public func update(jobID: String, _ command: JobControl.Command) async throws -> ControlUpdate {
         let keys = JobKeyspace(jobID: jobID)
@@ -65,7 +65,7 @@ extension JobStore {
             let reply = try await client.runScript(
                 JobScripts.writeControl, keys: [.string(keys.control), .string(keys.stats), .string(keys.held)], arguments: arguments)
             guard let written = reply.int else {
-                throw DeviceRegistry.unexpected(reply, from: "the write-control script")
+                throw StoreError.unexpected(reply, from: "the write-control script")
             }
             if written == 1 {
                 return ControlUpdate(before: before, after: after)
@@ -77,9 +77,9 @@ extension JobStore {
     /// under its gate: held while it is watched or paused, discarded (and counted) once it is
     /// cancelled; under `apply` nothing is stored and the caller publishes them.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     public func offerEffects(jobID: String, _ events: [[UInt8]]) async throws -> EffectsAnswer {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let keys = JobKeyspace(jobID: jobID)
         let reply = try await client.runScript(
             JobScripts.offerEffects, keys: [.string(keys.control), .string(keys.stats), .string(keys.held)],
@@ -88,7 +88,7 @@ extension JobStore {
             let gate = fields[0].string.flatMap(JobControl.Gate.init(rawValue:)), let held = fields[1].int,
             let state = fields[2].string.flatMap(JobControl.State.init(rawValue:))
         else {
-            throw DeviceRegistry.unexpected(reply, from: "the offer-effects script")
+            throw StoreError.unexpected(reply, from: "the offer-effects script")
         }
         return EffectsAnswer(gate: gate, held: Int(held), state: state)
     }
@@ -98,18 +98,18 @@ extension JobStore {
     /// from Redis: a caller that dies before publishing it loses a registry change, never a
     /// device.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID` or `limit`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID` or `limit`; `RedisClientError`.
     public func takeHeldEffects(jobID: String, limit: Int) async throws -> [[UInt8]] {
-        try RegistryValidation.jobID(jobID)
-        try RegistryValidation.atLeast(1, limit, field: "limit")
+        try StoreValidation.jobID(jobID)
+        try StoreValidation.atLeast(1, limit, field: "limit")
         let keys = JobKeyspace(jobID: jobID)
         let reply = try await client.runScript(
             JobScripts.takeHeldEffects, keys: [.string(keys.control), .string(keys.held)], arguments: [.integer(limit)])
         guard let items = reply.array else {
-            throw DeviceRegistry.unexpected(reply, from: "the take-held-effects script")
+            throw StoreError.unexpected(reply, from: "the take-held-effects script")
         }
         return try items.map { item in
-            guard let bytes = item.bytes else { throw DeviceRegistry.unexpected(reply, from: "the take-held-effects script") }
+            guard let bytes = item.bytes else { throw StoreError.unexpected(reply, from: "the take-held-effects script") }
             return bytes
         }
     }

@@ -8,7 +8,7 @@ extension JobStore {
     /// Sets ``JobCounter/cancelRequested`` to the time of the first request.
     ///
     /// - Returns: whether the job was cancelled now (false: it was cancelled before).
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
     public func cancel(jobID: String, at milliseconds: Int64, reason: String = "cancelled by an operator") async throws -> Bool {
         try await update(jobID: jobID, .cancel(reason: reason, at: milliseconds)).changed
@@ -16,7 +16,7 @@ extension JobStore {
 
     /// Whether the job was cancelled.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     public func isCancelled(jobID: String) async throws -> Bool {
         try await control(jobID: jobID).state == .cancelled
     }
@@ -27,10 +27,10 @@ extension JobStore {
     /// event).
     ///
     /// - Returns: whether it was counted now (false: this device reported this event before).
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
     public func recordReceipt(jobID: String, token: DeviceToken, event: ReceiptEvent) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let keys = JobKeyspace(jobID: jobID)
         let reply = try await client.runScript(
             JobScripts.recordReceipt,
@@ -38,7 +38,7 @@ extension JobStore {
             arguments: [.bytes(token.markerBytes), .string(event.rawValue), .string(String(specTimeToLive.wholeMilliseconds))]
         )
         guard let new = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the record-receipt script")
+            throw StoreError.unexpected(reply, from: "the record-receipt script")
         }
         return new == 1
     }

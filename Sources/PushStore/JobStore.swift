@@ -41,10 +41,10 @@ public final class JobStore: Sendable {
     /// Stores the job's JSON once (`SET NX` with the TTL); an existing spec is kept.
     ///
     /// - Returns: whether it was stored now.
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
     public func saveSpec(jobID: String, json: [UInt8]) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let reply = try await client.send(
             "SET", .string(JobKeyspace(jobID: jobID).spec), .bytes(json), "NX", "PX", .integer(Int(timeToLiveMilliseconds))
         )
@@ -53,15 +53,15 @@ public final class JobStore: Sendable {
 
     /// The stored JSON, or nil.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     public func spec(jobID: String) async throws -> [UInt8]? {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let reply = try await client.send("GET", .string(JobKeyspace(jobID: jobID).spec))
         if reply.isNull {
             return nil
         }
         guard let bytes = reply.bytes else {
-            throw DeviceRegistry.unexpected(reply, from: "GET of job \(jobID)'s spec")
+            throw StoreError.unexpected(reply, from: "GET of job \(jobID)'s spec")
         }
         return bytes
     }
@@ -73,13 +73,13 @@ public final class JobStore: Sendable {
     /// and `expanded` (+`tokenCount`).
     ///
     /// - Returns: whether it was new.
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`, `chunkID` or `tokenCount`;
+    /// - Throws: ``StoreError`` naming `jobID`, `chunkID` or `tokenCount`;
     ///   `RedisClientError`.
     @discardableResult
     public func recordChunk(jobID: String, chunkID: String, tokenCount: Int) async throws -> Bool {
-        try RegistryValidation.jobID(jobID)
-        try RegistryValidation.name(chunkID, field: "chunkID", what: "chunk id")
-        try RegistryValidation.atLeast(0, tokenCount, field: "tokenCount")
+        try StoreValidation.jobID(jobID)
+        try StoreValidation.name(chunkID, field: "chunkID", what: "chunk id")
+        try StoreValidation.atLeast(0, tokenCount, field: "tokenCount")
         let keys = JobKeyspace(jobID: jobID)
         let reply = try await client.runScript(
             JobScripts.recordChunk,
@@ -87,7 +87,7 @@ public final class JobStore: Sendable {
             arguments: [.string(chunkID), .integer(tokenCount), .string(String(timeToLiveMilliseconds))]
         )
         guard let new = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "the record-chunk script")
+            throw StoreError.unexpected(reply, from: "the record-chunk script")
         }
         return new == 1
     }
@@ -96,14 +96,14 @@ public final class JobStore: Sendable {
     /// outcomes of the resend path), in one script. Zero values are skipped; an empty
     /// dictionary does nothing. Negative values subtract.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID` or `counters`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID` or `counters`; `RedisClientError`.
     public func increment(jobID: String, _ counters: [JobCounter: Int]) async throws {
         try await writeCounters(JobScripts.increment, jobID: jobID, counters.filter { $0.value != 0 })
     }
 
     /// Sets counters (`HSET`), e.g. ``JobCounter/expansionComplete`` = 1, in one script.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID` or `counters`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID` or `counters`; `RedisClientError`.
     public func set(jobID: String, _ counters: [JobCounter: Int]) async throws {
         try await writeCounters(JobScripts.set, jobID: jobID, counters)
     }
@@ -111,15 +111,15 @@ public final class JobStore: Sendable {
     /// All counters of the job by field name (see ``JobCounter/init(name:)``): its own, plus
     /// the outcome counters of every range of its sent state; empty when unknown.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`, or `unexpectedReply` when a counter is
+    /// - Throws: ``StoreError`` naming `jobID`, or `unexpectedReply` when a counter is
     ///   not an integer; `RedisClientError`.
     public func statistics(jobID: String) async throws -> [String: Int] {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let keys = JobKeyspace(jobID: jobID)
         let first = try await client.checkedPipeline([["HGETALL", .string(keys.stats)], ["SMEMBERS", .string(keys.ranges)]])
-        guard let members = first[1].array else { throw DeviceRegistry.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
+        guard let members = first[1].array else { throw StoreError.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
         let ranges = try members.map { member -> Int in
-            guard let text = member.string, let range = Int(text) else { throw DeviceRegistry.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
+            guard let text = member.string, let range = Int(text) else { throw StoreError.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
             return range
         }
         var replies = [first[0]]
@@ -128,7 +128,7 @@ public final class JobStore: Sendable {
         for reply in replies {
             let what = "HGETALL of job \(jobID)'s statistics"
             for (name, value) in try Self.fields(of: reply, what: what) {
-                guard let number = Int(value) else { throw DeviceRegistryError(.unexpectedReply, field: nil, message: "\(what): \(name) is not an integer") }
+                guard let number = Int(value) else { throw StoreError(.unexpectedReply, field: nil, message: "\(what): \(name) is not an integer") }
                 counters[name, default: 0] += number
             }
         }
@@ -143,12 +143,12 @@ public final class JobStore: Sendable {
     /// The fields of an `HGETALL` reply as text.
     static func fields(of reply: RedisReply, what: String) throws -> [String: String] {
         guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
-            throw DeviceRegistry.unexpected(reply, from: what)
+            throw StoreError.unexpected(reply, from: what)
         }
         var values: [String: String] = [:]
         for index in stride(from: 0, to: fields.count, by: 2) {
             guard let name = fields[index].string, let value = fields[index + 1].string else {
-                throw DeviceRegistry.unexpected(reply, from: what)
+                throw StoreError.unexpected(reply, from: what)
             }
             values[name] = value
         }
@@ -160,9 +160,9 @@ public final class JobStore: Sendable {
     /// For each position, whether it already has a sent marker, in order (one `BITFIELD_RO`
     /// per range, pipelined).
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     public func hasMarkers(jobID: String, positions: [UInt32]) async throws -> [Bool] {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         guard !positions.isEmpty else { return [] }
         let byRange = Dictionary(grouping: positions.indices, by: { SentRangeKeyspace.range(of: positions[$0]) }).sorted { $0.key < $1.key }
         let commands = byRange.map { range, indexes -> [RedisArgument] in
@@ -176,10 +176,10 @@ public final class JobStore: Sendable {
         var answers = [Bool](repeating: false, count: positions.count)
         for ((_, indexes), reply) in zip(byRange, try await client.checkedPipeline(commands)) {
             guard let flags = reply.array, flags.count == indexes.count else {
-                throw DeviceRegistry.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state")
+                throw StoreError.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state")
             }
             for (index, flag) in zip(indexes, flags) {
-                guard let value = flag.int else { throw DeviceRegistry.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state") }
+                guard let value = flag.int else { throw StoreError.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state") }
                 answers[index] = value == 1
             }
         }
@@ -193,12 +193,12 @@ public final class JobStore: Sendable {
     /// position in one call: the first wins.
     ///
     /// - Returns: how many markers were new.
-    /// - Throws: ``DeviceRegistryError`` naming `jobID` or `outcomes[i].counter`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `jobID` or `outcomes[i].counter`; `RedisClientError`.
     @discardableResult
     public func recordOutcomes(jobID: String, _ outcomes: [DeliveryOutcomeRecord]) async throws -> Int {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         for (index, outcome) in outcomes.enumerated() {
-            try RegistryValidation.name(outcome.counter.name, field: "outcomes[\(index)].counter", what: "counter")
+            try StoreValidation.name(outcome.counter.name, field: "outcomes[\(index)].counter", what: "counter")
         }
         guard !outcomes.isEmpty else { return 0 }
         let byRange = Dictionary(grouping: outcomes, by: { SentRangeKeyspace.range(of: $0.position) }).sorted { $0.key < $1.key }
@@ -218,7 +218,7 @@ public final class JobStore: Sendable {
         var new = 0
         for reply in try await client.runScripts(calls) {
             guard let count = reply.int else {
-                throw DeviceRegistry.unexpected(reply, from: "the record-outcomes script")
+                throw StoreError.unexpected(reply, from: "the record-outcomes script")
             }
             new += Int(count)
         }
@@ -257,10 +257,10 @@ public final class JobStore: Sendable {
     // MARK: - Internals
 
     private func writeCounters(_ script: RedisScript, jobID: String, _ counters: [JobCounter: Int]) async throws {
-        try RegistryValidation.jobID(jobID)
+        try StoreValidation.jobID(jobID)
         let values = counters.map { (name: $0.key.name, value: $0.value) }.sorted { $0.name < $1.name }
         for (name, _) in values {
-            try RegistryValidation.name(name, field: "counters", what: "counter")
+            try StoreValidation.name(name, field: "counters", what: "counter")
         }
         guard !values.isEmpty else { return }
         var arguments: [RedisArgument] = [.string(String(timeToLiveMilliseconds))]

@@ -30,7 +30,7 @@ public final class RateLimiter: Sendable {
     ///   - requested: permits wanted (≥ 1).
     /// - Returns: the permits granted and, when fewer than requested, the time until the
     ///   missing ones accrue.
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `scope`, `ratePerSecond`, `burst` or
+    /// - Throws: ``StoreError`` naming `app`, `scope`, `ratePerSecond`, `burst` or
     ///   `requested`; `RedisClientError`.
     public func acquire(
         app: String,
@@ -39,15 +39,15 @@ public final class RateLimiter: Sendable {
         burst: Int,
         requested: Int
     ) async throws -> RateGrant {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         if let scope {
-            try RegistryValidation.name(scope, field: "scope", what: "scope")
+            try StoreValidation.name(scope, field: "scope", what: "scope")
         }
         guard ratePerSecond.isFinite, ratePerSecond > 0 else {
-            throw DeviceRegistryError(.invalidArgument, field: "ratePerSecond", message: "must be finite and positive, is \(ratePerSecond)")
+            throw StoreError(.invalidArgument, field: "ratePerSecond", message: "must be finite and positive, is \(ratePerSecond)")
         }
-        try RegistryValidation.atLeast(1, burst, field: "burst")
-        try RegistryValidation.atLeast(1, requested, field: "requested")
+        try StoreValidation.atLeast(1, burst, field: "burst")
+        try StoreValidation.atLeast(1, requested, field: "requested")
         let reply = try await client.runScript(
             RateScripts.acquire,
             keys: [.string(Self.key(app: app, scope: scope))],
@@ -57,7 +57,7 @@ public final class RateLimiter: Sendable {
             let granted = fields[0].int, let wait = fields[1].int,
             (0...Int64(requested)).contains(granted), wait >= 0
         else {
-            throw DeviceRegistry.unexpected(reply, from: "the rate script")
+            throw StoreError.unexpected(reply, from: "the rate script")
         }
         return RateGrant(granted: Int(granted), retryAfter: .microseconds(wait))
     }

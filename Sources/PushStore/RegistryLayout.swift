@@ -60,15 +60,15 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     /// when no reshard runs); `then` the shards they move into, read after `first` so that a
     /// device moving meanwhile is seen in one or the other.
     ///
-    /// - Throws: ``DeviceRegistryError`` (`invalidArgument`, field `shard`) when `taskCount`
+    /// - Throws: ``StoreError`` (`invalidArgument`, field `shard`) when `taskCount`
     ///   is not a count the layout grew through, or `task` is not below it.
-    public func shardsOfTask(_ task: Int, of taskCount: Int) throws(DeviceRegistryError) -> (first: [Int], then: [Int]) {
+    public func shardsOfTask(_ task: Int, of taskCount: Int) throws(StoreError) -> (first: [Int], then: [Int]) {
         let settled = migratingFrom ?? shards
         guard taskCount > 0, settled % taskCount == 0 else {
-            throw DeviceRegistryError(.invalidArgument, field: "shard", message: "a task of \(taskCount) shards does not fit the layout of \(self)")
+            throw StoreError(.invalidArgument, field: "shard", message: "a task of \(taskCount) shards does not fit the layout of \(self)")
         }
         guard (0..<taskCount).contains(task) else {
-            throw DeviceRegistryError(.invalidArgument, field: "shard", message: "must be in 0..<\(taskCount), is \(task)")
+            throw StoreError(.invalidArgument, field: "shard", message: "must be in 0..<\(taskCount), is \(task)")
         }
         let all = Array(stride(from: task, to: shards, by: taskCount))
         return (all.filter { $0 < settled }, all.filter { $0 >= settled })
@@ -77,13 +77,13 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     /// Whether a reshard may raise `current` to `target`: a multiple of it (at least twice),
     /// up to ``maxShards``.
     ///
-    /// - Throws: ``DeviceRegistryError`` (`invalidArgument`, field `shards`) saying why not.
-    public static func checkGrowth(from current: Int, to target: Int) throws(DeviceRegistryError) {
+    /// - Throws: ``StoreError`` (`invalidArgument`, field `shards`) saying why not.
+    public static func checkGrowth(from current: Int, to target: Int) throws(StoreError) {
         guard target <= maxShards else {
-            throw DeviceRegistryError(.invalidArgument, field: "shards", message: "must be at most \(maxShards), is \(target)")
+            throw StoreError(.invalidArgument, field: "shards", message: "must be at most \(maxShards), is \(target)")
         }
         guard target > current, target % current == 0 else {
-            throw DeviceRegistryError(
+            throw StoreError(
                 .invalidArgument, field: "shards",
                 message: "must be a multiple of the current \(current) shards (\(current * 2), \(current * 4), …), is \(target)")
         }
@@ -91,10 +91,10 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
 
     /// The id base of the epoch after this one: above every id this epoch handed out, given the
     /// highest sequence of its shards.
-    func nextIDBase(highestSequence: Int) throws(DeviceRegistryError) -> UInt32 {
+    func nextIDBase(highestSequence: Int) throws(StoreError) -> UInt32 {
         let next = Int(idBase) + highestSequence * shards
         guard next + Self.maxShards * 1_024 < Int(UInt32.max) else {
-            throw DeviceRegistryError(.invalidArgument, field: "shards", message: "the app's device ids are exhausted (\(next))")
+            throw StoreError(.invalidArgument, field: "shards", message: "the app's device ids are exhausted (\(next))")
         }
         return UInt32(next)
     }

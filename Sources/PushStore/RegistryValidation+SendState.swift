@@ -1,15 +1,15 @@
 /// Input rules of the send-stage state (``JobStore``, ``ResendBuffer``, ``RateLimiter``,
-/// ``JobSchedule``, ``AppSuspension``); each throws a ``DeviceRegistryError`` naming the field.
-extension RegistryValidation {
+/// ``JobSchedule``, ``AppSuspension``); each throws a ``StoreError`` naming the field.
+extension StoreValidation {
     static let maxJobIDBytes = 128
     static let maxNameBytes = 128
 
     /// 1–128 bytes of UTF-8, no `{` or `}` (the job id is a key's hash tag) and no control
     /// characters.
-    static func jobID(_ jobID: String, field: String = "jobID") throws(DeviceRegistryError) {
+    static func jobID(_ jobID: String, field: String = "jobID") throws(StoreError) {
         try name(jobID, field: field, what: "job id", maxBytes: maxJobIDBytes)
         if jobID.utf8.contains(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }) {
-            throw DeviceRegistryError(.invalidArgument, field: field, message: "job id must not hold '{' or '}'")
+            throw StoreError(.invalidArgument, field: field, message: "job id must not hold '{' or '}'")
         }
     }
 
@@ -19,14 +19,14 @@ extension RegistryValidation {
         field: @autoclosure () -> String,
         what: String,
         maxBytes: Int = maxNameBytes
-    ) throws(DeviceRegistryError) {
+    ) throws(StoreError) {
         try text(value, field: field(), code: .invalidArgument, maxBytes: maxBytes, what: what)
     }
 
     /// A number that must be at least `minimum`.
-    static func atLeast<Number: BinaryInteger>(_ minimum: Number, _ value: Number, field: String) throws(DeviceRegistryError) {
+    static func atLeast<Number: BinaryInteger>(_ minimum: Number, _ value: Number, field: String) throws(StoreError) {
         guard value >= minimum else {
-            throw DeviceRegistryError(.invalidArgument, field: field, message: "must be at least \(minimum), is \(value)")
+            throw StoreError(.invalidArgument, field: field, message: "must be at least \(minimum), is \(value)")
         }
     }
 }

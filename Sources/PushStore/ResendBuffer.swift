@@ -29,7 +29,7 @@ public final class ResendBuffer: Sendable {
     public init(
         client: any RedisCommands,
         policy: ResendPolicy = ResendPolicy(),
-        clock: @escaping @Sendable () -> Int64 = DeviceRegistry.systemClock,
+        clock: @escaping @Sendable () -> Int64 = StoreClock.system,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.client = client
@@ -47,16 +47,16 @@ public final class ResendBuffer: Sendable {
     /// listing says.
     ///
     /// - Returns: the expired entries, in the order of `failures`.
-    /// - Throws: ``DeviceRegistryError`` naming `app`, `failures[i].jobID`, `failures[i].attempts`,
+    /// - Throws: ``StoreError`` naming `app`, `failures[i].jobID`, `failures[i].attempts`,
     ///   `failures[i].firstFailedAt` or `failures[i].retryAfter`; `RedisClientError`.
     public func schedule(app: String, _ failures: [ResendFailure]) async throws -> [ResendEntry] {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         for (index, failure) in failures.enumerated() {
-            try RegistryValidation.jobID(failure.jobID, field: "failures[\(index)].jobID")
-            try RegistryValidation.atLeast(0, failure.attempts, field: "failures[\(index)].attempts")
-            try RegistryValidation.atLeast(0, failure.firstFailedAt, field: "failures[\(index)].firstFailedAt")
+            try StoreValidation.jobID(failure.jobID, field: "failures[\(index)].jobID")
+            try StoreValidation.atLeast(0, failure.attempts, field: "failures[\(index)].attempts")
+            try StoreValidation.atLeast(0, failure.firstFailedAt, field: "failures[\(index)].firstFailedAt")
             if let retryAfter = failure.retryAfter, retryAfter < .zero {
-                throw DeviceRegistryError(
+                throw StoreError(
                     .invalidArgument,
                     field: "failures[\(index)].retryAfter",
                     message: "must not be negative, is \(retryAfter)"
@@ -91,11 +91,11 @@ public final class ResendBuffer: Sendable {
     /// (one script): two workers never claim the same entry within a lease.
     ///
     /// - Parameter limit: at most this many entries; 0 returns none.
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `limit`, or `unexpectedReply` for an
+    /// - Throws: ``StoreError`` naming `app` or `limit`, or `unexpectedReply` for an
     ///   entry not written by this type; `RedisClientError`.
     public func claimDue(app: String, limit: Int) async throws -> [ResendEntry] {
-        try RegistryValidation.app(app)
-        try RegistryValidation.atLeast(0, limit, field: "limit")
+        try StoreValidation.app(app)
+        try StoreValidation.atLeast(0, limit, field: "limit")
         guard limit > 0 else { return [] }
         let now = clock()
         let keys = ResendKeyspace(app: app)
@@ -105,13 +105,13 @@ public final class ResendBuffer: Sendable {
             arguments: [.string(String(now)), .string(String(now + policy.lease.wholeMilliseconds)), .integer(limit)]
         )
         guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
-            throw DeviceRegistry.unexpected(reply, from: "the claim-due script")
+            throw StoreError.unexpected(reply, from: "the claim-due script")
         }
         return try stride(from: 0, to: fields.count, by: 2).map { index in
             guard let member = fields[index].string.flatMap(ResendKeyspace.parseMember),
                 let value = fields[index + 1].string.flatMap(ResendKeyspace.parseValue)
             else {
-                throw DeviceRegistry.unexpected(reply, from: "the claim-due script")
+                throw StoreError.unexpected(reply, from: "the claim-due script")
             }
             return ResendEntry(
                 jobID: member.jobID,
@@ -129,11 +129,11 @@ public final class ResendBuffer: Sendable {
     ///
     /// - Returns: for each entry, whether it was still present, so a caller counts each outcome
     ///   once (an entry listed twice is present only the first time).
-    /// - Throws: ``DeviceRegistryError`` naming `app` or `entries[i].jobID`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app` or `entries[i].jobID`; `RedisClientError`.
     public func complete(app: String, _ entries: [ResendEntry]) async throws -> [Bool] {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         for (index, entry) in entries.enumerated() {
-            try RegistryValidation.jobID(entry.jobID, field: "entries[\(index)].jobID")
+            try StoreValidation.jobID(entry.jobID, field: "entries[\(index)].jobID")
         }
         guard !entries.isEmpty else { return [] }
         let keys = ResendKeyspace(app: app)
@@ -143,19 +143,19 @@ public final class ResendBuffer: Sendable {
             arguments: entries.map { .string(ResendKeyspace.member(jobID: $0.jobID, token: $0.token)) }
         )
         guard let flags = reply.array?.compactMap(\.int), flags.count == entries.count else {
-            throw DeviceRegistry.unexpected(reply, from: "the complete script")
+            throw StoreError.unexpected(reply, from: "the complete script")
         }
         return flags.map { $0 == 1 }
     }
 
     /// Entries waiting (due or leased).
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func depth(app: String) async throws -> Int {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         let reply = try await client.send("ZCARD", .string(ResendKeyspace(app: app).due))
         guard let count = reply.int else {
-            throw DeviceRegistry.unexpected(reply, from: "ZCARD")
+            throw StoreError.unexpected(reply, from: "ZCARD")
         }
         return Int(count)
     }
@@ -163,18 +163,18 @@ public final class ResendBuffer: Sendable {
     /// The earliest due time (ms since 1970; a leased entry's is the end of its lease), or nil
     /// when empty.
     ///
-    /// - Throws: ``DeviceRegistryError`` naming `app`; `RedisClientError`.
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func nextDueTime(app: String) async throws -> Int64? {
-        try RegistryValidation.app(app)
+        try StoreValidation.app(app)
         let reply = try await client.send("ZRANGE", .string(ResendKeyspace(app: app).due), 0, 0, "WITHSCORES")
         guard let fields = reply.array else {
-            throw DeviceRegistry.unexpected(reply, from: "ZRANGE")
+            throw StoreError.unexpected(reply, from: "ZRANGE")
         }
         if fields.isEmpty {
             return nil
         }
         guard fields.count == 2, let score = fields[1].string.flatMap(Double.init), let due = Int64(exactly: score.rounded()) else {
-            throw DeviceRegistry.unexpected(reply, from: "ZRANGE")
+            throw StoreError.unexpected(reply, from: "ZRANGE")
         }
         return due
     }

@@ -17,14 +17,14 @@ struct RetryRuleTests {
         RedisClientError(.serverError, message: "TRYAGAIN multiple keys request during rehashing"),
         KafkaError(code: .delivery, message: "message timed out", isRetryable: true),
         APNsError(.connectFailed),
-        DeviceRegistryError(.unexpectedReply, field: nil, message: "busy", isRetryable: true),
+        StoreError(.unexpectedReply, field: nil, message: "busy", isRetryable: true),
     ]
 
     static let permanent: [any Error & Sendable] = [
         RedisClientError(.serverError, message: "WRONGTYPE Operation against a key holding the wrong kind of value"),
         RedisClientError(.serverError, message: "ERR Error running script: attempt to compare nil with number"),
         KafkaError(code: .delivery, message: "MSG_SIZE_TOO_LARGE"),
-        DeviceRegistryError(.invalidArgument, field: "app", message: "must not be empty"),
+        StoreError(.invalidArgument, field: "app", message: "must not be empty"),
         APNsError(.invalidCredential),
         JobControl.Refusal(code: .notPaused, message: "the job is not paused"),
     ]

@@ -163,7 +163,7 @@ struct DeviceRegistryBindingTests {
     @Test func invalidInputsNameTheField() async throws {
         try await withRegistry { registry, _ in
             let a = token(1)
-            let cases: [(String, DeviceRegistryError.Code, String, () async throws -> Void)] = [
+            let cases: [(String, StoreError.Code, String, () async throws -> Void)] = [
                 ("empty app", .invalidApp, "app", { try await registry.bind(app: "", token: a, environment: .sandbox) }),
                 ("brace in app", .invalidApp, "app", { try await registry.bind(app: "a}b", token: a, environment: .sandbox) }),
                 ("colon in app", .invalidApp, "app", { try await registry.unbind(app: "a:b", token: a) }),

@@ -51,8 +51,8 @@ struct JobLifecycleTests {
             let ttl = try await client.pttl(IdempotencyKeys.redisKey(app: "news", key: "k-1"))
             #expect(ttl > 0 && ttl <= 60_000)
 
-            await #expect(throws: DeviceRegistryError.self) { try await keys.claim(app: "news", key: "", jobID: "job-f") }
-            await #expect(throws: DeviceRegistryError.self) { try await keys.claim(app: "news", key: "k", jobID: "job-f", digest: "a\nb") }
+            await #expect(throws: StoreError.self) { try await keys.claim(app: "news", key: "", jobID: "job-f") }
+            await #expect(throws: StoreError.self) { try await keys.claim(app: "news", key: "k", jobID: "job-f", digest: "a\nb") }
         }
     }
 }

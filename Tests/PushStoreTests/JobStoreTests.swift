@@ -226,7 +226,7 @@ struct JobStoreTests {
                 DeliveryOutcomeRecord(position: UInt32(2), counter: .failed(reason: "bell\u{7}"), countsAsSent: true),
             ]
             #expect(await registryError { try await store.recordOutcomes(jobID: job, outcomes) }?.field == "outcomes[1].counter")
-            #expect(await registryError { try await store.saveSpec(jobID: "", json: []) }?.code == DeviceRegistryError.Code.invalidArgument)
+            #expect(await registryError { try await store.saveSpec(jobID: "", json: []) }?.code == StoreError.Code.invalidArgument)
             // Nothing of the refused calls was written.
             #expect(try await store.statistics(jobID: job).isEmpty)
         }

@@ -40,19 +40,19 @@ func token(_ number: Int) -> DeviceToken {
     return try! DeviceToken(hex: String(repeating: "0", count: 64 - digits.count) + digits)
 }
 
-/// Evaluates `expression` and returns the ``DeviceRegistryError`` it throws; records an issue and
+/// Evaluates `expression` and returns the ``StoreError`` it throws; records an issue and
 /// returns `nil` if it succeeds or throws something else.
 func registryError<Value>(
     _ expression: () async throws -> Value,
     sourceLocation: SourceLocation = #_sourceLocation
-) async -> DeviceRegistryError? {
+) async -> StoreError? {
     do {
         let value = try await expression()
-        Issue.record("expected a DeviceRegistryError, got \(value)", sourceLocation: sourceLocation)
-    } catch let error as DeviceRegistryError {
+        Issue.record("expected a StoreError, got \(value)", sourceLocation: sourceLocation)
+    } catch let error as StoreError {
         return error
     } catch {
-        Issue.record("expected a DeviceRegistryError, got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected a StoreError, got \(error)", sourceLocation: sourceLocation)
     }
     return nil
 }

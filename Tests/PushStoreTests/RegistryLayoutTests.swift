@@ -42,10 +42,10 @@ struct RegistryLayoutTests {
         }
         #expect(covered.sorted() == Array(0..<16))
 
-        #expect(throws: DeviceRegistryError.self) { try during.shardsOfTask(4, of: 4) }
-        #expect(throws: DeviceRegistryError.self) { try during.shardsOfTask(0, of: 8) }
-        #expect(throws: DeviceRegistryError.self) { try settled.shardsOfTask(0, of: 3) }
-        #expect(throws: DeviceRegistryError.self) { try settled.shardsOfTask(0, of: 0) }
+        #expect(throws: StoreError.self) { try during.shardsOfTask(4, of: 4) }
+        #expect(throws: StoreError.self) { try during.shardsOfTask(0, of: 8) }
+        #expect(throws: StoreError.self) { try settled.shardsOfTask(0, of: 3) }
+        #expect(throws: StoreError.self) { try settled.shardsOfTask(0, of: 0) }
     }
 
     @Test func growthIsToAMultipleUpTo1024() throws {
@@ -53,7 +53,7 @@ struct RegistryLayoutTests {
         try RegistryLayout.checkGrowth(from: 16, to: 256)
         try RegistryLayout.checkGrowth(from: 3, to: 9)
         for (current, target) in [(16, 16), (16, 8), (16, 24), (16, 2_048), (512, 1_536)] {
-            #expect(throws: DeviceRegistryError.self, "\(current) → \(target)") { try RegistryLayout.checkGrowth(from: current, to: target) }
+            #expect(throws: StoreError.self, "\(current) → \(target)") { try RegistryLayout.checkGrowth(from: current, to: target) }
             do {
                 try RegistryLayout.checkGrowth(from: current, to: target)
             } catch {
@@ -67,7 +67,7 @@ struct RegistryLayoutTests {
         // Shard s hands out base + (sequence - 1) × shards + s: the highest is below base + highest × shards.
         #expect(try layout.nextIDBase(highestSequence: 500) == 1_000 + 500 * 16)
         let full = RegistryLayout(shards: 1_024, idBase: UInt32.max - 2_000_000)
-        #expect(throws: DeviceRegistryError.self) { try full.nextIDBase(highestSequence: 1_000) }
+        #expect(throws: StoreError.self) { try full.nextIDBase(highestSequence: 1_000) }
     }
 
     @Test func storedLayoutFields() {

@@ -1,5 +1,5 @@
-/// Input rules of the registry; each throws a ``DeviceRegistryError`` naming the field.
-enum RegistryValidation {
+/// Input rules of the store (app ids, tags, openids, tokens…); each throws a ``StoreError`` naming the field.
+enum StoreValidation {
     static let maxAppBytes = 64
     static let maxTagBytes = 128
     static let maxOpenIDBytes = 128
@@ -8,33 +8,33 @@ enum RegistryValidation {
 
     /// 1–64 bytes of `A-Z a-z 0-9 . _ -`: no braces (they would break the hash tag), no `:`
     /// (it would make `{a:openid:…}` and `{a:<shard>}` ambiguous across apps).
-    static func app(_ app: String, field: String = "app") throws(DeviceRegistryError) {
+    static func app(_ app: String, field: String = "app") throws(StoreError) {
         guard !app.isEmpty else {
-            throw DeviceRegistryError(.invalidApp, field: field, message: "must not be empty")
+            throw StoreError(.invalidApp, field: field, message: "must not be empty")
         }
         guard app.utf8.count <= maxAppBytes else {
-            throw DeviceRegistryError(.invalidApp, field: field, message: "is \(app.utf8.count) bytes, more than \(maxAppBytes)")
+            throw StoreError(.invalidApp, field: field, message: "is \(app.utf8.count) bytes, more than \(maxAppBytes)")
         }
         let allowed = app.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
         guard allowed else {
-            throw DeviceRegistryError(.invalidApp, field: field, message: "may hold only A-Z, a-z, 0-9, '.', '_' and '-'")
+            throw StoreError(.invalidApp, field: field, message: "may hold only A-Z, a-z, 0-9, '.', '_' and '-'")
         }
     }
 
-    static func tag(_ tag: String, field: @autoclosure () -> String) throws(DeviceRegistryError) {
+    static func tag(_ tag: String, field: @autoclosure () -> String) throws(StoreError) {
         try text(tag, field: field(), code: .invalidTag, maxBytes: maxTagBytes, what: "tag")
     }
 
-    static func tags(_ tags: [String], field: @autoclosure () -> String) throws(DeviceRegistryError) {
+    static func tags(_ tags: [String], field: @autoclosure () -> String) throws(StoreError) {
         for (index, tag) in tags.enumerated() where problem(tag, maxBytes: maxTagBytes, what: "tag") != nil {
             try self.tag(tag, field: "\(field())[\(index)]")
         }
     }
 
-    static func openID(_ openID: String, field: @autoclosure () -> String = "openID") throws(DeviceRegistryError) {
+    static func openID(_ openID: String, field: @autoclosure () -> String = "openID") throws(StoreError) {
         try text(openID, field: field(), code: .invalidOpenID, maxBytes: maxOpenIDBytes, what: "openid")
     }
 
@@ -45,12 +45,12 @@ enum RegistryValidation {
     static func text(
         _ value: String,
         field: @autoclosure () -> String,
-        code: DeviceRegistryError.Code,
+        code: StoreError.Code,
         maxBytes: Int,
         what: String
-    ) throws(DeviceRegistryError) {
+    ) throws(StoreError) {
         if let message = problem(value, maxBytes: maxBytes, what: what) {
-            throw DeviceRegistryError(code, field: field(), message: message)
+            throw StoreError(code, field: field(), message: message)
         }
     }
 

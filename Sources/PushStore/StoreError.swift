@@ -1,9 +1,13 @@
-/// Why a registry call was refused or failed: the argument at fault (``field``), a stable
+import Foundation
+import Redis
+
+/// Why a call of the store (the registry, jobs, the resend buffer, rate limits, the schedule…)
+/// was refused or failed: the argument at fault (``field``), a stable
 /// ``code``, a message for people, the error it wraps and whether trying again can help.
 ///
 /// Failures of Redis itself are not wrapped: they arrive as `RedisClientError`, which carries its
 /// own retryability.
-public struct DeviceRegistryError: Error, Sendable, CustomStringConvertible {
+public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// The argument at fault, as the caller named it (`app`, `openID`, `tags[2]`,
     /// `devices[17].openID`, `expression.none[0]`), or `nil` when no single argument is.
     public var field: String?
@@ -40,7 +44,7 @@ public struct DeviceRegistryError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        var text = "DeviceRegistryError.\(code): "
+        var text = "StoreError.\(code): "
         if let field {
             text += "\(field): "
         }
@@ -49,5 +53,20 @@ public struct DeviceRegistryError: Error, Sendable, CustomStringConvertible {
             text += " (underlying: \(underlying))"
         }
         return text + " [\(file):\(line)]"
+    }
+}
+
+extension StoreError {
+    /// A reply of Redis that a command or script of the store never gives.
+    static func unexpected(_ reply: RedisReply, from what: String, file: String = #fileID, line: Int = #line) -> StoreError {
+        StoreError(.unexpectedReply, field: nil, message: "\(what) answered \(reply)", file: file, line: line)
+    }
+}
+
+/// The store's default clock.
+public enum StoreClock {
+    /// The wall clock in milliseconds since 1970.
+    public static let system: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 }
