@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
         .library(name: "PushAPI", targets: ["PushAPI"]),
         .library(name: "PushLogging", targets: ["PushLogging"]),
+        .library(name: "Backoff", targets: ["Backoff"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -74,9 +75,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // When to try again: the exponential backoff every retry and reconnect shares.
+        .target(
+            name: "Backoff",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Redis",
             dependencies: [
+                "Backoff",
                 "CHiredis",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -102,6 +109,7 @@ let package = Package(
             name: "APNs",
             dependencies: [
                 "APNsCore",
+                "Backoff",
                 "HTTP2Frames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -157,7 +165,7 @@ let package = Package(
         // PushCore stays free of I/O.
         .target(
             name: "PushStore",
-            dependencies: ["Redis", "APNsCore", "PushCore"],
+            dependencies: ["Backoff", "Redis", "APNsCore", "PushCore"],
             swiftSettings: swiftSettings
         ),
         // The log formats of the long-running processes (text, JSON lines).
@@ -183,6 +191,7 @@ let package = Package(
             name: "PushPipeline",
             dependencies: [
                 "APNs",
+                "Backoff",
                 "APNsCore",
                 "Kafka",
                 "PushConfiguration",
@@ -358,6 +367,11 @@ let package = Package(
         .testTarget(
             name: "PushCoreTests",
             dependencies: ["PushCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BackoffTests",
+            dependencies: ["Backoff"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import APNsCore
+import Backoff
 import Foundation
 import Logging
 import NIOCore
@@ -37,12 +38,16 @@ public final class APNsClient: Sendable {
         var timestamp: Int64?
     }
 
+    /// The spread of reconnect and retry delays: each is drawn from 50% to 150% of its window,
+    /// so the connections of a fleet that lost APNs together do not come back together.
+    static let backoffJitter = 0.5
+
     public let configuration: APNsClientConfiguration
     private let eventLoopGroup: any EventLoopGroup
     private let ownsEventLoopGroup: Bool
     private let trustRoots: NIOSSLTrustRoots
     private let providerTokenClock: @Sendable () -> Date
-    private let retryBackoff: APNsBackoff
+    private let retryBackoff: ExponentialBackoff
     private let logger: Logger
     private let pools = Mutex(Pools())
     /// Draws the `apns-id` of requests that carry none: a system random draw per notification
@@ -63,7 +68,7 @@ public final class APNsClient: Sendable {
         self.eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         self.ownsEventLoopGroup = eventLoopGroup == nil
         self.providerTokenClock = providerTokenClock
-        self.retryBackoff = APNsBackoff(base: configuration.retryBackoffBase, maximum: .seconds(5))
+        self.retryBackoff = ExponentialBackoff(base: configuration.retryBackoffBase, maximum: .seconds(5), jitter: Self.backoffJitter)
         self.logger = logger
         do {
             switch configuration.trustRoots {
@@ -166,22 +171,33 @@ public final class APNsClient: Sendable {
         public var streamsInFlight: Int
         /// Callers waiting for a free stream.
         public var waiters: Int
+
+        /// `statistics` summed per environment (a fleet's clients, or one client's pools),
+        /// sorted by environment.
+        public static func summedByEnvironment(_ statistics: some Sequence<PoolStatistics>) -> [PoolStatistics] {
+            var byEnvironment: [APNsEnvironment: PoolStatistics] = [:]
+            for figures in statistics {
+                var total = byEnvironment[figures.environment]
+                    ?? PoolStatistics(environment: figures.environment, openConnections: 0, streamsInFlight: 0, waiters: 0)
+                total.openConnections += figures.openConnections
+                total.streamsInFlight += figures.streamsInFlight
+                total.waiters += figures.waiters
+                byEnvironment[figures.environment] = total
+            }
+            return byEnvironment.values.sorted { $0.environment.rawValue < $1.environment.rawValue }
+        }
     }
 
     /// The figures of every pool opened so far, by environment (a client serves one app's
     /// credential, or several: pools of the same environment are summed).
     public func poolStatistics() -> [PoolStatistics] {
         let pools = self.pools.withLock { state in state.pools.map { ($0.key.environment, $0.value.pool) } }
-        var byEnvironment: [APNsEnvironment: PoolStatistics] = [:]
-        for (environment, pool) in pools {
+        return PoolStatistics.summedByEnvironment(pools.map { environment, pool in
             let figures = pool.statistics
-            var total = byEnvironment[environment] ?? PoolStatistics(environment: environment, openConnections: 0, streamsInFlight: 0, waiters: 0)
-            total.openConnections += figures.openConnections
-            total.streamsInFlight += figures.streamsInUse
-            total.waiters += figures.waiters
-            byEnvironment[environment] = total
-        }
-        return byEnvironment.values.sorted { $0.environment.rawValue < $1.environment.rawValue }
+            return PoolStatistics(
+                environment: environment, openConnections: figures.openConnections, streamsInFlight: figures.streamsInUse,
+                waiters: figures.waiters)
+        })
     }
 
     /// Closes every connection; pending and later sends fail with ``APNsError/Code/shutdown``.

@@ -110,7 +110,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
     /// Frames written since the last flush.
     private var outbound = ByteBuffer()
-    private var flushScheduled = false
+    private let flushes = FlushCoalescer()
     private var prefaceSent = false
 
     private var keepalive: RepeatedTask?
@@ -565,12 +565,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     /// Writes and flushes what this tick produced, after the tasks already queued on the loop
     /// (typically the rest of the same burst of requests) have added their frames.
     private func flushSoon(_ context: ChannelHandlerContext) {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushScheduled = false
-            self.writeOutbound(context: context)
-        }
+        flushes.schedule(on: context.eventLoop) { self.writeOutbound(context: context) }
     }
 
     private func writeOutbound(context: ChannelHandlerContext) {

@@ -1,3 +1,4 @@
+import Backoff
 import Logging
 import NIOCore
 import NIOHTTP2
@@ -35,7 +36,7 @@ final class APNsConnectionPool: Sendable {
     private let endpoint: APNsClientConfiguration.Endpoint
     private let sslContext: NIOSSLContext
     private let configuration: APNsClientConfiguration
-    private let reconnectBackoff: APNsBackoff
+    private let reconnectBackoff: ExponentialBackoff
     private let logger: Logger
 
     init(
@@ -52,8 +53,8 @@ final class APNsConnectionPool: Sendable {
         self.endpoint = endpoint
         self.sslContext = sslContext
         self.configuration = configuration
-        self.reconnectBackoff = APNsBackoff(
-            base: configuration.reconnectBackoffBase, maximum: configuration.reconnectBackoffMax)
+        self.reconnectBackoff = ExponentialBackoff(
+            base: configuration.reconnectBackoffBase, maximum: configuration.reconnectBackoffMax, jitter: APNsClient.backoffJitter)
         self.logger = logger
     }
 

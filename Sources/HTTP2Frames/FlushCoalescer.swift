@@ -12,11 +12,17 @@ public final class FlushCoalescer {
 
     /// Flushes `context` soon, unless a flush is already on its way.
     public func flushSoon(_ context: ChannelHandlerContext) {
+        schedule(on: context.eventLoop) { context.flush() }
+    }
+
+    /// Runs `flush` soon on `eventLoop`, unless a flush is already on its way: for a handler
+    /// that gathers its frames in a buffer of its own and writes it as it flushes.
+    public func schedule(on eventLoop: any EventLoop, _ flush: @escaping () -> Void) {
         guard !isScheduled else { return }
         isScheduled = true
-        context.eventLoop.assumeIsolated().execute {
+        eventLoop.assumeIsolated().execute {
             self.isScheduled = false
-            context.flush()
+            flush()
         }
     }
 }

@@ -1,3 +1,4 @@
+import Backoff
 import Foundation
 import Logging
 import PushStore
@@ -39,23 +40,22 @@ struct ChunkLease: Sendable {
     }
 
     private func acquire() async throws {
-        var pause = Duration.milliseconds(10)
-        var waiting = false
+        let backoff = ExponentialBackoff(base: .milliseconds(10), maximum: Self.longestPoll)
+        var waits = 0
         while true {
             if try await Retrying.run("taking the lease of chunk \(chunkID) of job \(jobID)", logger: context.logger, operation: take) {
                 return
             }
-            if !waiting {
-                waiting = true
+            waits += 1
+            if waits == 1 {
                 context.counters.add(.chunkLeaseWaits)
                 context.logger.info(
                     "chunk is being sent by another sender: waiting for it to finish",
                     metadata: ["job": "\(jobID)", "chunk": "\(chunkID)"])
             }
-            try await cancelWhenGracefulShutdown { [pause] in
-                try await Task.sleep(for: pause)
+            try await cancelWhenGracefulShutdown { [waits] in
+                try await Task.sleep(for: backoff.delay(attempt: waits))
             }
-            pause = min(pause * 2, Self.longestPoll)
         }
     }
 

@@ -120,17 +120,7 @@ public final class PushWorker: Service, Sendable {
     /// Updates the connection-pool gauges every 2 seconds until graceful shutdown.
     private static func samplePools(_ clients: [APNsClient], metrics: PipelineMetrics) async {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            var totals: [APNsEnvironment: APNsClient.PoolStatistics] = [:]
-            for statistics in clients.flatMap({ $0.poolStatistics() }) {
-                var total = totals[statistics.environment] ?? statistics
-                if totals[statistics.environment] != nil {
-                    total.openConnections += statistics.openConnections
-                    total.streamsInFlight += statistics.streamsInFlight
-                    total.waiters += statistics.waiters
-                }
-                totals[statistics.environment] = total
-            }
-            for statistics in totals.values {
+            for statistics in APNsClient.PoolStatistics.summedByEnvironment(clients.flatMap { $0.poolStatistics() }) {
                 metrics.pool(statistics)
             }
             try? await cancelWhenGracefulShutdown {

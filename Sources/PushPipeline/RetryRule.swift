@@ -1,4 +1,5 @@
 import APNs
+import Backoff
 import Kafka
 import PushStore
 import Redis
@@ -19,10 +20,8 @@ import Redis
 struct RetryRule: Sendable {
     /// Attempts in all for an error that is not known to be transient. Default 3.
     var attemptsForOtherErrors = 3
-    var base: Duration = .milliseconds(100)
-    var maximum: Duration = .seconds(5)
-    /// The delay is scaled by a factor in `1 - jitter ... 1 + jitter`.
-    var jitter = 0.2
+    /// 100 ms doubling to 5 s, each wait spread over ±20%.
+    var backoff = ExponentialBackoff(base: .milliseconds(100), maximum: .seconds(5), jitter: 0.2)
 
     enum Decision: Equatable, Sendable {
         /// Try again after this delay.
@@ -36,9 +35,7 @@ struct RetryRule: Sendable {
     func decision(after error: any Error, failures: Int, random: Double) -> Decision {
         if error is CancellationError || error is JobCancelled || error is JobPaused { return .giveUp }
         if !Self.isTransient(error) && failures >= attemptsForOtherErrors { return .giveUp }
-        let exponent = min(max(failures - 1, 0), 30)
-        let window = min(base * (1 << exponent), maximum)
-        return .retry(after: window * (1 - jitter + 2 * jitter * min(max(random, 0), 1)))
+        return .retry(after: backoff.delay(attempt: failures, random: random))
     }
 
     /// Whether the error says that the same operation may succeed later.

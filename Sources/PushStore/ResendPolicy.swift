@@ -1,3 +1,5 @@
+import Backoff
+
 /// When a notification that failed transiently is sent again, and when it is given up.
 ///
 /// The delay after attempt `n` is `baseDelay * 2^(n-1)`, multiplied by a random factor in
@@ -49,22 +51,12 @@ public struct ResendPolicy: Sendable, Hashable {
     ///
     /// - Parameter random: a number in `0..<1` (the buffer's random source).
     public func delayMilliseconds(afterAttempts attempts: Int, random: Double) -> Int64 {
-        let exponent = Double(min(max(attempts - 1, 0), 62))
-        let cap = Double(maxDelay.wholeMilliseconds)
-        let backoff = min(Double(baseDelay.wholeMilliseconds) * Double.pow2(exponent), cap)
-        let factor = 1 - jitter + 2 * jitter * min(max(random, 0), 1)
-        return Int64(min(backoff * factor, cap).rounded(.down))
+        ExponentialBackoff(base: baseDelay, maximum: maxDelay, jitter: jitter).delay(attempt: attempts, random: random).wholeMilliseconds
     }
 
     /// Whether an entry with `attempts` attempts, first failed at `firstFailedAt`, is expired at
     /// `now` (all in milliseconds since 1970).
     public func isExpired(attempts: Int, firstFailedAt: Int64, now: Int64) -> Bool {
         attempts >= maxAttempts || now.subtractingReportingOverflow(firstFailedAt).partialValue >= maxAge.wholeMilliseconds
-    }
-}
-
-extension Double {
-    fileprivate static func pow2(_ exponent: Double) -> Double {
-        Double(sign: .plus, exponent: Int(exponent), significand: 1)
     }
 }

@@ -1,3 +1,5 @@
+import Backoff
+
 /// Where a Redis Cluster client sends a command, and what it does when a node answers that the
 /// slot is elsewhere or the cluster is not ready: a rule in a value type, without I/O. The
 /// ``RedisClusterClient`` carries its decisions out.
@@ -115,8 +117,7 @@ public struct RedisClusterRouter: Sendable {
     }
 
     private func delay(attempt: Int) -> Duration {
-        let exponent = min(max(attempt - 1, 0), 20)
-        return min(retryBase * (1 << exponent), retryMax)
+        ExponentialBackoff(base: retryBase, maximum: max(retryMax, retryBase)).delay(attempt: attempt)
     }
 
     private mutating func index(of address: RedisClusterTopology.Address) -> Int16 {

@@ -1,3 +1,5 @@
+import Backoff
+
 extension RedisConfiguration {
     /// Exponential backoff for (re)connecting: attempt 1 runs at once, attempt n waits
     /// `min(initialDelay × 2^(n-2), maxDelay)` before it. After `maxAttempts` failures the command
@@ -19,15 +21,10 @@ extension RedisConfiguration {
             self.maxDelay = maxDelay
         }
 
-        /// The wait before `attempt` (1-based).
+        /// The wait before `attempt` (1-based): none before the first, then the backoff's.
         func delay(beforeAttempt attempt: Int) -> Duration {
             guard attempt > 1 else { return .zero }
-            var delay = initialDelay
-            for _ in 2..<attempt {
-                delay *= 2
-                if delay >= maxDelay { return maxDelay }
-            }
-            return min(delay, maxDelay)
+            return ExponentialBackoff(base: initialDelay, maximum: max(maxDelay, initialDelay)).delay(attempt: attempt - 1)
         }
     }
 }

@@ -1,3 +1,4 @@
+import APNsCore
 @testable import APNs
 import Testing
 
@@ -181,16 +182,20 @@ struct APNsConnectionPoolStateMachineTests {
     }
 }
 
-/// Backoff windows.
-@Suite("Backoff")
-struct APNsBackoffTests {
-    @Test("doubles per attempt, caps, and jitters within the upper half")
-    func windows() {
-        let backoff = APNsBackoff(base: .milliseconds(100), maximum: .seconds(1))
-        #expect(backoff.delay(attempt: 1, jitter: 1) == .milliseconds(100))
-        #expect(backoff.delay(attempt: 2, jitter: 1) == .milliseconds(200))
-        #expect(backoff.delay(attempt: 3, jitter: 0) == .milliseconds(200))
-        #expect(backoff.delay(attempt: 10, jitter: 1) == .seconds(1))
-        #expect(backoff.delay(attempt: 100, jitter: 0.5) == .milliseconds(750))
+@Suite("Pool statistics")
+struct PoolStatisticsTests {
+    @Test("figures of several pools and clients are summed per environment, sandbox after production")
+    func summedPerEnvironment() {
+        typealias Figures = APNsClient.PoolStatistics
+        let summed = Figures.summedByEnvironment([
+            Figures(environment: .sandbox, openConnections: 2, streamsInFlight: 150, waiters: 0),
+            Figures(environment: .production, openConnections: 4, streamsInFlight: 400, waiters: 12),
+            Figures(environment: .sandbox, openConnections: 1, streamsInFlight: 3, waiters: 5),
+        ])
+        #expect(summed == [
+            Figures(environment: .production, openConnections: 4, streamsInFlight: 400, waiters: 12),
+            Figures(environment: .sandbox, openConnections: 3, streamsInFlight: 153, waiters: 5),
+        ])
+        #expect(Figures.summedByEnvironment([]).isEmpty)
     }
 }
