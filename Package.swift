@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushStore", targets: ["PushStore"]),
         .library(name: "PushConfiguration", targets: ["PushConfiguration"]),
+        .library(name: "PushJobs", targets: ["PushJobs"]),
         .library(name: "PushPipeline", targets: ["PushPipeline"]),
         .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
         .library(name: "PushAPI", targets: ["PushAPI"]),
@@ -186,6 +187,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What producers, the API, the CLI and workers share: publishing jobs, their reports and
+        // operations (pause, resume, abort, rate), the topics, clients from the configuration.
+        .target(
+            name: "PushJobs",
+            dependencies: [
+                "APNsCore",
+                "Kafka",
+                "PushConfiguration",
+                "PushCore",
+                "PushStore",
+                "Redis",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The stages: expand (push.jobs), send (push.deliveries, resend buffer), feedback.
         .target(
             name: "PushPipeline",
@@ -196,6 +212,7 @@ let package = Package(
                 "Kafka",
                 "PushConfiguration",
                 "PushCore",
+                "PushJobs",
                 "PushStore",
                 "Redis",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -213,7 +230,7 @@ let package = Package(
                 "Kafka",
                 "PushConfiguration",
                 "PushCore",
-                "PushPipeline",
+                "PushJobs",
                 "PushStore",
                 "Redis",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -248,6 +265,7 @@ let package = Package(
                 "Redis",
                 "PushCore",
                 "PushConfiguration",
+                "PushJobs",
                 "PushPipeline",
                 "PushStore",
                 "EmbeddedStack",
@@ -353,6 +371,7 @@ let package = Package(
                 "Kafka",
                 "PushConfiguration",
                 "PushCore",
+                "PushJobs",
                 "PushPipeline",
                 "PushStore",
                 "Redis",

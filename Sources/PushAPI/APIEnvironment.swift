@@ -1,7 +1,7 @@
 import Kafka
 import Logging
 import PushConfiguration
-import PushPipeline
+import PushJobs
 import PushStore
 import Redis
 

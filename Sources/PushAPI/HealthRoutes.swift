@@ -1,5 +1,6 @@
 import Hummingbird
 import PushCore
+import PushJobs
 
 /// `/healthz` (the process answers), `/readyz` (Kafka and Redis answer), `/metrics`.
 enum HealthRoutes {

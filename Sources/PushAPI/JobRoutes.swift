@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 import PushStore
 
 /// `/v1/apps/{app}/jobs/{job}` (status; pause, resume, abort, rate) and `/v1/apps/{app}/receipts`.

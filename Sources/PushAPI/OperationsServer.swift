@@ -7,7 +7,7 @@ import HTTPTypes
 import Kafka
 import NIOCore
 import PushCore
-import PushPipeline
+import PushJobs
 import Redis
 
 /// What every worker process serves on `metrics.port`: `/healthz` (the process answers),

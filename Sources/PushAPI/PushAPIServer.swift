@@ -5,7 +5,7 @@ public import ServiceLifecycle
 import Hummingbird
 import Kafka
 import NIOCore
-import PushPipeline
+import PushJobs
 import Redis
 
 /// `pushfleet api`: the HTTP API (Hummingbird) over the device registry, `push.jobs` and the

@@ -4,7 +4,7 @@ import Hummingbird
 import HTTPTypes
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 
 /// `POST /v1/apps/{app}/push`: one endpoint for every audience. The body is a push job
 /// (`schemas/push-job.schema.json`) without `id`, and with `app` optional; the server assigns

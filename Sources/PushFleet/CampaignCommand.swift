@@ -3,7 +3,7 @@ import ArgumentParser
 import Foundation
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 import PushStore
 
 /// What a notification says and how it is sent: the options `send` and `campaign` share.

@@ -3,7 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import PushConfiguration
-import PushPipeline
+import PushJobs
 import PushStore
 import Redis
 

@@ -7,6 +7,7 @@ import Kafka
 import Logging
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushPipeline
 import PushStore
 import PushAPI

@@ -1,7 +1,7 @@
 import ArgumentParser
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 
 /// `pushfleet job …`: work with push job documents.
 struct JobCommand: AsyncParsableCommand {

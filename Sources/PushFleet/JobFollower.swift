@@ -1,5 +1,5 @@
 import Foundation
-import PushPipeline
+import PushJobs
 import PushStore
 
 /// Follows a job's statistics in Redis until it is complete, cancelled or paused, drawing a

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushCore
-import PushPipeline
+import PushJobs
 import PushStore
 
 /// `pushfleet jobs …`: what operators do to published jobs (``JobOperator``).

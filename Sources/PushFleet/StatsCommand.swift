@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 import PushStore
 import Redis
 

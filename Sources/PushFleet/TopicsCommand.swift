@@ -3,7 +3,7 @@ import Kafka
 import Logging
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 
 /// `pushfleet topics create|check`: the pipeline's four Kafka topics on an operator's own cluster.
 struct TopicsCommand: AsyncParsableCommand {

@@ -5,6 +5,7 @@ import PushConfiguration
 import Metrics
 import Prometheus
 import PushAPI
+import PushJobs
 import PushLogging
 import PushPipeline
 import ServiceLifecycle

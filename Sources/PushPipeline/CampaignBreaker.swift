@@ -1,4 +1,5 @@
 import PushConfiguration
+import PushJobs
 
 /// The campaign circuit breaker's judgement of a watched job (``JobControl/Breaker/watching``)
 /// from its statistics so far: a rule in a value type, fed by the send stage after each batch

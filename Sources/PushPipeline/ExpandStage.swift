@@ -4,6 +4,7 @@ import Kafka
 import Logging
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushStore
 
 /// Consumes `push.jobs`: validates each job (or dead-letters it with the reason and its bytes),

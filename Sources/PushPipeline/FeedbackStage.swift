@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushStore
 
 /// Consumes `push.feedback` and changes the registry as ``RegistryChange`` says:

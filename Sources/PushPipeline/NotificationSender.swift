@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushStore
 
 /// Sends a job's notifications to many tokens through the app's APNs client, admitted by the

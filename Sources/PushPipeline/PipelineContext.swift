@@ -5,6 +5,7 @@ import Kafka
 import Logging
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushStore
 import Redis
 

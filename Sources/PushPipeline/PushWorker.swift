@@ -5,6 +5,7 @@ public import Kafka
 public import Logging
 public import PushConfiguration
 import PushCore
+import PushJobs
 import PushStore
 public import Redis
 public import ServiceLifecycle

@@ -4,6 +4,7 @@ import Foundation
 import PushAPI
 import PushConfiguration
 import PushCore
+import PushPipeline
 import PushStore
 import Redis
 import ServiceLifecycle

@@ -6,6 +6,7 @@ import Kafka
 import PushAPI
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushPipeline
 import PushStore
 import Redis

@@ -6,7 +6,7 @@ import Kafka
 import PushAPI
 import PushConfiguration
 import PushCore
-import PushPipeline
+import PushJobs
 import PushStore
 import Testing
 

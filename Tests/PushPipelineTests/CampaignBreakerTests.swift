@@ -1,4 +1,5 @@
 import PushConfiguration
+import PushJobs
 import PushStore
 import Testing
 

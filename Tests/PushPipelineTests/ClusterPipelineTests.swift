@@ -4,6 +4,7 @@ import EmbeddedStack
 import Foundation
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushPipeline
 import PushStore
 import Redis

@@ -3,7 +3,7 @@ import APNsSimulator
 import EmbeddedStack
 import Foundation
 import PushCore
-import PushPipeline
+import PushJobs
 import PushStore
 import Testing
 

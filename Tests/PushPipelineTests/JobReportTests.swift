@@ -1,3 +1,4 @@
+import PushJobs
 import PushStore
 import Testing
 

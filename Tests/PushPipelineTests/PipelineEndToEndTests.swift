@@ -5,6 +5,7 @@ import Foundation
 import Kafka
 import PushConfiguration
 import PushCore
+import PushJobs
 import PushPipeline
 import PushStore
 import Redis

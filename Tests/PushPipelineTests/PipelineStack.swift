@@ -7,6 +7,7 @@ import Logging
 import PushConfiguration
 import PushAPI
 import PushCore
+import PushJobs
 import PushPipeline
 import PushStore
 import Redis

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import PushAPI
 import PushCore
-import PushPipeline
+import PushJobs
 import Synchronization
 import Testing
 

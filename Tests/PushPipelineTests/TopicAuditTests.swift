@@ -1,5 +1,5 @@
 import PushConfiguration
-import PushPipeline
+import PushJobs
 import Testing
 
 @Suite("Topic audit")

@@ -5,7 +5,7 @@ import Foundation
 import PushAPI
 import PushCore
 import PushConfiguration
-import PushPipeline
+import PushJobs
 import PushStore
 import Testing
 

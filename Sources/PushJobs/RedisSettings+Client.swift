@@ -1,4 +1,3 @@
-public import APNs
 public import Logging
 public import PushConfiguration
 public import PushStore
@@ -37,20 +36,5 @@ extension ResendSettings {
     /// The resend buffer's policy.
     public var policy: ResendPolicy {
         ResendPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, maxDelay: maxDelay, maxAge: maxAge, lease: lease)
-    }
-}
-
-extension APNsSettings {
-    /// The APNs client configuration: Apple's hosts on `port`, or the configured endpoint,
-    /// trusting the system's roots or the CA file.
-    public func clientConfiguration(connectionsPerPool: Int) -> APNsClientConfiguration {
-        APNsClientConfiguration(
-            applePort: port,
-            endpointOverride: endpoint.map { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
-            environmentEndpoints: endpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
-            trustRoots: caFile.map { .pemFile($0) } ?? .system,
-            connectionsPerPool: connectionsPerPool,
-            maxConcurrentStreamsPerConnection: streamsPerConnection,
-            requestTimeout: requestTimeout)
     }
 }

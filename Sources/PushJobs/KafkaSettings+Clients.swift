@@ -42,6 +42,11 @@ public struct PipelineTopicsMissing: Error, CustomStringConvertible {
     public let topics: [String]
     public let bootstrapServers: String
 
+    public init(topics: [String], bootstrapServers: String) {
+        self.topics = topics
+        self.bootstrapServers = bootstrapServers
+    }
+
     public var description: String {
         "the Kafka topics \(topics.joined(separator: ", ")) do not exist on \(bootstrapServers); "
             + "create them with `pushfleet topics create --config <file>` (partitions and replication from kafka.topics), "

@@ -9,23 +9,28 @@ import PushStore
 /// watches it or it is paused, published once it is cleared or resumed, discarded when it is
 /// cancelled. The senders offer changes; whoever clears or resumes a job releases what was
 /// held.
-struct HeldEffects: Sendable {
-    let jobs: JobStore
+package struct HeldEffects: Sendable {
+    package let jobs: JobStore
     /// Publishes messages to Kafka and returns once Kafka has them.
-    let publish: @Sendable ([KafkaProducerMessage]) async throws -> Void
+    package let publish: @Sendable ([KafkaProducerMessage]) async throws -> Void
+
+    package init(jobs: JobStore, publish: @escaping @Sendable ([KafkaProducerMessage]) async throws -> Void) {
+        self.jobs = jobs
+        self.publish = publish
+    }
 
     /// Changes released per round.
-    static let releaseBatch = 500
+    package static let releaseBatch = 500
 
     /// The `push.feedback` message of an event: keyed by app and token, so that the events of
     /// one token stay in order.
-    static func message(_ event: FeedbackEvent) -> KafkaProducerMessage {
+    package static func message(_ event: FeedbackEvent) -> KafkaProducerMessage {
         KafkaProducerMessage(topic: PushTopic.feedback, key: "\(event.app)/\(event.token.hex)", value: event.jsonData())
     }
 
     /// Offers a job's changes: held, discarded or published as its gate says; when the gate
     /// applies and changes are still held (a release cut short), releases them too.
-    func offer(jobID: String, _ events: [FeedbackEvent]) async throws -> JobStore.EffectsAnswer {
+    package func offer(jobID: String, _ events: [FeedbackEvent]) async throws -> JobStore.EffectsAnswer {
         let answer = try await jobs.offerEffects(jobID: jobID, events.map { Array($0.jsonData()) })
         if answer.gate == .apply {
             try await publish(events.map(Self.message))
@@ -39,7 +44,7 @@ struct HeldEffects: Sendable {
     /// Publishes every change held for the job, oldest first, once its gate applies (nothing
     /// otherwise); returns how many.
     @discardableResult
-    func release(jobID: String) async throws -> Int {
+    package func release(jobID: String) async throws -> Int {
         var released = 0
         while true {
             let batch = try await jobs.takeHeldEffects(jobID: jobID, limit: Self.releaseBatch)
