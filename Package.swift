@@ -31,7 +31,7 @@ let package = Package(
         .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
         .library(name: "PushAPI", targets: ["PushAPI"]),
         .library(name: "PushLogging", targets: ["PushLogging"]),
-        .library(name: "Backoff", targets: ["Backoff"]),
+        .library(name: "FlowControl", targets: ["FlowControl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -70,21 +70,25 @@ let package = Package(
             name: "Kafka",
             dependencies: [
                 "CRdKafka",
+                "FlowControl",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
-        // When to try again: the exponential backoff every retry and reconnect shares.
+        // How much work at once and when to try again: the async semaphore behind every bounded
+        // window (Kafka's in-flight messages, notifications in flight) and the one backoff rule
+        // of every retry and reconnect.
         .target(
-            name: "Backoff",
+            name: "FlowControl",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Redis",
             dependencies: [
-                "Backoff",
+                "FlowControl",
                 "CHiredis",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -110,7 +114,7 @@ let package = Package(
             name: "APNs",
             dependencies: [
                 "APNsCore",
-                "Backoff",
+                "FlowControl",
                 "HTTP2Frames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -166,7 +170,7 @@ let package = Package(
         // PushCore stays free of I/O.
         .target(
             name: "PushStore",
-            dependencies: ["Backoff", "Redis", "APNsCore", "PushCore"],
+            dependencies: ["FlowControl", "Redis", "APNsCore", "PushCore"],
             swiftSettings: swiftSettings
         ),
         // The log formats of the long-running processes (text, JSON lines).
@@ -207,7 +211,7 @@ let package = Package(
             name: "PushPipeline",
             dependencies: [
                 "APNs",
-                "Backoff",
+                "FlowControl",
                 "APNsCore",
                 "Kafka",
                 "PushConfiguration",
@@ -389,8 +393,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "BackoffTests",
-            dependencies: ["Backoff"],
+            name: "FlowControlTests",
+            dependencies: ["FlowControl"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

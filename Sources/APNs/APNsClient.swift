@@ -1,5 +1,5 @@
 import APNsCore
-import Backoff
+import FlowControl
 import Foundation
 import Logging
 import NIOCore

@@ -1,4 +1,4 @@
-import Backoff
+import FlowControl
 import Logging
 import NIOCore
 import NIOHTTP2

@@ -1,4 +1,5 @@
 import CRdKafka
+import FlowControl
 
 /// Serves a producer's delivery reports, which librdkafka hands out in batches as events on the
 /// main queue: one wake-up and one window release per batch instead of per message.

@@ -1,4 +1,5 @@
 import CRdKafka
+import FlowControl
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -1,4 +1,4 @@
-import Backoff
+import FlowControl
 import Foundation
 import Logging
 import PushStore

@@ -1,5 +1,6 @@
 import APNs
 import APNsCore
+import FlowControl
 import Kafka
 import Logging
 import NIOCore

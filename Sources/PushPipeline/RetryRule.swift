@@ -1,5 +1,5 @@
 import APNs
-import Backoff
+import FlowControl
 import Kafka
 import PushStore
 import Redis

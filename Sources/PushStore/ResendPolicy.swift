@@ -1,4 +1,4 @@
-import Backoff
+import FlowControl
 
 /// When a notification that failed transiently is sent again, and when it is given up.
 ///

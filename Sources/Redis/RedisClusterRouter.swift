@@ -1,4 +1,4 @@
-import Backoff
+import FlowControl
 
 /// Where a Redis Cluster client sends a command, and what it does when a node answers that the
 /// slot is elsewhere or the cluster is not ready: a rule in a value type, without I/O. The

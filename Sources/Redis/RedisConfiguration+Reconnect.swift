@@ -1,4 +1,4 @@
-import Backoff
+import FlowControl
 
 extension RedisConfiguration {
     /// Exponential backoff for (re)connecting: attempt 1 runs at once, attempt n waits

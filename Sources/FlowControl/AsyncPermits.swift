@@ -3,8 +3,8 @@ import Synchronization
 
 /// A counting semaphore for async callers: `acquire` suspends while too few permits are free.
 ///
-/// Used as the producer's in-flight window, so a fast producer waits for confirmations instead
-/// of growing a queue without bound. Waiters are served in arrival order; a waiter asking for
+/// The Kafka producer's in-flight window (a fast producer waits for confirmations instead of
+/// growing a queue without bound) and the send stage's notifications in flight. Waiters are served in arrival order; a waiter asking for
 /// several permits takes them as they free up.
 public final class AsyncPermits: Sendable {
     private struct Waiter {
@@ -25,6 +25,9 @@ public final class AsyncPermits: Sendable {
         self.capacity = count
         self.state = Mutex(State(available: count))
     }
+
+    /// Callers suspended in ``acquire(_:)``.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Takes `count` permits (at most ``capacity``), suspending until all are granted.
     public func acquire(_ count: Int = 1) async {

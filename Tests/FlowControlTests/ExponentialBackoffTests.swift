@@ -1,4 +1,4 @@
-import Backoff
+import FlowControl
 import Testing
 
 @Suite("Exponential backoff")
