@@ -19,6 +19,8 @@ let package = Package(
         .executable(name: "pushfleet-fuzz", targets: ["PushFleetFuzz"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "Redis", targets: ["Redis"]),
+        .library(name: "EmbeddedKafka", targets: ["EmbeddedKafka"]),
+        .library(name: "LocalRedis", targets: ["LocalRedis"]),
         .library(name: "APNsCore", targets: ["APNsCore"]),
         .library(name: "APNs", targets: ["APNs"]),
         .library(name: "HTTP2Frames", targets: ["HTTP2Frames"]),
@@ -74,6 +76,27 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // librdkafka's mock cluster in process, for the demo, the tests and the benchmarks; the
+        // product links it only for `pushfleet demo` (through EmbeddedStack).
+        .target(
+            name: "EmbeddedKafka",
+            dependencies: [
+                "CRdKafka",
+                "Kafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Real redis-server processes (one, or a cluster) on free ports, for the demo, the tests
+        // and the benchmarks.
+        .target(
+            name: "LocalRedis",
+            dependencies: [
+                "Redis",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -253,7 +276,9 @@ let package = Package(
             name: "EmbeddedStack",
             dependencies: [
                 "APNsSimulator",
+                "EmbeddedKafka",
                 "Kafka",
+                "LocalRedis",
                 "PushConfiguration",
                 "PushCore",
                 "Redis",
@@ -299,7 +324,9 @@ let package = Package(
         .executableTarget(
             name: "PushFleetBenchmarks",
             dependencies: [
+                "EmbeddedKafka",
                 "Kafka",
+                "LocalRedis",
                 "Redis",
                 "APNs",
                 "APNsSimulator",
@@ -347,17 +374,25 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka"],
+            dependencies: ["Kafka", "EmbeddedKafka"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EmbeddedKafkaTests",
+            dependencies: [
+                "EmbeddedKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "RedisTests",
-            dependencies: ["Redis"],
+            dependencies: ["Redis", "LocalRedis"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PushStoreTests",
-            dependencies: ["PushStore", "Redis", "APNsCore", "PushCore"],
+            dependencies: ["PushStore", "Redis", "LocalRedis", "APNsCore", "PushCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -373,12 +408,14 @@ let package = Package(
                 "APNsCore",
                 "APNsSimulator",
                 "Kafka",
+                "LocalRedis",
                 "PushConfiguration",
                 "PushCore",
                 "PushJobs",
                 "PushPipeline",
                 "PushStore",
                 "Redis",
+                "EmbeddedKafka",
                 "EmbeddedStack",
                 "PushAPI",
                 .product(name: "Logging", package: "swift-log"),

@@ -1,8 +1,10 @@
 import APNsCore
 public import APNsSimulator
 import Crypto
+import EmbeddedKafka
 public import Foundation
 public import Kafka
+import LocalRedis
 public import Logging
 public import PushConfiguration
 import PushCore

@@ -28,7 +28,7 @@ public final class KafkaAdmin: Sendable {
     /// Creates topics. A topic that already exists with any layout is not an error.
     ///
     /// Needs a cluster with a controller (any Apache Kafka cluster). The embedded cluster has
-    /// none: create its topics with ``EmbeddedKafkaCluster/createTopic(_:partitions:replicationFactor:)``.
+    /// none: create its topics with `EmbeddedKafkaCluster.createTopic` (module EmbeddedKafka).
     public func createTopics(
         _ topics: [KafkaTopicSpecification], timeout: Duration = .seconds(30)
     ) async throws {

@@ -70,11 +70,11 @@ public struct KafkaErrorCode: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
-    init(_ err: rd_kafka_resp_err_t) {
+    package init(_ err: rd_kafka_resp_err_t) {
         self.rawValue = err.rawValue
     }
 
-    var cValue: rd_kafka_resp_err_t { rd_kafka_resp_err_t(rawValue: rawValue) }
+    package var cValue: rd_kafka_resp_err_t { rd_kafka_resp_err_t(rawValue: rawValue) }
 
     /// The broker's or librdkafka's name for the code, such as `NOT_LEADER_OR_FOLLOWER`.
     public var name: String { String(cString: rd_kafka_err2name(cValue)) }

@@ -8,8 +8,8 @@ import Synchronization
 /// module makes (produce, poll, commit, assign, metadata), and the callbacks object is immutable
 /// once the handle exists. The handle is destroyed exactly once, in `deinit`, after which
 /// librdkafka makes no further callbacks.
-final class RDKafkaClient: @unchecked Sendable {
-    enum Kind {
+package final class RDKafkaClient: @unchecked Sendable {
+    package enum Kind {
         case producer
         case consumer
 
@@ -21,7 +21,7 @@ final class RDKafkaClient: @unchecked Sendable {
         }
     }
 
-    let pointer: OpaquePointer
+    package let pointer: OpaquePointer
     let callbacks: RDKafkaCallbacks
     /// Topic handles by name, created on first use: producing by handle spares librdkafka a
     /// topic lookup under its lock for every message.
@@ -35,7 +35,7 @@ final class RDKafkaClient: @unchecked Sendable {
     private let destroysHandle = Atomic<Bool>(true)
 
     /// Creates a handle. librdkafka takes ownership of the configuration on success.
-    init(kind: Kind, properties: KafkaConfigurationProperties, callbacks: RDKafkaCallbacks) throws(KafkaError) {
+    package init(kind: Kind, properties: KafkaConfigurationProperties, callbacks: RDKafkaCallbacks) throws(KafkaError) {
         let conf = try properties.makeRDKafkaConf()
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         rd_kafka_conf_set_log_cb(conf) { handle, level, facility, text in
@@ -113,14 +113,14 @@ final class RDKafkaClient: @unchecked Sendable {
 
 /// Hooks librdkafka calls on its own threads. Set before the handle is created, never changed
 /// after, hence `@unchecked Sendable`.
-final class RDKafkaCallbacks: @unchecked Sendable {
+package final class RDKafkaCallbacks: @unchecked Sendable {
     let logger: Logger
     /// Producers: deliver reports as batched events instead of one callback per message.
     let deliveryReportsAsEvents: Bool
     let onRebalance:
         ((OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
 
-    init(
+    package init(
         logger: Logger,
         deliveryReportsAsEvents: Bool = false,
         onRebalance: (

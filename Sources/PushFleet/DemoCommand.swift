@@ -1,6 +1,7 @@
 import APNsCore
 import APNsSimulator
 import ArgumentParser
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka

@@ -1,5 +1,6 @@
 import APNsCore
 import APNsSimulator
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka

@@ -2,6 +2,7 @@ import APNsCore
 import APNsSimulator
 import EmbeddedStack
 import Foundation
+import LocalRedis
 import PushConfiguration
 import PushCore
 import PushJobs

@@ -3,6 +3,7 @@ import APNsSimulator
 import EmbeddedStack
 import Foundation
 import Kafka
+import LocalRedis
 import PushConfiguration
 import PushCore
 import PushJobs

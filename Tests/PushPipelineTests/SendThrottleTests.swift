@@ -1,4 +1,5 @@
 import APNs
+import LocalRedis
 import PushConfiguration
 import PushCore
 import PushStore

@@ -1,3 +1,4 @@
+import LocalRedis
 import PushStore
 import Redis
 import Testing

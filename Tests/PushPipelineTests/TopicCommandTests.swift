@@ -1,3 +1,4 @@
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka

@@ -1,4 +1,5 @@
 import Foundation
+import LocalRedis
 import Redis
 import Testing
 

@@ -1,3 +1,4 @@
+import LocalRedis
 import Redis
 import Testing
 

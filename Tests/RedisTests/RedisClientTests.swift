@@ -1,3 +1,4 @@
+import LocalRedis
 import Testing
 
 @testable import Redis

@@ -1,4 +1,5 @@
 import APNsCore
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka

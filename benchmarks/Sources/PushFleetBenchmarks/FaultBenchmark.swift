@@ -2,9 +2,11 @@ import APNs
 import APNsCore
 import APNsSimulator
 import ArgumentParser
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka
+import LocalRedis
 import Logging
 import PushCore
 import PushStore

@@ -3,6 +3,7 @@ import APNsCore
 import APNsSimulator
 import ArgumentParser
 import Crypto
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Histogram

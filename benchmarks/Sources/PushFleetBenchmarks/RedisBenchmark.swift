@@ -1,4 +1,5 @@
 import Foundation
+import LocalRedis
 import Redis
 
 /// Pipelined `SET` and `SADD` throughput through the Redis module, measured against

@@ -1,6 +1,7 @@
 import APNsCore
 import EmbeddedStack
 import Foundation
+import LocalRedis
 import Logging
 import PushStore
 import Redis

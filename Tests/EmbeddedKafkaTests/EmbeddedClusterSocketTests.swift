@@ -1,5 +1,6 @@
+@testable import EmbeddedKafka
 import Foundation
-@testable import Kafka
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// The embedded brokers' connections, seen from both ends inside this process.
 @Suite struct EmbeddedClusterSocketTests {
     @Test func everyBrokerAcceptsConnectionsWithNaglesAlgorithmOff() throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 2, logger: KafkaTestSupport.logger)
+        let cluster = try EmbeddedKafkaCluster(brokers: 2, logger: Logger(label: "pushfleet.test.embedded-kafka"))
         try #require(cluster.brokerPorts.count == 2)
         for port in cluster.brokerPorts {
             let client = try LoopbackClient(port: port)

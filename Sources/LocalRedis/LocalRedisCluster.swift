@@ -1,4 +1,5 @@
 import Foundation
+import Redis
 
 /// A real Redis Cluster of local `redis-server` processes on free loopback ports, for tests,
 /// benchmarks and demos: `masters` masters with `replicasPerMaster` replicas each, joined with

@@ -1,4 +1,5 @@
 import Foundation
+import Redis
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import CRdKafka
+import Kafka
 import Logging
 import Synchronization
 
