@@ -347,6 +347,7 @@ let package = Package(
         .testTarget(
             name: "APNsTests",
             dependencies: [
+                "HTTP2Frames",
                 "APNs",
                 "APNsCore",
                 "APNsSimulator",
@@ -375,6 +376,14 @@ let package = Package(
         .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka", "EmbeddedKafka"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HTTP2FramesTests",
+            dependencies: [
+                "HTTP2Frames",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -454,6 +463,7 @@ let package = Package(
         .testTarget(
             name: "FuzzTests",
             dependencies: [
+                "HTTP2Frames",
                 "PushFleetFuzz",
                 "APNs",
                 "APNsCore",

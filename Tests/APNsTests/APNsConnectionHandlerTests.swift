@@ -1,4 +1,5 @@
 @testable import APNs
+import HTTP2Frames
 import NIOCore
 import NIOEmbedded
 import NIOHPACK

@@ -1,4 +1,5 @@
 import Foundation
+import HTTP2Frames
 import NIOCore
 import NIOEmbedded
 import NIOHPACK

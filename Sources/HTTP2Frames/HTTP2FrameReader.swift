@@ -1,13 +1,15 @@
 import NIOCore
 
 /// Cuts the bytes read from a connection into HTTP/2 frames, across reads of any size.
-struct HTTP2FrameReader {
+package struct HTTP2FrameReader {
     private var buffer: ByteBuffer?
     /// The largest frame payload accepted (our SETTINGS_MAX_FRAME_SIZE).
-    var maxFrameSize = HTTP2WireFrame.defaultMaxFrameSize
+    package var maxFrameSize = HTTP2WireFrame.defaultMaxFrameSize
+
+    package init() {}
 
     /// Adds bytes read from the connection.
-    mutating func append(_ bytes: ByteBuffer) {
+    package mutating func append(_ bytes: ByteBuffer) {
         if var pending = buffer, pending.readableBytes > 0 {
             buffer = nil  // keep the storage uniquely referenced while appending
             pending.writeImmutableBuffer(bytes)
@@ -19,7 +21,7 @@ struct HTTP2FrameReader {
 
     /// The next whole frame, or `nil` until more bytes arrive. The payload is a slice of the
     /// bytes read (no copy).
-    mutating func next() throws(HTTP2ConnectionError) -> HTTP2WireFrame? {
+    package mutating func next() throws(HTTP2ConnectionError) -> HTTP2WireFrame? {
         guard var bytes = buffer, bytes.readableBytes >= HTTP2WireFrame.headerSize else { return nil }
         let start = bytes.readerIndex
         let length = Int(bytes.getInteger(at: start, as: UInt8.self)!) << 16

@@ -1,4 +1,4 @@
-@testable import APNs
+import HTTP2Frames
 import NIOCore
 import Testing
 

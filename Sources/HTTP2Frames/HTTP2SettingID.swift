@@ -1,5 +1,5 @@
 /// The settings of RFC 9113 §6.5.2 this codec reads or sends.
-enum HTTP2SettingID: UInt16 {
+package enum HTTP2SettingID: UInt16 {
     case headerTableSize = 0x1
     case enablePush = 0x2
     case maxConcurrentStreams = 0x3

@@ -1,5 +1,5 @@
 /// The error codes of RFC 9113 §7 this codec sends.
-enum HTTP2WireErrorCode: UInt32 {
+package enum HTTP2WireErrorCode: UInt32 {
     case noError = 0x0
     case protocolError = 0x1
     case flowControlError = 0x3

@@ -2,14 +2,14 @@ import NIOCore
 
 extension ByteBuffer {
     /// Writes a frame header (RFC 9113 §4.1).
-    mutating func writeHTTP2FrameHeader(length: Int, type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags, streamID: UInt32) {
+    package mutating func writeHTTP2FrameHeader(length: Int, type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags, streamID: UInt32) {
         writeRepeatingByte(0, count: HTTP2WireFrame.headerSize)
         setHTTP2FrameHeader(at: writerIndex - HTTP2WireFrame.headerSize, length: length, type: type, flags: flags, streamID: streamID)
     }
 
     /// Fills in a frame header at `index`, in bytes already written (a header written ahead of
     /// its payload, whose length was not known yet).
-    mutating func setHTTP2FrameHeader(
+    package mutating func setHTTP2FrameHeader(
         at index: Int, length: Int, type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags, streamID: UInt32
     ) {
         setInteger(UInt8(truncatingIfNeeded: length >> 16), at: index)
@@ -20,7 +20,7 @@ extension ByteBuffer {
     }
 
     /// Writes a whole frame whose payload is `payload`.
-    mutating func writeHTTP2Frame(type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags = [], streamID: UInt32, payload: ByteBuffer) {
+    package mutating func writeHTTP2Frame(type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags = [], streamID: UInt32, payload: ByteBuffer) {
         writeHTTP2FrameHeader(length: payload.readableBytes, type: type, flags: flags, streamID: streamID)
         writeImmutableBuffer(payload)
     }
