@@ -379,6 +379,37 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PushJobsTests",
+            dependencies: ["PushJobs", "PushConfiguration", "PushStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LocalRedisTests",
+            dependencies: [
+                "LocalRedis",
+                "Redis",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EmbeddedStackTests",
+            dependencies: [
+                "EmbeddedStack",
+                "APNsSimulator",
+                "PushConfiguration",
+                "PushJobs",
+                "Redis",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "APNsCoreTests",
+            dependencies: ["APNsCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HTTP2FramesTests",
             dependencies: [
                 "HTTP2Frames",
@@ -409,9 +440,10 @@ let package = Package(
             dependencies: ["PushConfiguration", "APNsCore"],
             swiftSettings: swiftSettings
         ),
-        // End to end: embedded Kafka, a real redis-server, the APNs simulator, worker processes.
-        .testTarget(
-            name: "PushPipelineTests",
+        // What the end-to-end suites share: the embedded stack with a Redis client, a producer,
+        // in-process workers and the API; worker and CLI processes; log capture.
+        .target(
+            name: "PipelineTestSupport",
             dependencies: [
                 "APNs",
                 "APNsCore",
@@ -429,7 +461,80 @@ let package = Package(
                 "PushAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/PipelineTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // End to end: embedded Kafka, a real redis-server, the APNs simulator, worker processes.
+        .testTarget(
+            name: "PushPipelineTests",
+            dependencies: [
+                "PipelineTestSupport",
+                "APNs",
+                "APNsCore",
+                "APNsSimulator",
+                "Kafka",
+                "LocalRedis",
+                "PushConfiguration",
+                "PushCore",
+                "PushJobs",
+                "PushPipeline",
+                "PushStore",
+                "Redis",
+                "EmbeddedKafka",
+                "EmbeddedStack",
+                "PushAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP API against the embedded stack, and schemas/openapi.yaml against its routes.
+        .testTarget(
+            name: "PushAPITests",
+            dependencies: [
+                "PipelineTestSupport",
+                "APNs",
+                "APNsCore",
+                "APNsSimulator",
+                "Kafka",
+                "LocalRedis",
+                "PushConfiguration",
+                "PushCore",
+                "PushJobs",
+                "PushPipeline",
+                "PushStore",
+                "Redis",
+                "EmbeddedKafka",
+                "EmbeddedStack",
+                "PushAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The pushfleet command line as operators run it: separate processes.
+        .testTarget(
+            name: "PushFleetTests",
+            dependencies: [
+                "PipelineTestSupport",
+                "APNs",
+                "APNsCore",
+                "APNsSimulator",
+                "Kafka",
+                "LocalRedis",
+                "PushConfiguration",
+                "PushCore",
+                "PushJobs",
+                "PushPipeline",
+                "PushStore",
+                "Redis",
+                "EmbeddedKafka",
+                "EmbeddedStack",
+                "PushAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -31,6 +31,12 @@ public actor LocalRedisServer {
     private let executable: URL
     private let extraArguments: [String]
     private var process: Process?
+
+    /// The running redis-server's process id; `nil` once stopped.
+    public var processIdentifier: Int32? {
+        guard let process, process.isRunning else { return nil }
+        return process.processIdentifier
+    }
     private var exited: AsyncStream<Never>?
 
     /// How long ``start(redisServerPath:extraArguments:password:)`` and ``restart()`` wait for PING.

@@ -3,6 +3,7 @@ import APNsSimulator
 import EmbeddedStack
 import Foundation
 import LocalRedis
+import PipelineTestSupport
 import PushConfiguration
 import PushCore
 import PushJobs

@@ -4,6 +4,7 @@ import EmbeddedStack
 import Foundation
 import Kafka
 import LocalRedis
+import PipelineTestSupport
 import PushConfiguration
 import PushCore
 import PushJobs

@@ -1,6 +1,7 @@
 import APNsCore
 import EmbeddedStack
 import Foundation
+import PipelineTestSupport
 import PushAPI
 import PushConfiguration
 import PushCore

@@ -3,6 +3,7 @@ import Crypto
 import EmbeddedStack
 import Foundation
 import Logging
+import PipelineTestSupport
 import PushConfiguration
 import PushCore
 import Testing

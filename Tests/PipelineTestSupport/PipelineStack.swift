@@ -17,26 +17,26 @@ import Testing
 
 /// The embedded stack (``EmbeddedStack``) plus what the tests use to drive and inspect it: a
 /// Redis client, the registry, job statistics and a producer.
-struct PipelineStack {
-    static let app = EmbeddedStack.app
+package struct PipelineStack {
+    package static let app = EmbeddedStack.app
 
-    let stack: EmbeddedStack
-    let redis: any RedisCommands
-    let registry: DeviceRegistry
-    let jobs: JobStore
-    let producer: KafkaProducer
-    let logger: Logger
+    package let stack: EmbeddedStack
+    package let redis: any RedisCommands
+    package let registry: DeviceRegistry
+    package let jobs: JobStore
+    package let producer: KafkaProducer
+    package let logger: Logger
 
-    typealias Options = EmbeddedStack.Options
+    package typealias Options = EmbeddedStack.Options
 
-    var simulator: APNsSimulator { stack.simulator }
-    var cluster: EmbeddedKafkaCluster { stack.cluster }
-    var configuration: PushFleetConfiguration { stack.configuration }
-    var configurationPath: String { stack.configurationPath }
+    package var simulator: APNsSimulator { stack.simulator }
+    package var cluster: EmbeddedKafkaCluster { stack.cluster }
+    package var configuration: PushFleetConfiguration { stack.configuration }
+    package var configurationPath: String { stack.configurationPath }
 
     /// Runs `body` on a fresh stack; with `productionSimulator`, the app `news` is enabled for
     /// both environments, production answered by a second simulator adjusted by it.
-    static func with<Value>(
+    package static func with<Value>(
         _ options: Options = Options(),
         simulator configureSimulator: (inout APNsSimulatorConfiguration) -> Void = { _ in },
         productionSimulator: ((inout APNsSimulatorConfiguration) -> Void)? = nil,
@@ -72,19 +72,19 @@ struct PipelineStack {
     }
 
     /// A distinct 32-byte token for every `n`.
-    static func token(_ n: Int) -> DeviceToken {
+    package static func token(_ n: Int) -> DeviceToken {
         try! DeviceToken(hex: String(repeating: "ab", count: 24) + String(format: "%016x", n))
     }
 
     /// Registers `tokens` in `environment` (default the sandbox).
-    func register(_ tokens: [DeviceToken], tags: [String] = [], environment: APNsEnvironment = .sandbox) async throws {
+    package func register(_ tokens: [DeviceToken], tags: [String] = [], environment: APNsEnvironment = .sandbox) async throws {
         try await registry.bind(
             tokens.map { DeviceRegistration(token: $0, environment: environment, openID: nil, tags: tags, registeredAt: 1_000) },
             app: Self.app)
     }
 
     /// A job of the app with an alert payload.
-    static func job(
+    package static func job(
         id: String, audience: Audience, throttle: ThrottleOverride? = nil, environment: APNsEnvironment = .sandbox,
         topic: String? = nil
     ) -> PushJob {
@@ -94,27 +94,27 @@ struct PipelineStack {
             throttle: throttle)
     }
 
-    func publish(_ job: PushJob) async throws {
+    package func publish(_ job: PushJob) async throws {
         try await publish(raw: Array(job.jsonData()), key: job.id)
     }
 
-    func publish(raw: [UInt8], key: String?) async throws {
+    package func publish(raw: [UInt8], key: String?) async throws {
         _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: key.map { Array($0.utf8) }, value: raw))
     }
 
     /// Publishes `chunk` to `push.deliveries` `copies` times in one send, as the expand stage
     /// keys it (so every copy lands on the same partition, next to each other).
-    func publish(_ chunk: DeliveryChunk, copies: Int = 1) async throws {
+    package func publish(_ chunk: DeliveryChunk, copies: Int = 1) async throws {
         let message = KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
         _ = try await producer.send(Array(repeating: message, count: copies))
     }
 
-    func report(_ jobID: String) async throws -> JobReport {
+    package func report(_ jobID: String) async throws -> JobReport {
         try await JobReport.load(jobID: jobID, from: jobs)
     }
 
     /// Runs a worker in this process until `body` returns, then stops it gracefully.
-    func withWorker<Value>(
+    package func withWorker<Value>(
         roles: Set<WorkerRole> = Set(WorkerRole.allCases),
         counters: WorkerCounters = WorkerCounters(),
         configuration: PushFleetConfiguration? = nil,
@@ -127,7 +127,7 @@ struct PipelineStack {
 
     /// Runs a worker (every role) and the HTTP API in this process until `body` returns, then
     /// stops both gracefully. `body` gets a client of the API holding the app's key.
-    func withAPI<Value>(_ body: (PushAPIClient, WorkerCounters) async throws -> Value) async throws -> Value {
+    package func withAPI<Value>(_ body: (PushAPIClient, WorkerCounters) async throws -> Value) async throws -> Value {
         let counters = WorkerCounters()
         let worker = try PushWorker(configuration: configuration, roles: Set(WorkerRole.allCases), counters: counters, logger: workerLogger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -168,7 +168,7 @@ struct PipelineStack {
     }
 
     /// Reads every message of `topic` from the beginning until `count` arrived.
-    func readTopic(_ topic: String, count: Int, timeout: Duration = .seconds(60)) async throws -> [KafkaConsumerMessage] {
+    package func readTopic(_ topic: String, count: Int, timeout: Duration = .seconds(60)) async throws -> [KafkaConsumerMessage] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers, groupID: "reader-\(UUID().uuidString)", topics: [topic],
@@ -195,7 +195,7 @@ struct PipelineStack {
 
 /// Waits until `condition` holds, checking every 50 ms, or fails the test after `timeout` with
 /// `what` and the last observed value.
-func eventually<Observed: Sendable>(
+package func eventually<Observed: Sendable>(
     _ what: String,
     timeout: Duration = .seconds(120),
     observe: () async throws -> Observed,
@@ -215,7 +215,7 @@ func eventually<Observed: Sendable>(
 
 /// What the simulator saw of a campaign to `tokens`: the tokens it never accepted, and the
 /// acceptances beyond each token's first (notifications sent twice), counting only `tokens`.
-func coverage(of tokens: [DeviceToken], _ seen: APNsSimulatorCounters) -> (missed: [DeviceToken], sentTwice: Int) {
+package func coverage(of tokens: [DeviceToken], _ seen: APNsSimulatorCounters) -> (missed: [DeviceToken], sentTwice: Int) {
     let accepted = tokens.map { seen.acceptedPerToken[$0.hex] ?? 0 }
     return (zip(tokens, accepted).filter { $0.1 == 0 }.map(\.0), accepted.reduce(0) { $0 + max($1 - 1, 0) })
 }

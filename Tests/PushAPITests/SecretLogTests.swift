@@ -1,6 +1,7 @@
 import EmbeddedStack
 import Foundation
 import Logging
+import PipelineTestSupport
 import PushAPI
 import PushCore
 import PushJobs
@@ -55,35 +56,5 @@ struct SecretLogTests {
             let leaks = lines.filter { $0.contains(secret) }
             #expect(leaks.isEmpty, "a secret in \(leaks.count) log line(s), the first: \(leaks.first ?? "")")
         }
-    }
-}
-
-/// Every formatted log line of a test, kept in memory.
-final class LogCapture: Sendable {
-    private let storage = Mutex<[String]>([])
-    var lines: [String] { storage.withLock { $0 } }
-    func append(_ line: String) { storage.withLock { $0.append(line) } }
-}
-
-/// Formats each record like a stream handler (label, level, message, metadata, source) into a
-/// ``LogCapture``.
-struct CapturingLogHandler: LogHandler {
-    let label: String
-    let capture: LogCapture
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let merged = metadata.merging(explicit ?? [:]) { $1 }
-        let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        capture.append("\(label) \(level) \(fields) [\(source)] \(message)")
     }
 }

@@ -2,6 +2,7 @@ import APNsCore
 import APNsSimulator
 import EmbeddedStack
 import Foundation
+import PipelineTestSupport
 import PushCore
 import PushStore
 import Testing
@@ -147,51 +148,5 @@ struct CLITests {
             let notSuspect = try await CLIProcess.run(["devices", "restore", "--config", stack.configurationPath, "--app", Self.app])
             #expect(notSuspect.status == 64, "name tokens or --all")
         }
-    }
-}
-
-/// Runs `pushfleet` to completion, its output captured in files (no pipe can fill up).
-enum CLIProcess {
-    struct Run {
-        let status: Int32
-        let standardOutput: String
-        let standardError: String
-    }
-
-    /// `environment` adds variables (`PUSHFLEET__…` overrides) to the test process's.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let outURL = directory.appendingPathComponent("out")
-        let errURL = directory.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = WorkerProcess.productsDirectory.appendingPathComponent("pushfleet")
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try out.close()
-        try err.close()
-        return Run(
-            status: status,
-            standardOutput: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            standardError: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
     }
 }

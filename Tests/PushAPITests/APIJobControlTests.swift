@@ -3,6 +3,7 @@ import APNsSimulator
 import EmbeddedStack
 import Foundation
 import Kafka
+import PipelineTestSupport
 import PushAPI
 import PushConfiguration
 import PushCore

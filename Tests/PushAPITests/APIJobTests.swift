@@ -4,6 +4,7 @@ import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka
+import PipelineTestSupport
 import PushAPI
 import PushConfiguration
 import PushCore

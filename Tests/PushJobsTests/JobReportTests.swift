@@ -1,8 +1,7 @@
-import PushJobs
 import PushStore
 import Testing
 
-@testable import PushPipeline
+@testable import PushJobs
 
 @Suite("Job report completion")
 struct JobReportTests {

@@ -2,6 +2,7 @@ import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Kafka
+import PipelineTestSupport
 import PushCore
 import Testing
 
