@@ -66,8 +66,8 @@ public final class ResendBuffer: Sendable {
         guard !failures.isEmpty else { return [] }
         let now = clock()
         var expired: [ResendEntry] = []
-        var arguments: [RedisArgument] = []
-        arguments.reserveCapacity(3 * failures.count)
+        var arguments: [RedisArgument] = [.string(String(policy.retention.wholeMilliseconds))]
+        arguments.reserveCapacity(1 + 3 * failures.count)
         for failure in failures {
             arguments.append(.string(ResendKeyspace.member(jobID: failure.jobID, token: failure.token)))
             if policy.isExpired(attempts: failure.attempts, firstFailedAt: failure.firstFailedAt, now: now) {

@@ -54,6 +54,18 @@ public struct ResendPolicy: Sendable, Hashable {
         ExponentialBackoff(base: baseDelay, maximum: maxDelay, jitter: jitter).delay(attempt: attempts, random: random).wholeMilliseconds
     }
 
+    /// How long an app's buffer stays in Redis after its last ``ResendBuffer/schedule(app:_:)``:
+    /// 7 days, or longer when an entry could still be waiting then (``maxAge`` + ``maxDelay`` +
+    /// ``lease``). A running fleet settles or dead-letters every entry long before; the
+    /// retention removes the buffer of an app taken out of the configuration, which no worker
+    /// drains any more.
+    public var retention: Duration {
+        max(Self.minimumRetention, maxAge + maxDelay + lease)
+    }
+
+    /// The shortest ``retention``: as long as a finished job's state is kept.
+    public static let minimumRetention: Duration = .seconds(7 * 24 * 3_600)
+
     /// Whether an entry with `attempts` attempts, first failed at `firstFailedAt`, is expired at
     /// `now` (all in milliseconds since 1970).
     public func isExpired(attempts: Int, firstFailedAt: Int64, now: Int64) -> Bool {

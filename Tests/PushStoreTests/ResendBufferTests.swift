@@ -183,6 +183,34 @@ struct ResendBufferTests {
         }
     }
 
+    @Test func theBufferLeavesRedisAfterItsRetentionFromTheLastSchedule() async throws {
+        let clock = ManualClock()
+        try await withRedis { client async throws in
+            let buffer = ResendBuffer(client: client, clock: clock.function)
+            let keys = ResendKeyspace(app: app)
+            _ = try await buffer.schedule(app: app, [failure(1, attempts: 1, firstFailedAt: clock.now)])
+            let retention = ResendPolicy().retention.wholeMilliseconds
+            for key in [keys.due, keys.entries] {
+                let ttl = try await client.pttl(key)
+                #expect(ttl > retention - 60_000 && ttl <= retention, "\(key): \(ttl) ms")
+            }
+            // Claims and completions do not keep it; a schedule that only expires entries
+            // still renews what is left.
+            _ = try await client.send("PEXPIRE", .string(keys.due), "100000")
+            _ = try await client.send("PEXPIRE", .string(keys.entries), "100000")
+            _ = try await buffer.schedule(app: app, [failure(2, attempts: 9, firstFailedAt: clock.now)])
+            #expect(try await client.pttl(keys.due) > retention - 60_000)
+            #expect(try await client.pttl(keys.entries) > retention - 60_000)
+            #expect(try await buffer.depth(app: app) == 1)
+        }
+    }
+
+    @Test func retentionCoversTheLongestAnEntryCanWait() {
+        #expect(ResendPolicy().retention == .seconds(7 * 24 * 3_600))
+        let patient = ResendPolicy(maxDelay: .seconds(3_600), maxAge: .seconds(10 * 24 * 3_600), lease: .seconds(60))
+        #expect(patient.retention == .seconds(10 * 24 * 3_600 + 3_600 + 60))
+    }
+
     @Test func depthAndNextDueTime() async throws {
         let clock = ManualClock()
         try await withRedis { client async throws in
