@@ -294,7 +294,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    static func headers(
+    package static func headers(
         for request: APNsRequest, apnsID: String, authority: String, providerToken: APNsProviderToken?
     ) -> HPACKHeaders {
         var headers = HPACKHeaders()
@@ -332,7 +332,7 @@ public final class APNsClient: Sendable {
         return headers
     }
 
-    static func response(status: Int, apnsID: String?, body: ByteBuffer?, attempts: Int) -> APNsResponse {
+    package static func response(status: Int, apnsID: String?, body: ByteBuffer?, attempts: Int) -> APNsResponse {
         var reason: APNsReason?
         var timestamp: Int64?
         if status != 200, let body, body.readableBytes > 0,

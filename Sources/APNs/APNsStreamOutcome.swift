@@ -1,7 +1,7 @@
 import NIOCore
 
 /// How one request's HTTP/2 stream ended.
-enum APNsStreamOutcome: Sendable {
+package enum APNsStreamOutcome: Sendable {
     /// The server answered.
     case response(status: Int, apnsID: String?, body: ByteBuffer?)
     /// The server never processed the request (REFUSED_STREAM, a stream above a GOAWAY's last

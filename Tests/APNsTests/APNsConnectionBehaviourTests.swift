@@ -141,9 +141,9 @@ struct APNsConnectionBehaviourTests {
 
     @Test("GOAWAY debug data: APNs's reason is read, anything else is ignored")
     func goAwayReason() {
-        #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer(string: #"{"reason":"IdleTimeout"}"#)) == "IdleTimeout")
-        #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer(string: "shutting down")) == nil)
-        #expect(APNsConnectionHandler.reason(inDebugData: ByteBuffer()) == nil)
+        #expect(APNsConnectionStateMachine<Int>.reason(inDebugData: ByteBuffer(string: #"{"reason":"IdleTimeout"}"#)) == "IdleTimeout")
+        #expect(APNsConnectionStateMachine<Int>.reason(inDebugData: ByteBuffer(string: "shutting down")) == nil)
+        #expect(APNsConnectionStateMachine<Int>.reason(inDebugData: ByteBuffer()) == nil)
     }
 
     @Test("an aborted TLS handshake is a retryable connect failure")

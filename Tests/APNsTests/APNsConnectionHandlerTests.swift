@@ -142,7 +142,7 @@ struct APNsConnectionHandlerTests {
         #expect(connection.events.all.isEmpty)
     }
 
-    @Test("ready at the server's first SETTINGS; requests beyond its stream limit wait for a stream to end")
+    @Test("ready at the server's first SETTINGS; a request beyond its stream limit is refused, as the server would")
     func streamLimit() throws {
         let connection = try Connection()
         try connection.ready([(0x3, 1)])
@@ -150,6 +150,7 @@ struct APNsConnectionHandlerTests {
 
         let first = connection.send()
         let second = connection.send()
+        #expect(Self.outcome(second) == "refused")
         var frames = try connection.written()
         #expect(frames.map(\.kind) == [.headers, .data])
         #expect(frames[0].streamID == 1)
@@ -161,10 +162,11 @@ struct APNsConnectionHandlerTests {
 
         try connection.serverSends(.headers, flags: [.endHeaders, .endStream], stream: 1, try connection.responseBlock(status: 200, apnsID: "A"))
         #expect(Self.outcome(first) == "200 A -")
-        #expect(Self.outcome(second) == nil)
+        let third = connection.send()
         frames = try connection.written()
         #expect(frames.map(\.kind) == [.headers, .data])
         #expect(frames[0].streamID == 3)
+        #expect(Self.outcome(third) == nil)
 
         try connection.serverSettings([(0x3, 5)])
         #expect(connection.events.all == ["ready 1", "maxStreams 5"])
