@@ -25,8 +25,7 @@ struct APNsConnectionHandlerTests {
         let channel = EmbeddedChannel()
         let handler: APNsConnectionHandler
         let events = EventLog()
-        private var reader = HTTP2FrameReader()
-        private var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        private var client = ClientFrames()
         private var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
 
         init() throws {
@@ -46,21 +45,13 @@ struct APNsConnectionHandlerTests {
         /// The frames the client wrote since the last call (after the preface, on the first).
         func written() throws -> [HTTP2WireFrame] {
             channel.embeddedEventLoop.run()
-            while var bytes = try channel.readOutbound(as: ByteBuffer.self) {
-                if bytes.readableBytes >= 24, bytes.getString(at: bytes.readerIndex, length: 24) == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" {
-                    bytes.moveReaderIndex(forwardBy: 24)
-                }
-                reader.append(bytes)
-            }
-            var frames: [HTTP2WireFrame] = []
-            while let frame = try reader.next() { frames.append(frame) }
-            return frames
+            while let bytes = try channel.readOutbound(as: ByteBuffer.self) { client.append(bytes) }
+            return try client.frames()
         }
 
         /// Decodes the client's header block (HEADERS without CONTINUATION).
         func requestHeaders(_ frame: HTTP2WireFrame) throws -> HPACKHeaders {
-            var block = frame.payload
-            return try decoder.decodeHeaders(from: &block)
+            try client.headers(frame)
         }
 
         func serverSends(_ type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags = [], stream: UInt32, _ payload: ByteBuffer = ByteBuffer()) throws {
@@ -127,7 +118,7 @@ struct APNsConnectionHandlerTests {
         let connection = try Connection()
         connection.channel.embeddedEventLoop.run()
         let first = try #require(try connection.channel.readOutbound(as: ByteBuffer.self))
-        #expect(first.getString(at: first.readerIndex, length: 24) == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        #expect(first.getString(at: first.readerIndex, length: 24) == ClientFrames.magic)
         var reader = HTTP2FrameReader()
         reader.append(first.getSlice(at: first.readerIndex + 24, length: first.readableBytes - 24)!)
         let settings = try #require(try reader.next())

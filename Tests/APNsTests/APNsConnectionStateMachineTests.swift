@@ -17,8 +17,7 @@ struct APNsConnectionStateMachineTests {
     final class Connection {
         var machine = Machine()
         var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
-        private var reader = HTTP2FrameReader()
-        private var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        private var client = ClientFrames()
         private var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
 
         /// A connection after the preface and the server's first SETTINGS.
@@ -40,20 +39,12 @@ struct APNsConnectionStateMachineTests {
 
         /// The frames the client wrote since the last call (without the preface's magic).
         func written() throws -> [HTTP2WireFrame] {
-            if var bytes = machine.takeOutbound() {
-                if bytes.readableBytes >= 24, bytes.getString(at: bytes.readerIndex, length: 24) == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" {
-                    bytes.moveReaderIndex(forwardBy: 24)
-                }
-                reader.append(bytes)
-            }
-            var frames: [HTTP2WireFrame] = []
-            while let frame = try reader.next() { frames.append(frame) }
-            return frames
+            if let bytes = machine.takeOutbound() { client.append(bytes) }
+            return try client.frames()
         }
 
         func requestHeaders(_ frame: HTTP2WireFrame) throws -> HPACKHeaders {
-            var block = frame.payload
-            return try decoder.decodeHeaders(from: &block)
+            try client.headers(frame)
         }
 
         func send(_ request: Int, payload: ByteBuffer = ByteBuffer(string: #"{"aps":{}}"#), timeout: TimeAmount = .seconds(10))
@@ -140,7 +131,7 @@ struct APNsConnectionStateMachineTests {
         let outbound = machine.takeOutbound()
         var bytes = try #require(outbound)
         let magic = bytes.readString(length: 24)
-        #expect(magic == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        #expect(magic == ClientFrames.magic)
         var reader = HTTP2FrameReader()
         reader.append(bytes)
         let settings = try #require(try reader.next())
