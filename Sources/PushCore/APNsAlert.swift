@@ -6,7 +6,7 @@ public enum APNsAlert: Hashable, Sendable {
     case dictionary(APNsAlertDictionary)
 
     /// Reads `aps.alert`, checking the types of its known keys.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         switch json {
         case .string(let text): self = .text(text)
         case .object(let object): self = .dictionary(try APNsAlertDictionary(json: object, at: path))

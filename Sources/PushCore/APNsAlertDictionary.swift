@@ -23,11 +23,11 @@ public struct APNsAlertDictionary: Hashable, Sendable {
     public var locArgs: [String]?
 
     /// Reads the known keys of an alert dictionary, checking their types.
-    init(json object: JSONObject, at path: FieldPath) throws(PushJobValidationError) {
-        func string(_ key: String) throws(PushJobValidationError) -> String? {
+    init(json object: JSONObject, at path: FieldPath) throws(MessageValidationError) {
+        func string(_ key: String) throws(MessageValidationError) -> String? {
             try object[key]?.decodeString(at: path.key(key))
         }
-        func strings(_ key: String) throws(PushJobValidationError) -> [String]? {
+        func strings(_ key: String) throws(MessageValidationError) -> [String]? {
             try object[key]?.decodeStringArray(at: path.key(key))
         }
         title = try string("title")

@@ -7,7 +7,7 @@ extension APNsPayload: Codable {
     static let liveActivityEvents: Set<String> = ["start", "update", "end"]
 
     /// Decodes the `notification` object; its content is checked by ``validate(at:pushType:)``.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         self.init(try json.decodeObject(at: path))
     }
 
@@ -19,7 +19,7 @@ extension APNsPayload: Codable {
     /// Checks that `aps` is present, that the `aps` keys APNs documents have the documented
     /// types and ranges, and that the payload fits the push type's size limit. Unknown `aps`
     /// keys and custom keys are not checked.
-    func validate(at path: FieldPath, pushType: APNsPushType) throws(PushJobValidationError) {
+    func validate(at path: FieldPath, pushType: APNsPushType) throws(MessageValidationError) {
         let apsPath = path.key("aps")
         let aps = try object.require("aps", at: path).decodeObject(at: apsPath)
         for (key, value) in aps {
@@ -28,14 +28,14 @@ extension APNsPayload: Codable {
         let limit = pushType.maxPayloadBytes
         let size = byteCount
         guard size <= limit else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 path, .payloadTooLarge, "is \(size) bytes, more than the \(limit) APNs accepts for \(pushType)")
         }
     }
 
     private static func validateAPSValue(
         _ value: JSONValue, forKey key: String, at path: FieldPath
-    ) throws(PushJobValidationError) {
+    ) throws(MessageValidationError) {
         switch key {
         case "alert":
             _ = try APNsAlert(json: value, at: path)
@@ -43,10 +43,10 @@ extension APNsPayload: Codable {
             _ = try APNsSound(json: value, at: path)
         case "badge", "stale-date", "timestamp", "dismissal-date":
             let integer = try value.decodeInt(at: path)
-            guard integer >= 0 else { throw PushJobValidationError(path, .invalidValue, "must be at least 0") }
+            guard integer >= 0 else { throw MessageValidationError(path, .invalidValue, "must be at least 0") }
         case "content-available", "mutable-content":
             guard try value.decodeInt(at: path) == 1 else {
-                throw PushJobValidationError(path, .invalidValue, "must be 1 (leave it out instead of 0)")
+                throw MessageValidationError(path, .invalidValue, "must be 1 (leave it out instead of 0)")
             }
         case "interruption-level":
             try validateMember(of: interruptionLevels, value, at: path)
@@ -55,7 +55,7 @@ extension APNsPayload: Codable {
         case "relevance-score":
             let score = try value.decodeNumber(at: path)
             guard (0...1).contains(score) else {
-                throw PushJobValidationError(path, .invalidValue, "must be between 0 and 1, got \(score)")
+                throw MessageValidationError(path, .invalidValue, "must be between 0 and 1, got \(score)")
             }
         case "thread-id", "category", "target-content-id", "filter-criteria", "attributes-type":
             _ = try value.decodeString(at: path)
@@ -68,10 +68,10 @@ extension APNsPayload: Codable {
 
     private static func validateMember(
         of allowed: Set<String>, _ value: JSONValue, at path: FieldPath
-    ) throws(PushJobValidationError) {
+    ) throws(MessageValidationError) {
         let string = try value.decodeString(at: path)
         guard allowed.contains(string) else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 path, .invalidValue, "'\(string)' is not one of \(allowed.sorted().joined(separator: ", "))")
         }
     }

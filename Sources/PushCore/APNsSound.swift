@@ -6,7 +6,7 @@ public enum APNsSound: Hashable, Sendable {
     case dictionary(APNsSoundDictionary)
 
     /// Reads `aps.sound`, checking the types and ranges of its known keys.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         switch json {
         case .string(let name): self = .named(name)
         case .object(let object): self = .dictionary(try APNsSoundDictionary(json: object, at: path))

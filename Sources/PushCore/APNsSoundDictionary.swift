@@ -8,13 +8,13 @@ public struct APNsSoundDictionary: Hashable, Sendable {
     public var volume: Double?
 
     /// Reads a sound dictionary, checking the types and ranges of its known keys.
-    init(json object: JSONObject, at path: FieldPath) throws(PushJobValidationError) {
+    init(json object: JSONObject, at path: FieldPath) throws(MessageValidationError) {
         name = try object.require("name", at: path).decodeString(at: path.key("name"))
         if let critical = object["critical"] {
             let criticalPath = path.key("critical")
             let flag = try critical.decodeInt(at: criticalPath)
             guard flag == 0 || flag == 1 else {
-                throw PushJobValidationError(criticalPath, .invalidValue, "must be 0 or 1, got \(flag)")
+                throw MessageValidationError(criticalPath, .invalidValue, "must be 0 or 1, got \(flag)")
             }
             isCritical = flag == 1
         } else {
@@ -24,7 +24,7 @@ public struct APNsSoundDictionary: Hashable, Sendable {
             let volumePath = path.key("volume")
             let volume = try value.decodeNumber(at: volumePath)
             guard (0...1).contains(volume) else {
-                throw PushJobValidationError(volumePath, .invalidValue, "must be between 0 and 1, got \(volume)")
+                throw MessageValidationError(volumePath, .invalidValue, "must be between 0 and 1, got \(volume)")
             }
             self.volume = volume
         } else {

@@ -6,14 +6,14 @@ extension Audience: Codable {
     /// Decodes the `audience` object: exactly one of its selectors, unknown keys rejected.
     /// Token format is checked here (a ``DeviceToken`` cannot hold a bad one); list sizes are
     /// checked by ``validate(at:)``.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
         guard let kind = object.keys.first else {
-            throw PushJobValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast")
+            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast")
         }
         guard object.count == 1 else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 path, .ambiguousAudience, "must name exactly one selector, got \(object.keys.joined(separator: ", "))")
         }
         let value = object[kind]!
@@ -27,7 +27,7 @@ extension Audience: Codable {
                 do {
                     tokens.append(try DeviceToken(hex: hex))
                 } catch {
-                    throw PushJobValidationError(tokenPath, .invalidToken, error.description)
+                    throw MessageValidationError(tokenPath, .invalidToken, error.description)
                 }
             }
             self = .tokens(tokens)
@@ -37,7 +37,7 @@ extension Audience: Codable {
             self = .tags(try TagExpression(json: value, at: valuePath))
         default:
             guard let flag = value.boolValue else { throw .type(valuePath, expected: "true", got: value) }
-            guard flag else { throw PushJobValidationError(valuePath, .invalidValue, "must be true") }
+            guard flag else { throw MessageValidationError(valuePath, .invalidValue, "must be true") }
             self = .broadcast
         }
     }
@@ -53,19 +53,19 @@ extension Audience: Codable {
     }
 
     /// Checks list sizes and emptiness.
-    func validate(at path: FieldPath) throws(PushJobValidationError) {
+    func validate(at path: FieldPath) throws(MessageValidationError) {
         let valuePath = path.key(kind)
         switch self {
         case .tokens(let tokens):
-            guard !tokens.isEmpty else { throw PushJobValidationError(valuePath, .emptyAudience, "must not be empty") }
+            guard !tokens.isEmpty else { throw MessageValidationError(valuePath, .emptyAudience, "must not be empty") }
             guard tokens.count <= Self.maxTokens else {
-                throw PushJobValidationError(
+                throw MessageValidationError(
                     valuePath, .tooManyTokens, "has \(tokens.count) tokens, more than \(Self.maxTokens)")
             }
         case .openIDs(let openIDs):
-            guard !openIDs.isEmpty else { throw PushJobValidationError(valuePath, .emptyAudience, "must not be empty") }
+            guard !openIDs.isEmpty else { throw MessageValidationError(valuePath, .emptyAudience, "must not be empty") }
             if let index = openIDs.firstIndex(where: \.isEmpty) {
-                throw PushJobValidationError(valuePath.index(index), .invalidValue, "openid must not be empty")
+                throw MessageValidationError(valuePath.index(index), .invalidValue, "openid must not be empty")
             }
         case .tags(let expression):
             try expression.validate(at: valuePath)

@@ -14,17 +14,17 @@ extension DeliveryChunk {
     /// Parses and validates a chunk: the job rules of ``PushJob/validate()``, plus an `id`, a
     /// `chunk` id, a token audience of at most ``maxTokens`` and one position (0 ... 2³² − 1)
     /// per token.
-    public static func decodeAndValidate(from data: Data) throws(PushJobValidationError) -> DeliveryChunk {
+    public static func decodeAndValidate(from data: Data) throws(MessageValidationError) -> DeliveryChunk {
         let json: JSONValue
         do {
             json = try JSONValue(parsing: data)
         } catch {
-            throw PushJobValidationError(FieldPath.root, .malformedJSON, error.description)
+            throw MessageValidationError(FieldPath.root, .malformedJSON, error.description)
         }
         var object = try json.decodeObject(at: .root)
         let chunkID = try object.require("chunk", at: .root).decodeString(at: FieldPath.root.key("chunk"))
         guard (1...PushJob.maxIdentifierLength).contains(chunkID.unicodeScalars.count) else {
-            throw PushJobValidationError(FieldPath.root.key("chunk"), .invalidValue, "must be 1 to \(PushJob.maxIdentifierLength) characters")
+            throw MessageValidationError(FieldPath.root.key("chunk"), .invalidValue, "must be 1 to \(PushJob.maxIdentifierLength) characters")
         }
         object["chunk"] = nil
         let positionsPath = FieldPath.root.key("positions")
@@ -32,7 +32,7 @@ extension DeliveryChunk {
         for (index, value) in try object.require("positions", at: .root).decodeArray(at: positionsPath).enumerated() {
             let path = positionsPath.index(index)
             guard let position = UInt32(exactly: try value.decodeInt(at: path)) else {
-                throw PushJobValidationError(path, .invalidValue, "must be 0 to \(UInt32.max)")
+                throw MessageValidationError(path, .invalidValue, "must be 0 to \(UInt32.max)")
             }
             positions.append(position)
         }
@@ -40,18 +40,18 @@ extension DeliveryChunk {
         let job = try PushJob(json: .object(object))
         try job.validate()
         guard job.id != nil else {
-            throw PushJobValidationError(FieldPath.root.key("id"), .missingField, "is required on a delivery chunk")
+            throw MessageValidationError(FieldPath.root.key("id"), .missingField, "is required on a delivery chunk")
         }
         guard case .tokens(let tokens) = job.audience else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 FieldPath.root.key("audience"), .invalidValue, "must list tokens on a delivery chunk, is \(job.audience.kind)")
         }
         guard tokens.count <= maxTokens else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 FieldPath.root.key("audience").key("tokens"), .tooManyTokens, "has \(tokens.count) tokens, a chunk holds at most \(maxTokens)")
         }
         guard positions.count == tokens.count else {
-            throw PushJobValidationError(positionsPath, .invalidValue, "has \(positions.count) positions for \(tokens.count) tokens")
+            throw MessageValidationError(positionsPath, .invalidValue, "has \(positions.count) positions for \(tokens.count) tokens")
         }
         return DeliveryChunk(job: job, chunkID: chunkID, tokens: tokens, positions: positions)
     }

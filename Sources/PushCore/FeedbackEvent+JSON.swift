@@ -17,12 +17,12 @@ extension FeedbackEvent {
     }
 
     /// Parses an event, naming the field at fault.
-    public static func decode(from data: Data) throws(PushJobValidationError) -> FeedbackEvent {
+    public static func decode(from data: Data) throws(MessageValidationError) -> FeedbackEvent {
         let json: JSONValue
         do {
             json = try JSONValue(parsing: data)
         } catch {
-            throw PushJobValidationError(FieldPath.root, .malformedJSON, error.description)
+            throw MessageValidationError(FieldPath.root, .malformedJSON, error.description)
         }
         let root = FieldPath.root
         let object = try json.decodeObject(at: root)
@@ -33,11 +33,11 @@ extension FeedbackEvent {
         do {
             token = try DeviceToken(hex: hex)
         } catch {
-            throw PushJobValidationError(root.key("token"), .invalidToken, error.description)
+            throw MessageValidationError(root.key("token"), .invalidToken, error.description)
         }
         let rawEnvironment = try object.require("environment", at: root).decodeString(at: root.key("environment"))
         guard let environment = APNsEnvironment(rawValue: rawEnvironment) else {
-            throw PushJobValidationError(root.key("environment"), .unknownEnvironment, "'\(rawEnvironment)' is not sandbox or production")
+            throw MessageValidationError(root.key("environment"), .unknownEnvironment, "'\(rawEnvironment)' is not sandbox or production")
         }
         return FeedbackEvent(
             app: app,

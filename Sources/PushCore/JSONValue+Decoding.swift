@@ -1,37 +1,37 @@
-/// Typed reads of a ``JSONValue`` that report failures as ``PushJobValidationError``s naming the
+/// Typed reads of a ``JSONValue`` that report failures as ``MessageValidationError``s naming the
 /// value's path. Type rules follow JSON Schema: `3.0` is an integer, `true` is not a number.
 extension JSONValue {
-    func decodeObject(at path: FieldPath) throws(PushJobValidationError) -> JSONObject {
+    func decodeObject(at path: FieldPath) throws(MessageValidationError) -> JSONObject {
         guard let object = objectValue else { throw .type(path, expected: "an object", got: self) }
         return object
     }
 
-    func decodeArray(at path: FieldPath) throws(PushJobValidationError) -> [JSONValue] {
+    func decodeArray(at path: FieldPath) throws(MessageValidationError) -> [JSONValue] {
         guard let array = arrayValue else { throw .type(path, expected: "an array", got: self) }
         return array
     }
 
-    func decodeString(at path: FieldPath) throws(PushJobValidationError) -> String {
+    func decodeString(at path: FieldPath) throws(MessageValidationError) -> String {
         guard let string = stringValue else { throw .type(path, expected: "a string", got: self) }
         return string
     }
 
-    func decodeNumber(at path: FieldPath) throws(PushJobValidationError) -> Double {
+    func decodeNumber(at path: FieldPath) throws(MessageValidationError) -> Double {
         guard let number = numberValue else { throw .type(path, expected: "a number", got: self) }
         return number.doubleValue
     }
 
-    func decodeInt(at path: FieldPath) throws(PushJobValidationError) -> Int {
+    func decodeInt(at path: FieldPath) throws(MessageValidationError) -> Int {
         guard let number = numberValue, number.doubleValue == number.doubleValue.rounded() else {
             throw .type(path, expected: "an integer", got: self)
         }
         guard let int = number.intValue else {
-            throw PushJobValidationError(path, .invalidValue, "integer \(number) is out of range")
+            throw MessageValidationError(path, .invalidValue, "integer \(number) is out of range")
         }
         return int
     }
 
-    func decodeStringArray(at path: FieldPath) throws(PushJobValidationError) -> [String] {
+    func decodeStringArray(at path: FieldPath) throws(MessageValidationError) -> [String] {
         var strings: [String] = []
         for (index, element) in try decodeArray(at: path).enumerated() {
             strings.append(try element.decodeString(at: path.index(index)))

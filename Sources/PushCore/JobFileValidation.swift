@@ -9,12 +9,12 @@ public struct JobFileValidation: Hashable, Sendable {
     /// The file as named on the command line.
     public let file: String
     /// The job's summary, or why it was rejected.
-    public let result: Result<PushJobSummary, PushJobValidationError>
+    public let result: Result<PushJobSummary, MessageValidationError>
 
     /// Validates a job held in memory, then runs `check` on it (checks against the
     /// configuration, when one is known); `file` is only used for reporting.
-    public init(file: String, data: Data, check: (PushJob) throws(PushJobValidationError) -> Void = { _ in }) {
-        do throws(PushJobValidationError) {
+    public init(file: String, data: Data, check: (PushJob) throws(MessageValidationError) -> Void = { _ in }) {
+        do throws(MessageValidationError) {
             let job = try PushJob.decodeAndValidate(from: data)
             try check(job)
             self.init(file: file, result: .success(PushJobSummary(job)))
@@ -24,19 +24,19 @@ public struct JobFileValidation: Hashable, Sendable {
     }
 
     /// Reads and validates the job file at `path` (then runs `check` on it); an unreadable file
-    /// is reported with field `$` and code ``PushJobValidationError/Code/unreadable``.
-    public init(contentsOfFile path: String, check: (PushJob) throws(PushJobValidationError) -> Void = { _ in }) {
+    /// is reported with field `$` and code ``MessageValidationError/Code/unreadable``.
+    public init(contentsOfFile path: String, check: (PushJob) throws(MessageValidationError) -> Void = { _ in }) {
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             self.init(file: path, data: data, check: check)
         } catch {
             let reason = "cannot read the file: \(error.localizedDescription)"
-            let error = PushJobValidationError(field: "$", code: .unreadable, message: reason)
+            let error = MessageValidationError(field: "$", code: .unreadable, message: reason)
             self.init(file: path, result: .failure(error))
         }
     }
 
-    private init(file: String, result: Result<PushJobSummary, PushJobValidationError>) {
+    private init(file: String, result: Result<PushJobSummary, MessageValidationError>) {
         self.file = file
         self.result = result
     }

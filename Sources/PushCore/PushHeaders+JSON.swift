@@ -4,7 +4,7 @@ extension PushHeaders: Codable {
     static let fieldNames: Set<String> = ["push-type", "priority", "expiration", "collapse-id", "topic"]
 
     /// Decodes the `headers` object; unknown keys are rejected.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
 
@@ -12,7 +12,7 @@ extension PushHeaders: Codable {
         let rawPushType = try object.require("push-type", at: path).decodeString(at: pushTypePath)
         guard let pushType = APNsPushType(rawValue: rawPushType) else {
             let known = APNsPushType.allCases.map(\.rawValue).joined(separator: ", ")
-            throw PushJobValidationError(pushTypePath, .unknownPushType, "'\(rawPushType)' is not one of \(known)")
+            throw MessageValidationError(pushTypePath, .unknownPushType, "'\(rawPushType)' is not one of \(known)")
         }
         self.init(pushType: pushType)
 
@@ -20,7 +20,7 @@ extension PushHeaders: Codable {
             let priorityPath = path.key("priority")
             let raw = try value.decodeInt(at: priorityPath)
             guard let priority = APNsPriority(rawValue: raw) else {
-                throw PushJobValidationError(priorityPath, .invalidValue, "must be 10, 5 or 1, got \(raw)")
+                throw MessageValidationError(priorityPath, .invalidValue, "must be 10, 5 or 1, got \(raw)")
             }
             self.priority = priority
         }
@@ -42,26 +42,26 @@ extension PushHeaders: Codable {
     /// Checks ranges and the combination with the push type: `expiration` at least 0, a
     /// `collapse-id` of 1 to 64 bytes of UTF-8, a non-empty `topic`, and no priority 10 for
     /// push types that forbid it.
-    func validate(at path: FieldPath) throws(PushJobValidationError) {
+    func validate(at path: FieldPath) throws(MessageValidationError) {
         if let expiration, expiration < 0 {
-            throw PushJobValidationError(path.key("expiration"), .invalidValue, "must be at least 0")
+            throw MessageValidationError(path.key("expiration"), .invalidValue, "must be at least 0")
         }
         if let collapseID {
             let bytes = collapseID.utf8.count
             guard bytes > 0 else {
-                throw PushJobValidationError(path.key("collapse-id"), .invalidValue, "must not be empty")
+                throw MessageValidationError(path.key("collapse-id"), .invalidValue, "must not be empty")
             }
             guard bytes <= Self.maxCollapseIDBytes else {
-                throw PushJobValidationError(
+                throw MessageValidationError(
                     path.key("collapse-id"), .collapseIDTooLong,
                     "is \(bytes) bytes of UTF-8, more than \(Self.maxCollapseIDBytes)")
             }
         }
         if let topic, topic.isEmpty {
-            throw PushJobValidationError(path.key("topic"), .invalidValue, "must not be empty")
+            throw MessageValidationError(path.key("topic"), .invalidValue, "must not be empty")
         }
         if priority == .immediately, pushType.forbidsImmediatePriority {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 path.key("priority"), .priorityNotAllowed, "must not be 10 for \(pushType) pushes; use 5 or 1")
         }
     }

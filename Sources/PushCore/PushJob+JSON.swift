@@ -11,11 +11,11 @@ extension PushJob: Codable {
     /// required fields, JSON types, and values the model cannot hold (unknown environment or push
     /// type, a priority other than 10/5/1, a malformed token or date). Everything else is
     /// checked by ``validate()``.
-    public init(json: JSONValue) throws(PushJobValidationError) {
+    public init(json: JSONValue) throws(MessageValidationError) {
         try self.init(json: json, at: .root)
     }
 
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
 
@@ -23,7 +23,7 @@ extension PushJob: Codable {
         let environmentPath = path.key("environment")
         let rawEnvironment = try object.require("environment", at: path).decodeString(at: environmentPath)
         guard let environment = APNsEnvironment(rawValue: rawEnvironment) else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 environmentPath, .unknownEnvironment, "'\(rawEnvironment)' is not sandbox or production")
         }
         self.init(
@@ -35,7 +35,7 @@ extension PushJob: Codable {
             headers: try PushHeaders(json: object.require("headers", at: path), at: path.key("headers"))
         )
         id = try object["id"]?.decodeString(at: path.key("id"))
-        throttle = try object["throttle"].map { value throws(PushJobValidationError) in
+        throttle = try object["throttle"].map { value throws(MessageValidationError) in
             try ThrottleOverride(json: value, at: path.key("throttle"))
         }
         idempotencyKey = try object["idempotency-key"]?.decodeString(at: path.key("idempotency-key"))
@@ -43,7 +43,7 @@ extension PushJob: Codable {
             let sendAtPath = path.key("send-at")
             let text = try value.decodeString(at: sendAtPath)
             guard let date = RFC3339Timestamp.date(from: text) else {
-                throw PushJobValidationError(sendAtPath, .invalidValue, "'\(text)' is not an RFC 3339 date-time")
+                throw MessageValidationError(sendAtPath, .invalidValue, "'\(text)' is not an RFC 3339 date-time")
             }
             sendAt = date
         }

@@ -13,14 +13,14 @@ extension PushJob {
     /// A topic that is wrong for its app or push type is refused by APNs for every device
     /// (`BadTopic`, `TopicDisallowed`, `DeviceTokenNotForTopic`), so it is refused here first.
     ///
-    /// - Throws: ``PushJobValidationError`` naming `headers.topic` with code
-    ///   ``PushJobValidationError/Code/topicNotAllowed``, listing the topics allowed.
-    public func validateTopic(bundleIDs: [String]) throws(PushJobValidationError) {
+    /// - Throws: ``MessageValidationError`` naming `headers.topic` with code
+    ///   ``MessageValidationError/Code/topicNotAllowed``, listing the topics allowed.
+    public func validateTopic(bundleIDs: [String]) throws(MessageValidationError) {
         guard let topic = headers.topic else { return }
         let allowed = bundleIDs.map(headers.pushType.topic(forBundleID:))
         guard !allowed.contains(topic) else { return }
         let list = allowed.map { "'\($0)'" }.joined(separator: ", ")
-        throw PushJobValidationError(
+        throw MessageValidationError(
             field: "headers.topic", code: .topicNotAllowed,
             message: "'\(topic)' is not a topic of app '\(app)' for \(headers.pushType) pushes; use \(allowed.count == 1 ? "" : "one of ")\(list), or leave it out")
     }

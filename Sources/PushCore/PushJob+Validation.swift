@@ -3,14 +3,14 @@ public import Foundation
 extension PushJob {
     /// Parses, decodes and validates a job from its JSON bytes.
     ///
-    /// Every failure names the field at fault: `$` with ``PushJobValidationError/Code/malformedJSON``
+    /// Every failure names the field at fault: `$` with ``MessageValidationError/Code/malformedJSON``
     /// when the bytes are not JSON, otherwise the path of the offending value.
-    public static func decodeAndValidate(from data: Data) throws(PushJobValidationError) -> PushJob {
+    public static func decodeAndValidate(from data: Data) throws(MessageValidationError) -> PushJob {
         let json: JSONValue
         do {
             json = try JSONValue(parsing: data)
         } catch {
-            throw PushJobValidationError(FieldPath.root, .malformedJSON, error.description)
+            throw MessageValidationError(FieldPath.root, .malformedJSON, error.description)
         }
         let job = try PushJob(json: json)
         try job.validate()
@@ -22,7 +22,7 @@ extension PushJob {
     /// selects something, header values and their combination with the push type, throttle
     /// ranges, and the payload (`aps` present and well-typed, size within the push type's
     /// limit).
-    public func validate() throws(PushJobValidationError) {
+    public func validate() throws(MessageValidationError) {
         let root = FieldPath.root
         try Self.validateIdentifier(app, at: root.key("app"))
         if let id {
@@ -37,10 +37,10 @@ extension PushJob {
         try notification.validate(at: root.key("notification"), pushType: headers.pushType)
     }
 
-    private static func validateIdentifier(_ value: String, at path: FieldPath) throws(PushJobValidationError) {
+    private static func validateIdentifier(_ value: String, at path: FieldPath) throws(MessageValidationError) {
         let length = value.unicodeScalars.count
         guard (1...maxIdentifierLength).contains(length) else {
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 path, .invalidValue, "must be 1 to \(maxIdentifierLength) characters, has \(length)")
         }
     }

@@ -1,4 +1,4 @@
-extension PushJobValidationError {
+extension MessageValidationError {
     /// A stable, extensible error code; its `rawValue` is what `--json` output prints.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String

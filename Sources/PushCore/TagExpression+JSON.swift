@@ -3,7 +3,7 @@ extension TagExpression: Codable {
 
     /// Decodes the `tags` object; unknown keys are rejected, emptiness is checked by
     /// ``validate(at:)``.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
         self.init(
@@ -23,13 +23,13 @@ extension TagExpression: Codable {
     }
 
     /// Checks that the expression selects something and that no tag is empty.
-    func validate(at path: FieldPath) throws(PushJobValidationError) {
+    func validate(at path: FieldPath) throws(MessageValidationError) {
         guard !all.isEmpty || !any.isEmpty else {
-            throw PushJobValidationError(path, .emptyTagExpression, "needs a non-empty 'all' or 'any'")
+            throw MessageValidationError(path, .emptyTagExpression, "needs a non-empty 'all' or 'any'")
         }
         for (key, tags) in [("all", all), ("any", any), ("none", none)] {
             if let index = tags.firstIndex(where: \.isEmpty) {
-                throw PushJobValidationError(path.key(key).index(index), .invalidValue, "tag must not be empty")
+                throw MessageValidationError(path.key(key).index(index), .invalidValue, "tag must not be empty")
             }
         }
     }

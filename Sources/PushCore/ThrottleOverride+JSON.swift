@@ -3,7 +3,7 @@ extension ThrottleOverride: Codable {
 
     /// Decodes the `throttle` object; unknown keys are rejected, ranges are checked by
     /// ``validate(at:)``.
-    init(json: JSONValue, at path: FieldPath) throws(PushJobValidationError) {
+    init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
         self.init(
@@ -23,15 +23,15 @@ extension ThrottleOverride: Codable {
     }
 
     /// Checks the ranges the schema sets.
-    func validate(at path: FieldPath) throws(PushJobValidationError) {
+    func validate(at path: FieldPath) throws(MessageValidationError) {
         if let ratePerSecond, !(ratePerSecond > 0 && ratePerSecond.isFinite) {
-            throw PushJobValidationError(path.key("rate-per-second"), .invalidValue, "must be greater than 0")
+            throw MessageValidationError(path.key("rate-per-second"), .invalidValue, "must be greater than 0")
         }
         if let sleepAfter, sleepAfter < 1 {
-            throw PushJobValidationError(path.key("sleep-after"), .invalidValue, "must be at least 1")
+            throw MessageValidationError(path.key("sleep-after"), .invalidValue, "must be at least 1")
         }
         if let sleepMilliseconds, sleepMilliseconds < 0 {
-            throw PushJobValidationError(path.key("sleep-ms"), .invalidValue, "must be at least 0")
+            throw MessageValidationError(path.key("sleep-ms"), .invalidValue, "must be at least 0")
         }
     }
 

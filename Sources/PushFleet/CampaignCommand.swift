@@ -82,7 +82,7 @@ enum CampaignRunner {
     static func publish(_ job: PushJob, follow: Bool, timeout: Int?, options: ClientOptions, session: ClientSession) async throws {
         do {
             try job.validateTopic(bundleIDs: try session.app(job.app).topicBundleIDs)
-        } catch let error as PushJobValidationError {
+        } catch let error as MessageValidationError {
             throw ValidationError(error.description)
         }
         let jobID: String

@@ -37,10 +37,10 @@ struct JobCommand: AsyncParsableCommand {
                 }
             }
             let validations = files.map { file in
-                JobFileValidation(contentsOfFile: file) { job throws(PushJobValidationError) in
+                JobFileValidation(contentsOfFile: file) { job throws(MessageValidationError) in
                     guard let apps else { return }
                     guard let app = apps[job.app] else {
-                        throw PushJobValidationError(
+                        throw MessageValidationError(
                             field: "app", code: .unknownApp,
                             message: "app '\(job.app)' is not configured; configured apps: \(apps.keys.sorted().joined(separator: ", "))")
                     }

@@ -53,13 +53,13 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    /// A decoder of pipeline messages: it rejects with a ``PushJobValidationError`` that has a
+    /// A decoder of pipeline messages: it rejects with a ``MessageValidationError`` that has a
     /// message, or accepts, and what it accepted, written again, reads back equal.
     private static func readsBack<Value: Equatable>(_ input: [UInt8], _ decode: (Data) throws -> Value, _ encode: (Value) -> Data) throws {
         do {
             let value = try decode(Data(input))
             guard try decode(encode(value)) == value else { throw FuzzFinding("written again, it reads back different") }
-        } catch let error as PushJobValidationError {
+        } catch let error as MessageValidationError {
             guard !error.message.isEmpty else { throw FuzzFinding("a rejection without message: \(error)") }
         }
     }

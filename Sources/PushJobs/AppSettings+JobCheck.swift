@@ -8,11 +8,11 @@ extension AppSettings {
     /// enabled for the job's environment, and the job's `headers.topic` (if any) is one of the
     /// app's topics for its push type.
     ///
-    /// - Throws: ``PushJobValidationError`` naming `environment` or `headers.topic`.
-    public func check(_ job: PushJob) throws(PushJobValidationError) {
+    /// - Throws: ``MessageValidationError`` naming `environment` or `headers.topic`.
+    public func check(_ job: PushJob) throws(MessageValidationError) {
         guard environments.contains(job.environment) else {
             let enabled = environments.map(\.rawValue).joined(separator: ", ")
-            throw PushJobValidationError(
+            throw MessageValidationError(
                 field: "environment", code: .invalidValue, message: "app '\(id)' is not enabled for \(job.environment.rawValue) (enabled: \(enabled))")
         }
         try job.validateTopic(bundleIDs: topicBundleIDs)

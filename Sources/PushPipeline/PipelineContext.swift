@@ -105,7 +105,7 @@ final class PipelineContext: Sendable {
     }
 
     /// Dead-letters a message that failed validation, naming the field.
-    func deadLetter(_ message: KafkaConsumerMessage, invalid error: PushJobValidationError) async throws {
+    func deadLetter(_ message: KafkaConsumerMessage, invalid error: MessageValidationError) async throws {
         try await deadLetter(message, reason: error.code.rawValue, text: error.description, field: error.field)
     }
 

@@ -1,3 +1,4 @@
+import FlowControl
 import Redis
 import Synchronization
 
@@ -81,8 +82,10 @@ extension DeviceRegistry {
     /// The wait before attempt `attempt + 1` when the layout has not changed yet: 5 ms doubling
     /// to 400 ms (about 7 s over the 24 attempts).
     static func layoutWait(_ attempt: Int) -> Duration {
-        .milliseconds(min(5 << min(attempt, 10), 400))
+        layoutBackoff.delay(attempt: attempt + 1)
     }
+
+    private static let layoutBackoff = ExponentialBackoff(base: .milliseconds(5), maximum: .milliseconds(400))
 }
 
 /// A shard answered that it belongs to a newer layout epoch than the caller's.

@@ -61,7 +61,7 @@ struct AlertAndSoundTests {
         #expect(try Self.payload(aps: ["alert": "x"]).isContentAvailable == false)
     }
 
-    static let rejections: [(aps: JSONValue, field: String, code: PushJobValidationError.Code)] = [
+    static let rejections: [(aps: JSONValue, field: String, code: MessageValidationError.Code)] = [
         (["alert": 42], "notification.aps.alert", .invalidType),
         (["alert": ["hello"]], "notification.aps.alert", .invalidType),
         (["alert": ["title": 1]], "notification.aps.alert.title", .invalidType),
@@ -76,7 +76,7 @@ struct AlertAndSoundTests {
     ]
 
     @Test(arguments: rejections)
-    func rejection(aps: JSONValue, field: String, code: PushJobValidationError.Code) {
+    func rejection(aps: JSONValue, field: String, code: MessageValidationError.Code) {
         let error = Fixtures.rejection(Fixtures.job.setting(aps, at: ["notification", "aps"]))
         #expect(error?.field == field)
         #expect(error?.code == code)

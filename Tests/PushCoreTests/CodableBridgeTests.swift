@@ -13,7 +13,7 @@ struct CodableBridgeTests {
     @Test func errorPathIncludesTheCodingPath() throws {
         let bad = Fixtures.job.setting(["tokens": ["zz"]], at: ["audience"])
         let batch: JSONValue = ["jobs": [Fixtures.job, bad]]
-        let error = #expect(throws: PushJobValidationError.self) {
+        let error = #expect(throws: MessageValidationError.self) {
             try JSONDecoder().decode(Batch.self, from: batch.compactData())
         }
         #expect(error?.field == "jobs[1].audience.tokens[0]")
@@ -23,7 +23,7 @@ struct CodableBridgeTests {
     @Test func nestedModelsDecodeOnTheirOwn() throws {
         let headers = try JSONDecoder().decode(PushHeaders.self, from: Data(#"{"push-type":"voip","priority":5}"#.utf8))
         #expect(headers == PushHeaders(pushType: .voip, priority: .considerDevicePower))
-        let error = #expect(throws: PushJobValidationError.self) {
+        let error = #expect(throws: MessageValidationError.self) {
             try JSONDecoder().decode(PushHeaders.self, from: Data(#"{"push-type":"voip","prio":5}"#.utf8))
         }
         #expect(error?.field == "prio")

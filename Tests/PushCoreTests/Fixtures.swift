@@ -35,12 +35,12 @@ enum Fixtures {
     ]
 
     /// Decodes and validates `json`'s compact bytes.
-    static func decode(_ json: JSONValue) throws(PushJobValidationError) -> PushJob {
+    static func decode(_ json: JSONValue) throws(MessageValidationError) -> PushJob {
         try PushJob.decodeAndValidate(from: json.compactData())
     }
 
     /// The error `decode(json)` throws, or `nil` when it accepts the job.
-    static func rejection(_ json: JSONValue) -> PushJobValidationError? {
+    static func rejection(_ json: JSONValue) -> MessageValidationError? {
         do {
             _ = try decode(json)
             return nil

@@ -29,7 +29,7 @@ struct InvalidExampleTests {
     func invalidExampleIsRejectedAtItsField(name: String) throws {
         let expectation = try #require(try Self.expectations()[name])
         let data = try Data(contentsOf: Fixtures.invalidExamples.appendingPathComponent(name))
-        let error = #expect(throws: PushJobValidationError.self) { try PushJob.decodeAndValidate(from: data) }
+        let error = #expect(throws: MessageValidationError.self) { try PushJob.decodeAndValidate(from: data) }
         #expect(error?.field == expectation.field)
         #expect(error?.code.rawValue == expectation.code)
         #expect(error?.message.isEmpty == false)

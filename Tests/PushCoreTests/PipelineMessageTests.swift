@@ -33,9 +33,9 @@ struct PipelineMessageTests {
         var object = try #require(try JSONValue(parsing: chunk.jsonData()).objectValue)
 
         for (positions, code) in [
-            (nil, PushJobValidationError.Code.missingField), (.array([]), .invalidValue), (.array([0, 1]), .invalidValue),
+            (nil, MessageValidationError.Code.missingField), (.array([]), .invalidValue), (.array([0, 1]), .invalidValue),
             (.array([-1]), .invalidValue), (.array([.number(JSONNumber(Int(UInt32.max) + 1))]), .invalidValue), (.array(["7"]), .invalidType),
-        ] as [(JSONValue?, PushJobValidationError.Code)] {
+        ] as [(JSONValue?, MessageValidationError.Code)] {
             var broken = object
             broken["positions"] = positions
             do {
@@ -49,7 +49,7 @@ struct PipelineMessageTests {
 
         var noChunk = object
         noChunk["chunk"] = nil
-        #expect(throws: PushJobValidationError.self) { try DeliveryChunk.decodeAndValidate(from: JSONValue.object(noChunk).compactData()) }
+        #expect(throws: MessageValidationError.self) { try DeliveryChunk.decodeAndValidate(from: JSONValue.object(noChunk).compactData()) }
         do {
             _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(noChunk).compactData())
         } catch {

@@ -6,10 +6,10 @@ struct RejectionCase: Sendable, CustomStringConvertible {
     let keys: [String]
     let value: JSONValue?
     let field: String
-    let code: PushJobValidationError.Code
+    let code: MessageValidationError.Code
 
     /// Sets `value` at the dotted object path `keys` (removes the key when `value` is `nil`).
-    init(_ name: String, set keys: String, to value: JSONValue?, field: String, code: PushJobValidationError.Code) {
+    init(_ name: String, set keys: String, to value: JSONValue?, field: String, code: MessageValidationError.Code) {
         self.name = name
         self.keys = keys.split(separator: ".").map(String.init)
         self.value = value

@@ -36,7 +36,7 @@ struct TopicRuleTests {
         #expect {
             try job(pushType, topic: topic).validateTopic(bundleIDs: Self.bundleIDs)
         } throws: { error in
-            guard let error = error as? PushJobValidationError else { return false }
+            guard let error = error as? MessageValidationError else { return false }
             return error.field == "headers.topic" && error.code == .topicNotAllowed
                 && error.message.contains(pushType.topic(forBundleID: "com.example.news"))
         }

@@ -214,13 +214,13 @@ struct ValidationRuleTests {
         var job = PushJob(
             app: "com.example.news", environment: .production, audience: .tokens([]),
             notification: APNsPayload(["aps": ["alert": "Hi"]]), headers: PushHeaders(pushType: .alert))
-        let expected = PushJobValidationError(field: "audience.tokens", code: .emptyAudience, message: "must not be empty")
+        let expected = MessageValidationError(field: "audience.tokens", code: .emptyAudience, message: "must not be empty")
         #expect(throws: expected) {
             try job.validate()
         }
         job.audience = .broadcast
         job.headers.collapseID = String(repeating: "x", count: 65)
-        #expect(throws: PushJobValidationError.self) { try job.validate() }
+        #expect(throws: MessageValidationError.self) { try job.validate() }
         job.headers.collapseID = nil
         #expect(throws: Never.self) { try job.validate() }
     }

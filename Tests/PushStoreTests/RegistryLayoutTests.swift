@@ -7,6 +7,13 @@ import Testing
 /// how a layout may grow, and the packed device record.
 @Suite("Registry layout and packed records")
 struct RegistryLayoutTests {
+    @Test func aStaleLayoutIsReadAgainAfter5msDoublingTo400ms() {
+        let waits = (0..<DeviceRegistry.layoutAttempts).map { DeviceRegistry.layoutWait($0) }
+        #expect(Array(waits.prefix(8)) == [5, 10, 20, 40, 80, 160, 320, 400].map { Duration.milliseconds($0) })
+        #expect(waits.dropFirst(7).allSatisfy { $0 == .milliseconds(400) })
+        #expect(waits.reduce(.zero, +) < .seconds(8))
+    }
+
     @Test func aTokensChildrenAreItsShardsChildren() {
         let before = RegistryLayout(shards: 8)
         let during = RegistryLayout(shards: 32, epoch: 1, migratingFrom: 8)

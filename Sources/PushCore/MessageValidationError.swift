@@ -1,8 +1,9 @@
-/// Why a push job was rejected: the field at fault, a stable code, and a message for people.
+/// Why a message was rejected (a push job, a delivery chunk, a feedback event, a job or device
+/// sent to the API): the field at fault, a stable code, and a message for people.
 ///
-/// `field` is a dotted path into the job as JSON (`headers.collapse-id`, `audience.tokens[3]`,
+/// `field` is a dotted path into the message as JSON (`headers.collapse-id`, `audience.tokens[3]`,
 /// `notification.aps`); `$` means the document as a whole.
-public struct PushJobValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MessageValidationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The path of the offending field.
     public let field: String
     /// What kind of problem it is; stable across releases, for programs to branch on.
