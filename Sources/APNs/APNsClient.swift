@@ -89,59 +89,160 @@ public final class APNsClient: Sendable {
     /// Streams the server refused (GOAWAY, stream limit) are sent again on another connection
     /// without counting as attempts; a 403 ExpiredProviderToken is retried once with a new token
     /// (when the old one is at least 20 minutes old); other retryable outcomes are retried up to
-    /// ``APNsClientConfiguration/maxAttempts`` with jittered backoff, with the same `apns-id`.
+    /// ``APNsClientConfiguration/maxAttempts`` with jittered backoff, with the same `apns-id`
+    /// (the rule is ``APNsAttempts``).
     public func send(_ request: APNsRequest) async throws(APNsError) -> APNsResponse {
         let (pool, tokens) = try pool(for: request.credential, environment: request.environment)
         let apnsID = (request.apnsID ?? apnsIDs.withLock { APNsID.random(using: &$0) }).uuidString
-        let authority = configuration.endpoint(for: request.environment).host
-        var providerToken = try await currentToken(from: tokens)
-        var attempts = 0
-        var refusals = 0
-        var refreshedProviderToken = false
-        while true {
-            let headers = Self.headers(for: request, apnsID: apnsID, authority: authority, providerToken: providerToken)
-            let outcome: APNsStreamOutcome
-            do {
-                let deadline = ContinuousClock.now + configuration.requestTimeout
-                let connection = try await pool.lease(timeout: configuration.requestTimeout)
-                let remaining = deadline - ContinuousClock.now
-                outcome = await Self.wait(
-                    connection.execute(
-                        headers: headers, payload: request.payload, timeout: .nanoseconds(max(remaining.nanoseconds, 0))))
-                pool.release(connection)
-            } catch where error.code == .timeout || error.code == .connectFailed {
-                attempts += 1
-                guard attempts < configuration.maxAttempts else { throw error }
-                try await backoff(attempt: attempts)
-                continue
-            }
+        let providerToken = try await currentToken(from: tokens)
+        return try await follow(request, apnsID: apnsID, pool: pool, tokens: tokens, providerToken: providerToken, after: nil).get()
+    }
 
-            switch outcome {
-            case .refused:
-                refusals += 1
-                guard refusals <= configuration.maxRefusedStreamRetries else { throw APNsError(.refused) }
-            case .response(let status, let responseAPNsID, let body):
-                attempts += 1
-                let response = Self.response(status: status, apnsID: responseAPNsID, body: body, attempts: attempts)
-                if response.reason == .expiredProviderToken, !refreshedProviderToken, let tokens, let current = providerToken {
-                    refreshedProviderToken = true
-                    if let fresh = try await replaceToken(current, in: tokens) {
+    /// Sends many notifications and calls `onResult` once per request, with its index in
+    /// `requests`, as soon as its result is final; returns when every request has its result.
+    /// `onResult` runs on whatever thread the answer arrives on (often a connection's event
+    /// loop): keep it short, and never block in it.
+    ///
+    /// A batch costs less per notification than as many ``send(_:)`` calls: the streams are
+    /// leased many at a time, each connection is reached once per lease with all of its
+    /// requests, and an answer reaches `onResult` without a task, a promise or a future of its
+    /// own. Requests go out in their order. One whose first answer calls for another send (a
+    /// refused stream, an expired provider token, a retry) continues by itself as in ``send(_:)``.
+    public func send(_ requests: [APNsRequest], onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void) async {
+        guard let first = requests.first else { return }
+        guard requests.allSatisfy({ $0.credential.id == first.credential.id && $0.environment == first.environment }) else {
+            // Several pools: each notification by itself.
+            await withTaskGroup(of: Void.self) { group in
+                for (index, request) in requests.enumerated() {
+                    group.addTask {
+                        do throws(APNsError) {
+                            onResult(index, .success(try await self.send(request)))
+                        } catch {
+                            onResult(index, .failure(error))
+                        }
+                    }
+                }
+            }
+            return
+        }
+        let pool: APNsConnectionPool
+        let tokens: APNsProviderTokenManager?
+        let providerToken: APNsProviderToken?
+        do {
+            (pool, tokens) = try self.pool(for: first.credential, environment: first.environment)
+            providerToken = try await currentToken(from: tokens)
+        } catch {
+            for index in requests.indices { onResult(index, .failure(error)) }
+            return
+        }
+        let apnsIDs = self.apnsIDs.withLock { generator in
+            requests.map { ($0.apnsID ?? APNsID.random(using: &generator)).uuidString }
+        }
+        let authority = configuration.endpoint(for: first.environment).host
+        let batch = APNsBatch(
+            count: requests.count, pool: pool, maxAttempts: configuration.maxAttempts,
+            maxRefusals: configuration.maxRefusedStreamRetries, usesProviderToken: providerToken != nil, onResult: onResult)
+
+        var next = 0
+        while next < requests.count {
+            let start = ContinuousClock.now
+            let grants: [APNsConnectionPool.Grant]
+            do {
+                grants = try await pool.lease(upTo: requests.count - next, timeout: configuration.requestTimeout)
+            } catch {
+                for index in next..<requests.count { batch.noStream(index: index, error) }
+                break
+            }
+            let timeout = TimeAmount.nanoseconds(max((configuration.requestTimeout - (.now - start)).nanoseconds, 0))
+            for grant in grants {
+                var submissions: [APNsConnection.Submission] = []
+                submissions.reserveCapacity(grant.streams)
+                for index in next..<(next + grant.streams) {
+                    let request = requests[index]
+                    submissions.append(
+                        APNsConnection.Submission(
+                            headers: Self.headers(for: request, apnsID: apnsIDs[index], authority: authority, providerToken: providerToken),
+                            payload: request.payload, timeout: timeout,
+                            request: .batch(batch, index: index, connection: grant.connection)))
+                }
+                grant.connection.execute(submissions)
+                next += grant.streams
+            }
+        }
+
+        await withTaskGroup(of: Void.self) { group in
+            for await followUp in batch.followUps {
+                group.addTask {
+                    let result = await self.follow(
+                        requests[followUp.index], apnsID: apnsIDs[followUp.index], pool: pool, tokens: tokens,
+                        providerToken: providerToken, after: followUp.outcome)
+                    onResult(followUp.index, result)
+                }
+            }
+        }
+    }
+
+    /// Sends `request` until ``APNsAttempts`` calls its outcome final, starting from `first`
+    /// (the outcome of a send made in a batch) when given.
+    private func follow(
+        _ request: APNsRequest, apnsID: String, pool: APNsConnectionPool, tokens: APNsProviderTokenManager?,
+        providerToken: APNsProviderToken?, after first: APNsAttempts.Outcome?
+    ) async -> Result<APNsResponse, APNsError> {
+        let authority = configuration.endpoint(for: request.environment).host
+        var providerToken = providerToken
+        var attempts = APNsAttempts(maxAttempts: configuration.maxAttempts, maxRefusals: configuration.maxRefusedStreamRetries)
+        var outcome = first
+        while true {
+            let sent: APNsAttempts.Outcome
+            if let outcome {
+                sent = outcome
+            } else {
+                let headers = Self.headers(for: request, apnsID: apnsID, authority: authority, providerToken: providerToken)
+                sent = await sendOnce(headers: headers, payload: request.payload, pool: pool)
+            }
+            outcome = nil
+            var next = attempts.next(after: sent, usesProviderToken: tokens != nil && providerToken != nil)
+            if case .renewProviderToken(let otherwise) = next {
+                do {
+                    if let tokens, let current = providerToken, let fresh = try await replaceToken(current, in: tokens) {
                         providerToken = fresh
                         continue
                     }
+                } catch {
+                    return .failure(error)
                 }
-                guard response.responseClass == .retryable, attempts < configuration.maxAttempts else { return response }
-                try await backoff(attempt: attempts)
-            case .connectionLost(let error):
-                attempts += 1
-                guard attempts < configuration.maxAttempts else { throw APNsError(.connectionLost, underlying: error) }
-                try await backoff(attempt: attempts)
-            case .timedOut:
-                attempts += 1
-                guard attempts < configuration.maxAttempts else { throw APNsError(.timeout) }
-                try await backoff(attempt: attempts)
+                next = otherwise
+            }
+            switch next {
+            case .done(let result):
+                return result
+            case .sendAgain, .renewProviderToken:
+                continue
+            case .backOff(let attempt):
+                do {
+                    try await backoff(attempt: attempt)
+                } catch {
+                    return .failure(error)
+                }
             }
         }
+    }
+
+    /// One send: a stream leased (waiting at most the request timeout), the request on it, its
+    /// outcome within what is left of the request timeout.
+    private func sendOnce(headers: HPACKHeaders, payload: ByteBuffer, pool: APNsConnectionPool) async -> APNsAttempts.Outcome {
+        let deadline = ContinuousClock.now + configuration.requestTimeout
+        let connection: APNsConnection
+        do {
+            connection = try await pool.lease(timeout: configuration.requestTimeout)
+        } catch {
+            return .noStream(error)
+        }
+        let remaining = deadline - ContinuousClock.now
+        let outcome = await Self.wait(
+            connection.execute(headers: headers, payload: payload, timeout: .nanoseconds(max(remaining.nanoseconds, 0))))
+        pool.release(connection)
+        return .stream(outcome)
     }
 
     /// The provider token manager shared by every pool of a token credential (created on first

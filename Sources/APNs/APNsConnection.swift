@@ -64,6 +64,32 @@ final class APNsConnection: Sendable {
         return promise.futureResult
     }
 
+    /// One request of a batch: what ``execute(_:)`` sends and where its outcome goes.
+    struct Submission: Sendable {
+        var headers: HPACKHeaders
+        var payload: ByteBuffer
+        var timeout: TimeAmount
+        var request: APNsStreamRequest
+    }
+
+    /// Sends requests on new streams, in one trip to the connection's event loop: their frames
+    /// leave in one write. Each outcome goes where its ``Submission/request`` says.
+    func execute(_ submissions: [Submission]) {
+        let eventLoop = channel.eventLoop
+        if eventLoop.inEventLoop {
+            for submission in submissions {
+                handler.value.send(headers: submission.headers, payload: submission.payload, timeout: submission.timeout, request: submission.request)
+            }
+        } else {
+            let handler = self.handler
+            eventLoop.execute {
+                for submission in submissions {
+                    handler.value.send(headers: submission.headers, payload: submission.payload, timeout: submission.timeout, request: submission.request)
+                }
+            }
+        }
+    }
+
     func close() {
         channel.close(promise: nil)
     }

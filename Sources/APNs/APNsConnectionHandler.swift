@@ -51,7 +51,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         var description: String { "the server did not negotiate h2 over ALPN (got \(negotiatedProtocol ?? "nothing"))" }
     }
 
-    private typealias StateMachine = APNsConnectionStateMachine<EventLoopPromise<APNsStreamOutcome>>
+    private typealias StateMachine = APNsConnectionStateMachine<APNsStreamRequest>
 
     private let events: Events
     private let pingInterval: TimeAmount?
@@ -92,18 +92,23 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
 
     /// Sends a request on a new stream; `promise` gets the outcome.
     package func send(headers: HPACKHeaders, payload: ByteBuffer, timeout: TimeAmount, promise: EventLoopPromise<APNsStreamOutcome>) {
+        send(headers: headers, payload: payload, timeout: timeout, request: .promise(promise))
+    }
+
+    /// Sends a request on a new stream; `request` gets the outcome.
+    func send(headers: HPACKHeaders, payload: ByteBuffer, timeout: TimeAmount, request: APNsStreamRequest) {
         guard let context, context.channel.isActive else {
-            promise.succeed(.refused)
+            request.answer(.refused)
             return
         }
-        switch state.send(headers: headers, payload: payload, timeout: timeout, now: context.eventLoop.now, request: promise) {
+        switch state.send(headers: headers, payload: payload, timeout: timeout, now: context.eventLoop.now, request: request) {
         case .opened:
             startTimeoutSweep(context: context)
             flushes.schedule(on: context.eventLoop) { self.writeOutbound(context: context) }
         case .refused:
-            promise.succeed(.refused)
+            request.answer(.refused)
         case .timedOut:
-            promise.succeed(.timedOut)
+            request.answer(.timedOut)
         }
     }
 
@@ -127,8 +132,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
 
     private func perform(_ action: StateMachine.Action, context: ChannelHandlerContext) {
         switch action {
-        case .answer(let promise, let outcome):
-            promise.succeed(outcome)
+        case .answer(let request, let outcome):
+            request.answer(outcome)
             closeIfDrained(context: context)
         case .ready(let maxStreams):
             events.ready(maxStreams)
@@ -138,7 +143,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         case .goingAway(let code, let reason, let refused):
             // The pool retires this connection first, so the refused requests go to another one.
             events.goingAway(code, reason)
-            for promise in refused { promise.succeed(.refused) }
+            for request in refused { request.answer(.refused) }
             closeIfDrained(context: context)
         case .pingAcknowledged:
             pingDeadline?.cancel()
@@ -160,7 +165,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private func connectionError(_ error: any Error, context: ChannelHandlerContext) {
         guard let inFlight = state.close(error: error as? HTTP2ConnectionError) else { return }
         writeOutbound(context: context)
-        for promise in inFlight { promise.succeed(.connectionLost(error)) }
+        for request in inFlight { request.answer(.connectionLost(error)) }
         context.close(promise: nil)
     }
 
@@ -180,7 +185,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         timeoutSweep?.cancel()
         timeoutSweep = nil
         pingDeadline?.cancel()
-        for promise in state.close(error: nil) ?? [] { promise.succeed(.connectionLost(ChannelError.eof)) }
+        for request in state.close(error: nil) ?? [] { request.answer(.connectionLost(ChannelError.eof)) }
         events.closed()
         context.fireChannelInactive()
     }
@@ -191,7 +196,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         guard let inFlight = state.close(error: nil) else { return }
         keepalive?.cancel()
         events.unresponsive()
-        for promise in inFlight { promise.succeed(.connectionLost(KeepaliveTimeout())) }
+        for request in inFlight { request.answer(.connectionLost(KeepaliveTimeout())) }
         context.close(promise: nil)
     }
 
@@ -225,7 +230,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private func sweepTimeouts(context: ChannelHandlerContext) {
         let expired = state.expire(now: context.eventLoop.now)
         if !expired.isEmpty {
-            for promise in expired { promise.succeed(.timedOut) }
+            for request in expired { request.answer(.timedOut) }
             // A request that got no answer in time makes the connection prove it is alive: a
             // peer gone silent (a dead network path) fails the PING and the connection is
             // replaced now, not at the next keepalive, which may be a minute away.

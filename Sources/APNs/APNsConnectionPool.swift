@@ -9,11 +9,17 @@ import Synchronization
 /// backoff, hands out streams to the least-loaded connection and makes callers wait for a free
 /// stream. The decisions live in ``APNsConnectionPoolStateMachine``; this type carries them out.
 final class APNsConnectionPool: Sendable {
-    /// A caller waiting for a stream, its id and when it gives up.
+    /// Streams leased on one connection.
+    struct Grant: Sendable {
+        let connection: APNsConnection
+        let streams: Int
+    }
+
+    /// A caller waiting for streams, its id and when it gives up.
     private struct Waiter: Sendable {
         let id: Int
         let deadline: NIODeadline
-        let continuation: CheckedContinuation<Result<APNsConnection, APNsError>, Never>
+        let continuation: CheckedContinuation<Result<[Grant], APNsError>, Never>
     }
     private typealias StateMachine = APNsConnectionPoolStateMachine<Waiter>
 
@@ -60,38 +66,45 @@ final class APNsConnectionPool: Sendable {
 
     /// Waits for a free stream, at most `timeout`.
     func lease(timeout: Duration) async throws(APNsError) -> APNsConnection {
-        // Fast path: a free stream now, without suspending.
-        let (immediate, connects) = state.withLock { state -> (APNsConnection?, [StateMachine.Connect]) in
-            let (id, connects) = state.machine.leaseIfAvailable()
-            return (id.flatMap { state.connections[$0] }, connects)
+        try await lease(upTo: 1, timeout: timeout)[0].connection
+    }
+
+    /// Leases up to `wanted` streams: those free now, at once; when none is, waits (at most
+    /// `timeout`) for the first to free up and takes every stream free then, up to `wanted`.
+    /// Each stream goes back with ``release(_:streams:)``.
+    func lease(upTo wanted: Int, timeout: Duration) async throws(APNsError) -> [Grant] {
+        // Fast path: free streams now, without suspending.
+        let (immediate, connects) = state.withLock { state -> ([Grant], [StateMachine.Connect]) in
+            let (grants, connects) = state.machine.leaseIfAvailable(wanted: wanted)
+            return (Self.resolve(grants, in: &state), connects)
         }
         open(connects)
-        if let immediate { return immediate }
+        if !immediate.isEmpty { return immediate }
 
         let waiterID = state.withLock { state in
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<APNsConnection, APNsError>, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[Grant], APNsError>, Never>) in
                 let waiter = Waiter(
                     id: waiterID, deadline: .now() + .nanoseconds(timeout.nanoseconds), continuation: continuation)
                 let (result, connects, leased) = state.withLock { state in
-                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: waiter)
+                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: waiter, wanted: wanted)
                     if case .queued = result, state.waiterSweep == nil {
                         state.waiterSweep = eventLoopGroup.any().scheduleRepeatedTask(
                             initialDelay: Self.waiterSweepInterval, delay: Self.waiterSweepInterval
                         ) { _ in self.failExpiredWaiters() }
                     }
-                    if case .leased(let id) = result {
-                        return (result, connects, state.connections[id])
+                    if case .leased(let grants) = result {
+                        return (result, connects, Self.resolve(grants, in: &state))
                     }
-                    return (result, connects, nil)
+                    return (result, connects, [])
                 }
                 open(connects)
                 switch result {
                 case .leased:
-                    continuation.resume(returning: leased.map { .success($0) } ?? .failure(APNsError(.connectionLost)))
+                    continuation.resume(returning: leased.isEmpty ? .failure(APNsError(.connectionLost)) : .success(leased))
                 case .queued:
                     break
                 case .tooManyWaiters:
@@ -106,15 +119,30 @@ final class APNsConnectionPool: Sendable {
         return try result.get()
     }
 
+    /// The connections of the state machine's grants. A grant whose connection is not known
+    /// (yet) gives its streams back.
+    private static func resolve(_ grants: [StateMachine.Grant], in state: inout State) -> [Grant] {
+        var resolved: [Grant] = []
+        resolved.reserveCapacity(grants.count)
+        for grant in grants {
+            if let connection = state.connections[grant.connection] {
+                resolved.append(Grant(connection: connection, streams: grant.streams))
+            } else {
+                state.machine.returnUnused(grant.connection, streams: grant.streams)
+            }
+        }
+        return resolved
+    }
+
     /// Returns a stream; a waiter may take it.
     /// The pool's open connections, streams in flight and waiting callers right now.
     var statistics: (openConnections: Int, streamsInUse: Int, waiters: Int) {
         state.withLock { $0.machine.statistics }
     }
 
-    func release(_ connection: APNsConnection) {
+    func release(_ connection: APNsConnection, streams: Int = 1) {
         let leases = state.withLock { state in
-            state.machine.release(connection.id).map { ($0.waiter, state.connections[$0.connection]) }
+            state.machine.release(connection.id, streams: streams).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
         }
         resume(leases)
     }
@@ -158,13 +186,13 @@ final class APNsConnectionPool: Sendable {
         }
     }
 
-    private func resume(_ leases: [(Waiter, APNsConnection?)]) {
-        for (waiter, connection) in leases {
-            finish(waiter, connection.map { .success($0) } ?? .failure(APNsError(.connectionLost)))
+    private func resume(_ leases: [(Waiter, [Grant])]) {
+        for (waiter, grants) in leases {
+            finish(waiter, grants.isEmpty ? .failure(APNsError(.connectionLost)) : .success(grants))
         }
     }
 
-    private func finish(_ waiter: Waiter, _ result: Result<APNsConnection, APNsError>) {
+    private func finish(_ waiter: Waiter, _ result: Result<[Grant], APNsError>) {
         waiter.continuation.resume(returning: result)
     }
 
@@ -189,14 +217,14 @@ final class APNsConnectionPool: Sendable {
         let events = APNsConnectionHandler.Events(
             ready: { maxStreams in
                 let leases = self.state.withLock { state in
-                    state.machine.connected(id, maxStreams: maxStreams).map { ($0.waiter, state.connections[$0.connection]) }
+                    state.machine.connected(id, maxStreams: maxStreams).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
                 }
                 self.resume(leases)
             },
             maxStreamsChanged: { maxStreams in
                 let leases = self.state.withLock { state in
                     state.machine.maxStreamsChanged(id, maxStreams: maxStreams).map {
-                        ($0.waiter, state.connections[$0.connection])
+                        ($0.waiter, Self.resolve($0.grants, in: &state))
                     }
                 }
                 self.resume(leases)

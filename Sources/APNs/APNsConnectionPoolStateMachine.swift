@@ -5,8 +5,10 @@ import NIOCore
 /// outside its lock.
 ///
 /// Streams go to the ready connection with the fewest streams in use, up to the smaller of the
-/// server's `SETTINGS_MAX_CONCURRENT_STREAMS` and the configured cap. Waiters are served in
-/// order and bounded in number.
+/// server's `SETTINGS_MAX_CONCURRENT_STREAMS` and the configured cap. A caller may ask for
+/// several streams at once (a batch of notifications): it gets those free now, spread over the
+/// connections, or waits for the first to free up and then gets every stream free at that moment,
+/// up to what it asked for. Waiters are served in order and bounded in number.
 struct APNsConnectionPoolStateMachine<Waiter> {
     typealias ConnectionID = Int
 
@@ -25,15 +27,21 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         var delay: ConnectDelay
     }
 
-    /// A waiter (or the caller itself) gets a stream on a connection.
+    /// Streams on one connection.
+    struct Grant: Hashable {
+        var connection: ConnectionID
+        var streams: Int
+    }
+
+    /// A waiter gets streams: at least one, at most what it asked for.
     struct Lease {
         var waiter: Waiter
-        var connection: ConnectionID
+        var grants: [Grant]
     }
 
     enum LeaseResult {
-        /// Use this connection now.
-        case leased(ConnectionID)
+        /// Use these streams now.
+        case leased([Grant])
         /// The waiter was queued; it is handed a stream later, or failed.
         case queued
         case tooManyWaiters
@@ -57,7 +65,7 @@ struct APNsConnectionPoolStateMachine<Waiter> {
     private let maxWaiters: Int
     private let streamCap: Int
     private var connections: [Connection] = []
-    private var waiters = CircularBuffer<(id: Int, waiter: Waiter)>()
+    private var waiters = CircularBuffer<(id: Int, wanted: Int, waiter: Waiter)>()
     private var nextConnectionID = 0
     private var consecutiveFailures = 0
     private var isStarted = false
@@ -95,34 +103,42 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         connections.first { $0.id == id }?.inUse
     }
 
-    /// A caller wants a stream. The first call opens the pool's connections, spaced.
-    mutating func lease(waiterID: Int, waiter: Waiter) -> (result: LeaseResult, connect: [Connect]) {
+    /// A caller wants `wanted` streams (at least one). The first call opens the pool's
+    /// connections, spaced.
+    mutating func lease(waiterID: Int, waiter: Waiter, wanted: Int = 1) -> (result: LeaseResult, connect: [Connect]) {
         guard !isShutdown else { return (.shutdown, []) }
         let connect = startIfNeeded()
-        if waiters.isEmpty, let index = leastLoadedAvailable() {
-            connections[index].inUse += 1
-            return (.leased(connections[index].id), connect)
+        if waiters.isEmpty {
+            let grants = take(upTo: wanted)
+            if !grants.isEmpty { return (.leased(grants), connect) }
         }
         guard waiters.count < maxWaiters else { return (.tooManyWaiters, connect) }
-        waiters.append((waiterID, waiter))
+        waiters.append((waiterID, max(1, wanted), waiter))
         return (.queued, connect)
     }
 
-    /// A stream now if one is free and nobody waits for one; `nil` otherwise (then call
-    /// ``lease(waiterID:waiter:)``). The first call opens the pool's connections.
-    mutating func leaseIfAvailable() -> (connection: ConnectionID?, connect: [Connect]) {
-        guard !isShutdown else { return (nil, []) }
+    /// The streams free now, up to `wanted`, when nobody waits for one; none otherwise (then
+    /// call ``lease(waiterID:waiter:wanted:)``). The first call opens the pool's connections.
+    mutating func leaseIfAvailable(wanted: Int = 1) -> (grants: [Grant], connect: [Connect]) {
+        guard !isShutdown else { return ([], []) }
         let connect = startIfNeeded()
-        guard waiters.isEmpty, let index = leastLoadedAvailable() else { return (nil, connect) }
-        connections[index].inUse += 1
-        return (connections[index].id, connect)
+        guard waiters.isEmpty else { return ([], connect) }
+        return (take(upTo: wanted), connect)
     }
 
-    /// A stream finished; its slot may go to a waiter.
-    mutating func release(_ id: ConnectionID) -> [Lease] {
+    /// Streams finished (or were never used); their slots may go to waiters.
+    mutating func release(_ id: ConnectionID, streams: Int = 1) -> [Lease] {
         guard let index = index(of: id) else { return [] }
-        connections[index].inUse -= 1
+        connections[index].inUse -= streams
         return serveWaiters()
+    }
+
+    /// Streams granted on a connection that could not be used (the pool does not know it);
+    /// they count as free again without serving anyone now: the next release or connection
+    /// serves the waiters.
+    mutating func returnUnused(_ id: ConnectionID, streams: Int) {
+        guard let index = index(of: id) else { return }
+        connections[index].inUse -= streams
     }
 
     /// The connection finished TLS and received the server's first SETTINGS.
@@ -181,7 +197,7 @@ struct APNsConnectionPoolStateMachine<Waiter> {
     mutating func removeWaiters(where isExpired: (Waiter) -> Bool) -> [Waiter] {
         guard waiters.contains(where: { isExpired($0.waiter) }) else { return [] }
         var expired: [Waiter] = []
-        var kept = CircularBuffer<(id: Int, waiter: Waiter)>(initialCapacity: waiters.count)
+        var kept = CircularBuffer<(id: Int, wanted: Int, waiter: Waiter)>(initialCapacity: waiters.count)
         for entry in waiters {
             if isExpired(entry.waiter) { expired.append(entry.waiter) } else { kept.append(entry) }
         }
@@ -232,10 +248,28 @@ struct APNsConnectionPoolStateMachine<Waiter> {
 
     private mutating func serveWaiters() -> [Lease] {
         var leases: [Lease] = []
-        while !waiters.isEmpty, let index = leastLoadedAvailable() {
-            connections[index].inUse += 1
-            leases.append(Lease(waiter: waiters.removeFirst().waiter, connection: connections[index].id))
+        while let first = waiters.first {
+            let grants = take(upTo: first.wanted)
+            guard !grants.isEmpty else { break }
+            waiters.removeFirst()
+            leases.append(Lease(waiter: first.waiter, grants: grants))
         }
         return leases
+    }
+
+    /// Takes up to `wanted` free streams, each on the least-loaded connection at the time.
+    private mutating func take(upTo wanted: Int) -> [Grant] {
+        var grants: [Grant] = []
+        for _ in 0..<max(1, wanted) {
+            guard let index = leastLoadedAvailable() else { break }
+            connections[index].inUse += 1
+            let id = connections[index].id
+            if let known = grants.firstIndex(where: { $0.connection == id }) {
+                grants[known].streams += 1
+            } else {
+                grants.append(Grant(connection: id, streams: 1))
+            }
+        }
+        return grants
     }
 }

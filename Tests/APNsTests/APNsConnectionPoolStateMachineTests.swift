@@ -18,7 +18,7 @@ struct APNsConnectionPoolStateMachineTests {
         #expect(connects == [.init(id: 0, delay: .immediately), .init(id: 1, delay: .spacing(1)), .init(id: 2, delay: .spacing(2))])
         let leases = machine.connected(0, maxStreams: 1)
         #expect(leases.map(\.waiter) == ["a"])
-        #expect(leases.map(\.connection) == [0])
+        #expect(leases.map(\.grants) == [[.init(connection: 0, streams: 1)]])
     }
 
     @Test("expired waiters leave the queue; the rest keep their order and are served")
@@ -68,7 +68,7 @@ struct APNsConnectionPoolStateMachineTests {
         _ = machine.connected(1, maxStreams: 100)
         var counts = [0: 0, 1: 0]
         for waiter in 2..<12 {
-            guard case .leased(let id) = machine.lease(waiterID: waiter, waiter: "w").result else {
+            guard let id = leasedConnection(machine.lease(waiterID: waiter, waiter: "w").result) else {
                 Issue.record("expected a lease")
                 return
             }
@@ -85,16 +85,57 @@ struct APNsConnectionPoolStateMachineTests {
     func fastPath() {
         var machine = Machine(targetConnections: 2, maxWaiters: 10, streamCap: 100)
         let first = machine.leaseIfAvailable()
-        #expect(first.connection == nil)
+        #expect(first.grants.isEmpty)
         #expect(first.connect.count == 2)
         #expect(isQueued(machine.lease(waiterID: 1, waiter: "a").result))
         #expect(machine.connected(0, maxStreams: 1).map(\.waiter) == ["a"])
-        #expect(machine.leaseIfAvailable().connection == nil)
+        #expect(machine.leaseIfAvailable().grants.isEmpty)
         #expect(isQueued(machine.lease(waiterID: 2, waiter: "b").result))
         _ = machine.connected(1, maxStreams: 5)
         let next = machine.leaseIfAvailable()
-        #expect(next.connection == 1)
+        #expect(next.grants == [Machine.Grant(connection: 1, streams: 1)])
         #expect(next.connect.isEmpty)
+    }
+
+    @Test("a lease of many streams takes those free now, spread over the connections, least-loaded first")
+    func manyStreamsNow() {
+        var machine = Machine(targetConnections: 2, maxWaiters: 10, streamCap: 100)
+        _ = machine.leaseIfAvailable()
+        _ = machine.connected(0, maxStreams: 4)
+        _ = machine.connected(1, maxStreams: 3)
+        _ = machine.leaseIfAvailable()  // one stream on connection 0
+        let (grants, connect) = machine.leaseIfAvailable(wanted: 5)
+        #expect(connect.isEmpty)
+        #expect(Set(grants) == [Machine.Grant(connection: 0, streams: 2), Machine.Grant(connection: 1, streams: 3)])
+        #expect(machine.streamsInUse(on: 0) == 3 && machine.streamsInUse(on: 1) == 3)
+        // One stream is left; a lease of 10 gets it.
+        let (rest, _) = machine.leaseIfAvailable(wanted: 10)
+        #expect(rest == [Machine.Grant(connection: 0, streams: 1)])
+        #expect(machine.leaseIfAvailable(wanted: 10).grants.isEmpty)
+    }
+
+    @Test("a waiter for many streams gets every stream free when it is served, at most what it asked for; waiters after it wait their turn")
+    func manyStreamsWaiting() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        _ = machine.leaseIfAvailable()
+        _ = machine.connected(0, maxStreams: 4)
+        _ = machine.leaseIfAvailable(wanted: 4)
+        #expect(isQueued(machine.lease(waiterID: 1, waiter: "batch", wanted: 3).result))
+        #expect(isQueued(machine.lease(waiterID: 2, waiter: "single").result))
+        // Streams free up one at a time: the batch is served with the first.
+        let first = machine.release(0)
+        #expect(first.map(\.waiter) == ["batch"] && first[0].grants == [Machine.Grant(connection: 0, streams: 1)])
+        // Two free at once: the single waiter gets one, the other stays free.
+        let both = machine.release(0, streams: 2)
+        #expect(both.map(\.waiter) == ["single"] && both[0].grants == [Machine.Grant(connection: 0, streams: 1)])
+        #expect(machine.statistics.streamsInUse == 3)
+        // The last free stream goes to a new lease at once.
+        #expect(leasedConnection(machine.lease(waiterID: 3, waiter: "late", wanted: 5).result) == 0)
+        #expect(isQueued(machine.lease(waiterID: 4, waiter: "later").result))
+        // Streams granted but never used count as free again; they serve nobody by themselves.
+        machine.returnUnused(0, streams: 1)
+        #expect(machine.statistics.streamsInUse == 3 && machine.waiterCount == 1)
+        #expect(machine.release(0).map(\.waiter) == ["later"])
     }
 
     @Test("waiters are bounded")
@@ -177,8 +218,10 @@ struct APNsConnectionPoolStateMachineTests {
         leasedConnection(result) != nil
     }
 
+    /// The connection of a lease of one stream.
     private func leasedConnection(_ result: Machine.LeaseResult) -> Int? {
-        if case .leased(let id) = result { id } else { nil }
+        guard case .leased(let grants) = result, grants.count == 1, grants[0].streams == 1 else { return nil }
+        return grants[0].connection
     }
 }
 

@@ -2,6 +2,8 @@ import APNs
 import APNsCore
 import APNsSimulator
 import Foundation
+import NIOCore
+import Synchronization
 import Testing
 
 /// Delivery under injected faults: every notification accepted exactly once, none failed.
@@ -39,6 +41,86 @@ struct APNsResilienceTests {
             #expect(counters.connectionResets >= Self.count / 20_000)
             #expect(counters.rejections["ServiceUnavailable", default: 0] > 0)
         }
+    }
+
+    @Test("batches under the same faults: every result once, at its index; all accepted exactly once")
+    func batchesUnderFaults() async throws {
+        let count = min(Self.count, 50_000)
+        try await SimulatorHarness.with(
+            simulator: {
+                $0.faults = APNsSimulatorFaults(
+                    serviceUnavailableRate: 0.05, goAwayEveryStreams: 2_000, connectionResetEveryStreams: 10_000)
+            },
+            client: {
+                $0.connectionsPerPool = 4
+                $0.maxConcurrentStreamsPerConnection = 50
+                $0.maxAttempts = 12
+                $0.retryBackoffBase = .milliseconds(1)
+                $0.requestTimeout = .seconds(120)
+            }
+        ) { harness in
+            // Batches of 250, four at a time: more than the pool's 200 streams, so batches wait
+            // for streams and are served many at a time.
+            let results = Results<Int>()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for batchStart in stride(from: 0, to: count, by: 1_000) {
+                    for quarter in 0..<4 {
+                        let first = batchStart + quarter * 250
+                        guard first < count else { break }
+                        let requests = (first..<min(first + 250, count)).map { harness.request(token: SimulatorHarness.token($0)) }
+                        group.addTask {
+                            await harness.client.send(requests) { index, result in
+                                let status = (try? result.get())?.status ?? -1
+                                results.update { $0[first + index, default: 0] += status == 200 ? 1 : 1_000 }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let all = results.all
+            #expect(all.count == count)
+            #expect(all.values.allSatisfy { $0 == 1 }, "\(all.filter { $0.value != 1 }.prefix(5))")
+            let counters = try await harness.simulator.counters()
+            #expect(counters.distinctAccepted == count)
+            #expect(counters.duplicates == 0)
+            #expect(counters.goAways > 0 && counters.connectionResets > 0)
+            #expect(counters.rejections["ServiceUnavailable", default: 0] > 0)
+        }
+    }
+
+    @Test("a batch's answers reach their own indexes, refusals included; an empty batch returns at once")
+    func batchAnswersByIndex() async throws {
+        try await SimulatorHarness.with(client: { $0.maxAttempts = 1 }) { harness in
+            await harness.client.send([]) { _, _ in Issue.record("an empty batch has no results") }
+            let tokens = (0..<300).map { SimulatorHarness.token($0) }
+            var requests = tokens.map { harness.request(token: $0) }
+            // Every tenth request carries a payload without `aps`: APNs refuses it with its reason.
+            for index in stride(from: 0, to: requests.count, by: 10) {
+                requests[index].payload = ByteBuffer(string: "{}")
+            }
+            let results = Results<String>()
+            await harness.client.send(requests) { index, result in
+                let text: String
+                switch result {
+                case .success(let response): text = "\(response.status) \(response.reason?.rawValue ?? "")"
+                case .failure(let error): text = "\(error)"
+                }
+                results.update { $0[index] = text }
+            }
+            let all = results.all
+            #expect(all.count == 300)
+            for index in 0..<300 {
+                #expect(all[index] == (index % 10 == 0 ? "400 PayloadEmpty" : "200 "), "request \(index)")
+            }
+        }
+    }
+
+    /// What a batch's callbacks reported, by request index.
+    final class Results<Value: Sendable>: Sendable {
+        private let values = Mutex([Int: Value]())
+        func update(_ change: (inout [Int: Value]) -> Void) { values.withLock { change(&$0) } }
+        var all: [Int: Value] { values.withLock { $0 } }
     }
 
     /// Sends `count` notifications to distinct tokens, at most `window` at a time; returns the
