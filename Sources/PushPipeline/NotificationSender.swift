@@ -87,13 +87,15 @@ final class NotificationSender: Sendable {
         let inFlight = self.inFlight
         let counters = context.counters
         let metrics = context.metrics
+        let latency = metrics.apnsLatency(app: app.id)
         let controls = context.controls
         let facts = Settlement.Facts(
             app: app.id, jobID: jobID, environment: job.environment, usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID),
             now: 0, suspension: SuspensionCache.duration)
-        // The group's leftover outcomes (the last partial batch and what was not sent), or the
-        // first settling failure.
-        let leftover = await withTaskGroup(of: (Int, SendResult).self) { group -> Result<[(Delivery, SendResult)], any Error> in
+        let outcomes = SendResultQueue()
+        // The outcomes not settled in a full batch (the last partial batch and what was not
+        // sent), or the first settling failure.
+        let leftover = await withTaskGroup(of: Void.self) { group -> Result<[(Delivery, SendResult)], any Error> in
             var stop = Stop.stopping
             var next = 0
             sending: while next < deliveries.count {
@@ -112,32 +114,39 @@ final class NotificationSender: Sendable {
                     let policy = SendThrottle.Policy(app: app, jobID: jobID, override: job.throttle, operatorRate: control.ratePerSecond)
                     let requested = min(deliveries.count - next, Self.settleBatch)
                     let admitted = try await throttle.admit(app: app.id, policy: policy, requested: requested)
-                    for index in next..<(next + admitted) {
-                        await inFlight.acquire()
-                        // While this waited for a slot, another batch may have learnt that the job stopped.
+                    // The admitted notifications go to the client as one batch (or a few, when
+                    // the in-flight window is smaller), each with its slots of the window.
+                    let end = next + admitted
+                    while next < end {
+                        let size = min(end - next, inFlight.capacity)
+                        await inFlight.acquire(size)
+                        // While this waited for slots, another batch may have learnt that the job stopped.
                         if let known = controls.cached(jobID), let halt = Stop(known) {
-                            inFlight.release()
+                            inFlight.release(size)
                             stop = halt
                             break sending
                         }
-                        metrics.sendStarted()
-                        var request = template
-                        request.deviceToken = deliveries[index].token
+                        metrics.sendStarted(size)
+                        let first = next
+                        var requests: [APNsRequest] = []
+                        requests.reserveCapacity(size)
+                        for index in first..<(first + size) {
+                            var request = template
+                            request.deviceToken = deliveries[index].token
+                            requests.append(request)
+                        }
+                        let start = ContinuousClock.now
                         group.addTask {
-                            let start = ContinuousClock.now
-                            defer {
-                                metrics.sendFinished(app: app.id, after: .now - start)
+                            await client.send(requests) { index, result in
+                                metrics.sendFinished(after: .now - start, latency: latency)
+                                switch result {
+                                case .success(let response): outcomes.add(first + index, .response(response))
+                                case .failure(let error): outcomes.add(first + index, .failure(error))
+                                }
                                 inFlight.release()
                             }
-                            do {
-                                return (index, .response(try await client.send(request)))
-                            } catch let error as APNsError {
-                                return (index, .failure(error))
-                            } catch {
-                                return (index, .failure(APNsError(.cancelled, underlying: error)))
-                            }
                         }
-                        next = index + 1
+                        next = first + size
                     }
                 } catch {
                     // Cancelled, or Redis is away while stopping: what is not sent waits for a resend.
@@ -146,12 +155,15 @@ final class NotificationSender: Sendable {
                     break
                 }
             }
+            outcomes.expect(next)
             var batch: [(Delivery, SendResult)] = []
             batch.reserveCapacity(Self.settleBatch)
             var firstError: (any Error)?
-            for await (index, result) in group {
-                if result.wasSent { counters.add(.notificationsSent) }
-                batch.append((deliveries[index], result))
+            while let arrived = await outcomes.next(upTo: Self.settleBatch) {
+                for (index, result) in arrived {
+                    if result.wasSent { counters.add(.notificationsSent) }
+                    batch.append((deliveries[index], result))
+                }
                 if batch.count >= Self.settleBatch && firstError == nil {
                     do {
                         try await settle(batch, of: job, facts: facts)

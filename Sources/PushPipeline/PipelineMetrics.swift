@@ -15,14 +15,16 @@ final class PipelineMetrics: Sendable {
     /// `pushfleet_notifications_in_flight`: handed to the APNs client, not answered yet.
     private let inFlight = CoreMetrics.Meter(label: "pushfleet_notifications_in_flight")
 
-    func sendStarted() {
-        inFlight.increment()
+    /// `count` notifications were handed to the APNs client.
+    func sendStarted(_ count: Int = 1) {
+        inFlight.increment(by: Double(count))
     }
 
-    /// The answer came (or the send failed) after `duration`.
-    func sendFinished(app: String, after duration: Duration) {
+    /// One answer came (or the send failed) after `duration`; `latency` is the app's timer
+    /// (``apnsLatency(app:)``, looked up once per batch, not per notification).
+    func sendFinished(after duration: Duration, latency: CoreMetrics.Timer) {
         inFlight.decrement()
-        apnsLatency(app: app, duration)
+        latency.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// `pushfleet_messages_consumed_total{topic}`: jobs, chunks, feedback events taken from Kafka.
@@ -58,14 +60,15 @@ final class PipelineMetrics: Sendable {
 
     /// `pushfleet_apns_request_duration_seconds{app}`: from handing a request to the APNs client
     /// to its answer (waiting for a stream included).
-    private func apnsLatency(app: String, _ duration: Duration) {
-        let timer = latencies.withLock { timers in
+    /// `pushfleet_apns_request_duration_seconds{app}`: from handing a notification to the APNs
+    /// client to its result.
+    func apnsLatency(app: String) -> CoreMetrics.Timer {
+        latencies.withLock { timers in
             if let timer = timers[app] { return timer }
             let timer = CoreMetrics.Timer(label: "pushfleet_apns_request_duration_seconds", dimensions: [("app", app)])
             timers[app] = timer
             return timer
         }
-        timer.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// `pushfleet_resend_buffer_depth{app}`: entries waiting in the app's resend buffer.

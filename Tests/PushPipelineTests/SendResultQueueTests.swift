@@ -1,0 +1,80 @@
+import APNs
+import Synchronization
+import Testing
+
+@testable import PushPipeline
+
+/// The hand-over of outcomes from the APNs client's callbacks to the settling task.
+@Suite("Send result queue")
+struct SendResultQueueTests {
+    static func notSent(_ n: Int) -> SendResult { .notSent(reason: "r\(n)") }
+
+    /// What a taker task saw, read by the test afterwards.
+    final class Seen<Value: Sendable>: Sendable {
+        let value: Mutex<Value>
+        init(_ value: Value) { self.value = Mutex(value) }
+        func update(_ change: (inout Value) -> Void) { value.withLock { change(&$0) } }
+        var current: Value { value.withLock { $0 } }
+    }
+
+    @Test("outcomes come out in arrival order, a batch of the size asked for at a time")
+    func batchesInOrder() async {
+        let queue = SendResultQueue()
+        for index in [4, 1, 3, 0, 2] { queue.add(index, Self.notSent(index)) }
+        let first = await queue.next(upTo: 2)
+        #expect(first?.map(\.index) == [4, 1])
+        queue.expect(5)
+        #expect(await queue.next(upTo: 2)?.map(\.index) == [3, 0])
+        #expect(await queue.next(upTo: 2)?.map(\.index) == [2])
+        #expect(await queue.next(upTo: 2) == nil)
+    }
+
+    @Test("a waiting taker is served once its batch is full, or once the last expected outcome arrives")
+    func waitsForAFullBatchOrTheEnd() async {
+        let queue = SendResultQueue()
+        queue.expect(3)
+        let taken = Seen<[[Int]]>([])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while let batch = await queue.next(upTo: 2) {
+                    taken.update { $0.append(batch.map(\.index)) }
+                }
+            }
+            group.addTask {
+                for index in 0..<3 {
+                    await Task.yield()
+                    queue.add(index, Self.notSent(index))
+                }
+            }
+        }
+        #expect(taken.current == [[0, 1], [2]])
+    }
+
+    @Test("the end is known only once the total is: outcomes of an unknown total wait for a full batch")
+    func endNeedsTheTotal() async {
+        let queue = SendResultQueue()
+        queue.add(0, Self.notSent(0))
+        let served = Seen<[Int]?>(nil)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let batch = await queue.next(upTo: 5)
+                served.update { $0 = batch?.map(\.index) }
+            }
+            group.addTask {
+                // Whenever this runs, the taker cannot have been served: the total is not known.
+                await Task.yield()
+                #expect(served.current == nil)
+                queue.expect(1)
+            }
+        }
+        #expect(served.current == [0])
+        #expect(await queue.next(upTo: 5) == nil)
+    }
+
+    @Test("nothing expected: the end at once")
+    func empty() async {
+        let queue = SendResultQueue()
+        queue.expect(0)
+        #expect(await queue.next(upTo: 250) == nil)
+    }
+}
