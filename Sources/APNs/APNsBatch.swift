@@ -2,7 +2,7 @@ import Synchronization
 
 /// The first sends of a batch of notifications (``APNsClient/send(_:onResult:)``): each
 /// stream's outcome arrives here on its connection's event loop, without a promise, a future
-/// or a task per notification. The stream goes back to the pool; an outcome that
+/// or a task per notification. An outcome that
 /// ``APNsAttempts`` calls final goes to the caller at once; one that calls for another send (a
 /// refused stream, an expired provider token, a retry) goes to ``followUps``, which the
 /// batch's task sends one by one. ``followUps`` ends once every first send has its outcome.
@@ -11,7 +11,6 @@ final class APNsBatch: Sendable {
 
     let followUps: AsyncStream<FollowUp>
     private let followUpInput: AsyncStream<FollowUp>.Continuation
-    private let pool: APNsConnectionPool
     private let maxAttempts: Int
     private let maxRefusals: Int
     private let usesProviderToken: Bool
@@ -20,11 +19,10 @@ final class APNsBatch: Sendable {
     private let pending: Atomic<Int>
 
     init(
-        count: Int, pool: APNsConnectionPool, maxAttempts: Int, maxRefusals: Int, usesProviderToken: Bool,
+        count: Int, maxAttempts: Int, maxRefusals: Int, usesProviderToken: Bool,
         onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void
     ) {
         (followUps, followUpInput) = AsyncStream.makeStream(of: FollowUp.self)
-        self.pool = pool
         self.maxAttempts = maxAttempts
         self.maxRefusals = maxRefusals
         self.usesProviderToken = usesProviderToken
@@ -33,9 +31,9 @@ final class APNsBatch: Sendable {
         if count == 0 { followUpInput.finish() }
     }
 
-    /// The stream of request `index`, leased on `connection`, ended with `outcome`.
-    func streamEnded(index: Int, _ outcome: APNsStreamOutcome, on connection: APNsConnection) {
-        pool.release(connection)
+    /// The stream of request `index` ended with `outcome` (the connection gives the stream
+    /// back to the pool).
+    func streamEnded(index: Int, _ outcome: APNsStreamOutcome) {
         ended(index, .stream(outcome))
     }
 

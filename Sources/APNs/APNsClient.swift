@@ -98,59 +98,48 @@ public final class APNsClient: Sendable {
         return try await follow(request, apnsID: apnsID, pool: pool, tokens: tokens, providerToken: providerToken, after: nil).get()
     }
 
-    /// Sends many notifications and calls `onResult` once per request, with its index in
-    /// `requests`, as soon as its result is final; returns when every request has its result.
-    /// `onResult` runs on whatever thread the answer arrives on (often a connection's event
-    /// loop): keep it short, and never block in it.
+    /// Sends `notification` to every device of `tokens` (its own `deviceToken` and `apnsID` are
+    /// not used: each device gets a new `apns-id`), and calls `onResult` once per device, with
+    /// its index in `tokens`, as soon as its result is final; returns when every device has its
+    /// result. `onResult` runs on whatever thread the answer arrives on (often a connection's
+    /// event loop): keep it short, and never block in it.
     ///
-    /// A batch costs less per notification than as many ``send(_:)`` calls: the streams are
-    /// leased many at a time, each connection is reached once per lease with all of its
-    /// requests, and an answer reaches `onResult` without a task, a promise or a future of its
-    /// own. Requests go out in their order. One whose first answer calls for another send (a
-    /// refused stream, an expired provider token, a retry) continues by itself as in ``send(_:)``.
-    public func send(_ requests: [APNsRequest], onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void) async {
-        guard let first = requests.first else { return }
-        guard requests.allSatisfy({ $0.credential.id == first.credential.id && $0.environment == first.environment }) else {
-            // Several pools: each notification by itself.
-            await withTaskGroup(of: Void.self) { group in
-                for (index, request) in requests.enumerated() {
-                    group.addTask {
-                        do throws(APNsError) {
-                            onResult(index, .success(try await self.send(request)))
-                        } catch {
-                            onResult(index, .failure(error))
-                        }
-                    }
-                }
-            }
-            return
-        }
+    /// This is how a campaign is sent, and it costs less per device than as many ``send(_:)``
+    /// calls: the streams are leased many at a time, each connection is reached once per lease
+    /// with all of its requests, and an answer reaches `onResult` without a task, a promise or a
+    /// future of its own. Devices are sent to in their order. One whose first answer calls for
+    /// another send (a refused stream, an expired provider token, a retry) continues by itself
+    /// as in ``send(_:)``.
+    public func send(
+        _ notification: APNsRequest, to tokens: [DeviceToken], onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void
+    ) async {
+        guard !tokens.isEmpty else { return }
         let pool: APNsConnectionPool
-        let tokens: APNsProviderTokenManager?
+        let tokenManager: APNsProviderTokenManager?
         let providerToken: APNsProviderToken?
         do {
-            (pool, tokens) = try self.pool(for: first.credential, environment: first.environment)
-            providerToken = try await currentToken(from: tokens)
+            (pool, tokenManager) = try self.pool(for: notification.credential, environment: notification.environment)
+            providerToken = try await currentToken(from: tokenManager)
         } catch {
-            for index in requests.indices { onResult(index, .failure(error)) }
+            for index in tokens.indices { onResult(index, .failure(error)) }
             return
         }
         let apnsIDs = self.apnsIDs.withLock { generator in
-            requests.map { ($0.apnsID ?? APNsID.random(using: &generator)).uuidString }
+            tokens.map { _ in APNsID.random(using: &generator).uuidString }
         }
-        let authority = configuration.endpoint(for: first.environment).host
+        let authority = configuration.endpoint(for: notification.environment).host
         let batch = APNsBatch(
-            count: requests.count, pool: pool, maxAttempts: configuration.maxAttempts,
+            count: tokens.count, maxAttempts: configuration.maxAttempts,
             maxRefusals: configuration.maxRefusedStreamRetries, usesProviderToken: providerToken != nil, onResult: onResult)
 
         var next = 0
-        while next < requests.count {
+        while next < tokens.count {
             let start = ContinuousClock.now
             let grants: [APNsConnectionPool.Grant]
             do {
-                grants = try await pool.lease(upTo: requests.count - next, timeout: configuration.requestTimeout)
+                grants = try await pool.lease(upTo: tokens.count - next, timeout: configuration.requestTimeout)
             } catch {
-                for index in next..<requests.count { batch.noStream(index: index, error) }
+                for index in next..<tokens.count { batch.noStream(index: index, error) }
                 break
             }
             let timeout = TimeAmount.nanoseconds(max((configuration.requestTimeout - (.now - start)).nanoseconds, 0))
@@ -158,12 +147,12 @@ public final class APNsClient: Sendable {
                 var submissions: [APNsConnection.Submission] = []
                 submissions.reserveCapacity(grant.streams)
                 for index in next..<(next + grant.streams) {
-                    let request = requests[index]
+                    let headers = Self.headers(
+                        for: notification, deviceToken: tokens[index], apnsID: apnsIDs[index], authority: authority,
+                        providerToken: providerToken)
                     submissions.append(
                         APNsConnection.Submission(
-                            headers: Self.headers(for: request, apnsID: apnsIDs[index], authority: authority, providerToken: providerToken),
-                            payload: request.payload, timeout: timeout,
-                            request: .batch(batch, index: index, connection: grant.connection)))
+                            headers: headers, payload: notification.payload, timeout: timeout, request: .batch(batch, index: index)))
                 }
                 grant.connection.execute(submissions)
                 next += grant.streams
@@ -172,10 +161,12 @@ public final class APNsClient: Sendable {
 
         await withTaskGroup(of: Void.self) { group in
             for await followUp in batch.followUps {
+                var request = notification
+                request.deviceToken = tokens[followUp.index]
                 group.addTask {
                     let result = await self.follow(
-                        requests[followUp.index], apnsID: apnsIDs[followUp.index], pool: pool, tokens: tokens,
-                        providerToken: providerToken, after: followUp.outcome)
+                        request, apnsID: apnsIDs[followUp.index], pool: pool, tokens: tokenManager, providerToken: providerToken,
+                        after: followUp.outcome)
                     onResult(followUp.index, result)
                 }
             }
@@ -197,7 +188,8 @@ public final class APNsClient: Sendable {
             if let outcome {
                 sent = outcome
             } else {
-                let headers = Self.headers(for: request, apnsID: apnsID, authority: authority, providerToken: providerToken)
+                let headers = Self.headers(
+                    for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: authority, providerToken: providerToken)
                 sent = await sendOnce(headers: headers, payload: request.payload, pool: pool)
             }
             outcome = nil
@@ -239,9 +231,9 @@ public final class APNsClient: Sendable {
             return .noStream(error)
         }
         let remaining = deadline - ContinuousClock.now
+        // The connection gives the stream back to the pool when it ends.
         let outcome = await Self.wait(
             connection.execute(headers: headers, payload: payload, timeout: .nanoseconds(max(remaining.nanoseconds, 0))))
-        pool.release(connection)
         return .stream(outcome)
     }
 
@@ -395,8 +387,9 @@ public final class APNsClient: Sendable {
         }
     }
 
+    /// The header list of `request` sent to `deviceToken`.
     package static func headers(
-        for request: APNsRequest, apnsID: String, authority: String, providerToken: APNsProviderToken?
+        for request: APNsRequest, deviceToken: DeviceToken, apnsID: String, authority: String, providerToken: APNsProviderToken?
     ) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(12)
@@ -406,7 +399,7 @@ public final class APNsClient: Sendable {
         headers.add(name: ":method", value: pseudoHeader(":method", "POST"))
         headers.add(name: ":scheme", value: "https")
         headers.add(
-            name: ":path", value: pseudoHeader(":path", "/3/device/" + request.deviceToken.hex), indexing: .nonIndexable)
+            name: ":path", value: pseudoHeader(":path", "/3/device/" + deviceToken.hex), indexing: .nonIndexable)
         headers.add(name: ":authority", value: authority)
         if let providerToken {
             headers.add(name: "authorization", value: providerToken.authorization)

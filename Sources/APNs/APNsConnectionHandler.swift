@@ -23,6 +23,9 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         var goingAway: @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void
         /// A PING went unanswered: the connection takes no new streams and is being closed.
         var unresponsive: @Sendable () -> Void
+        /// Streams ended (answered, refused, timed out or lost): told once per read, or once
+        /// per other event that ends streams, with how many, not once per stream.
+        var streamsEnded: @Sendable (_ count: Int) -> Void
         var closed: @Sendable () -> Void
 
         package init(
@@ -30,12 +33,14 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
             maxStreamsChanged: @escaping @Sendable (_ maxStreams: Int) -> Void,
             goingAway: @escaping @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void,
             unresponsive: @escaping @Sendable () -> Void,
+            streamsEnded: @escaping @Sendable (_ count: Int) -> Void,
             closed: @escaping @Sendable () -> Void
         ) {
             self.ready = ready
             self.maxStreamsChanged = maxStreamsChanged
             self.goingAway = goingAway
             self.unresponsive = unresponsive
+            self.streamsEnded = streamsEnded
             self.closed = closed
         }
     }
@@ -59,6 +64,9 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     private var state = StateMachine()
     private let flushes = FlushCoalescer()
+
+    /// Streams answered since the pool last heard of it (``reportEndedStreams()``).
+    private var endedStreams = 0
 
     private var keepalive: RepeatedTask?
     private var timeoutSweep: RepeatedTask?
@@ -98,7 +106,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     /// Sends a request on a new stream; `request` gets the outcome.
     func send(headers: HPACKHeaders, payload: ByteBuffer, timeout: TimeAmount, request: APNsStreamRequest) {
         guard let context, context.channel.isActive else {
-            request.answer(.refused)
+            answer(request, .refused)
+            reportEndedStreams()
             return
         }
         switch state.send(headers: headers, payload: payload, timeout: timeout, now: context.eventLoop.now, request: request) {
@@ -106,9 +115,11 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
             startTimeoutSweep(context: context)
             flushes.schedule(on: context.eventLoop) { self.writeOutbound(context: context) }
         case .refused:
-            request.answer(.refused)
+            answer(request, .refused)
+            reportEndedStreams()
         case .timedOut:
-            request.answer(.timedOut)
+            answer(request, .timedOut)
+            reportEndedStreams()
         }
     }
 
@@ -127,13 +138,30 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
 
     package func channelReadComplete(context: ChannelHandlerContext) {
         writeOutbound(context: context)
+        reportEndedStreams()
         context.fireChannelReadComplete()
+    }
+
+    /// Hands `outcome` to the request; the pool hears of the stream's end with the others of
+    /// the same read (``reportEndedStreams()``).
+    private func answer(_ request: APNsStreamRequest, _ outcome: APNsStreamOutcome) {
+        endedStreams += 1
+        request.answer(outcome)
+    }
+
+    /// Tells the pool how many streams ended since it last heard: one lock of the pool per
+    /// read, where a lock per answer was contended by every connection's event loop.
+    private func reportEndedStreams() {
+        guard endedStreams > 0 else { return }
+        let count = endedStreams
+        endedStreams = 0
+        events.streamsEnded(count)
     }
 
     private func perform(_ action: StateMachine.Action, context: ChannelHandlerContext) {
         switch action {
         case .answer(let request, let outcome):
-            request.answer(outcome)
+            answer(request, outcome)
             closeIfDrained(context: context)
         case .ready(let maxStreams):
             events.ready(maxStreams)
@@ -143,7 +171,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         case .goingAway(let code, let reason, let refused):
             // The pool retires this connection first, so the refused requests go to another one.
             events.goingAway(code, reason)
-            for request in refused { request.answer(.refused) }
+            for request in refused { answer(request, .refused) }
+            reportEndedStreams()
             closeIfDrained(context: context)
         case .pingAcknowledged:
             pingDeadline?.cancel()
@@ -165,7 +194,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private func connectionError(_ error: any Error, context: ChannelHandlerContext) {
         guard let inFlight = state.close(error: error as? HTTP2ConnectionError) else { return }
         writeOutbound(context: context)
-        for request in inFlight { request.answer(.connectionLost(error)) }
+        for request in inFlight { answer(request, .connectionLost(error)) }
+        reportEndedStreams()
         context.close(promise: nil)
     }
 
@@ -185,7 +215,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         timeoutSweep?.cancel()
         timeoutSweep = nil
         pingDeadline?.cancel()
-        for request in state.close(error: nil) ?? [] { request.answer(.connectionLost(ChannelError.eof)) }
+        for request in state.close(error: nil) ?? [] { answer(request, .connectionLost(ChannelError.eof)) }
+        reportEndedStreams()
         events.closed()
         context.fireChannelInactive()
     }
@@ -196,7 +227,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         guard let inFlight = state.close(error: nil) else { return }
         keepalive?.cancel()
         events.unresponsive()
-        for request in inFlight { request.answer(.connectionLost(KeepaliveTimeout())) }
+        for request in inFlight { answer(request, .connectionLost(KeepaliveTimeout())) }
+        reportEndedStreams()
         context.close(promise: nil)
     }
 
@@ -230,7 +262,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private func sweepTimeouts(context: ChannelHandlerContext) {
         let expired = state.expire(now: context.eventLoop.now)
         if !expired.isEmpty {
-            for request in expired { request.answer(.timedOut) }
+            for request in expired { answer(request, .timedOut) }
+            reportEndedStreams()
             // A request that got no answer in time makes the connection prove it is alive: a
             // peer gone silent (a dead network path) fails the PING and the connection is
             // replaced now, not at the next keepalive, which may be a minute away.

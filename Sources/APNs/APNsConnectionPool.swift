@@ -71,7 +71,8 @@ final class APNsConnectionPool: Sendable {
 
     /// Leases up to `wanted` streams: those free now, at once; when none is, waits (at most
     /// `timeout`) for the first to free up and takes every stream free then, up to `wanted`.
-    /// Each stream goes back with ``release(_:streams:)``.
+    /// Each stream goes back when it ends: its connection tells the pool
+    /// (``APNsConnectionHandler/Events/streamsEnded``).
     func lease(upTo wanted: Int, timeout: Duration) async throws(APNsError) -> [Grant] {
         // Fast path: free streams now, without suspending.
         let (immediate, connects) = state.withLock { state -> ([Grant], [StateMachine.Connect]) in
@@ -134,15 +135,16 @@ final class APNsConnectionPool: Sendable {
         return resolved
     }
 
-    /// Returns a stream; a waiter may take it.
     /// The pool's open connections, streams in flight and waiting callers right now.
     var statistics: (openConnections: Int, streamsInUse: Int, waiters: Int) {
         state.withLock { $0.machine.statistics }
     }
 
-    func release(_ connection: APNsConnection, streams: Int = 1) {
+    /// Streams of a connection ended; waiters may take them. Connections call it (their
+    /// ``APNsConnectionHandler/Events/streamsEnded``), once per read.
+    private func release(connectionID: Int, streams: Int) {
         let leases = state.withLock { state in
-            state.machine.release(connection.id, streams: streams).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
+            state.machine.release(connectionID, streams: streams).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
         }
         resume(leases)
     }
@@ -241,6 +243,7 @@ final class APNsConnectionPool: Sendable {
                 self.logger.info("APNs connection did not answer a PING; replacing it")
                 self.retire(id)
             },
+            streamsEnded: { count in self.release(connectionID: id, streams: count) },
             closed: { self.closed(id) })
         let timeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanoseconds)
         APNsConnection.connect(

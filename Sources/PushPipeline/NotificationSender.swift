@@ -71,6 +71,7 @@ final class NotificationSender: Sendable {
         }
         let payload = ByteBuffer(bytes: job.notification.payloadData())
         let headers = job.headers
+        // The notification every device of the chunk gets (its device token is each one's).
         var template = APNsRequest(
             credential: app.credential,
             environment: job.environment,
@@ -84,6 +85,7 @@ final class NotificationSender: Sendable {
         if let topic = headers.topic {
             template.topic = topic
         }
+        let notification = template
         let inFlight = self.inFlight
         let counters = context.counters
         let metrics = context.metrics
@@ -128,16 +130,10 @@ final class NotificationSender: Sendable {
                         }
                         metrics.sendStarted(size)
                         let first = next
-                        var requests: [APNsRequest] = []
-                        requests.reserveCapacity(size)
-                        for index in first..<(first + size) {
-                            var request = template
-                            request.deviceToken = deliveries[index].token
-                            requests.append(request)
-                        }
+                        let tokens = deliveries[first..<(first + size)].map(\.token)
                         let start = ContinuousClock.now
                         group.addTask {
-                            await client.send(requests) { index, result in
+                            await client.send(notification, to: tokens) { index, result in
                                 metrics.sendFinished(after: .now - start, latency: latency)
                                 switch result {
                                 case .success(let response): outcomes.add(first + index, .response(response))

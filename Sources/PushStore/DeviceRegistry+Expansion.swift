@@ -127,6 +127,11 @@ extension DeviceRegistry {
     /// - Throws: ``StaleLayout`` when a shard belongs to another epoch than `layout`'s.
     private func readBuckets(app: String, task: ShardTask, range: Range<Int>, layout: RegistryLayout) async throws -> [(DeviceToken, [UInt8])] {
         let (first, then) = try layout.shardsOfTask(task.shard, of: task.count)
+        // A token lives in one bucket of one shard, except while a reshard copies it from an
+        // old shard (`first`) to a new one (`then`): only then is a token read twice, the
+        // newer record winning. Without a reshard, no token needs hashing.
+        let mayRepeat = !first.isEmpty && !then.isEmpty
+        var found: [(token: [UInt8], record: [UInt8])] = []
         var devices: [[UInt8]: [UInt8]] = [:]
         var order: [[UInt8]] = []
         for shards in [first, then] where !shards.isEmpty {
@@ -146,18 +151,23 @@ extension DeviceRegistry {
                         guard let token = fields[index].bytes, let record = fields[index + 1].bytes else {
                             throw StoreError.unexpected(bucket, from: "the read-buckets script")
                         }
-                        if devices.updateValue(record, forKey: token) == nil {
+                        if !mayRepeat {
+                            found.append((token, record))
+                        } else if devices.updateValue(record, forKey: token) == nil {
                             order.append(token)
                         }
                     }
                 }
             }
         }
-        return try order.map { bytes in
+        if mayRepeat {
+            found = order.map { ($0, devices[$0]!) }
+        }
+        return try found.map { bytes, record in
             guard let token = DeviceToken(markerBytes: bytes) else {
                 throw StoreError(.unexpectedReply, field: nil, message: "a bucket of app \(app) holds a field that is not a token")
             }
-            return (token, devices[bytes]!)
+            return (token, record)
         }
     }
 

@@ -36,6 +36,7 @@ struct APNsConnectionHandlerTests {
                     maxStreamsChanged: { events.add("maxStreams \($0)") },
                     goingAway: { code, reason in events.add("goAway \(code) \(reason ?? "-")") },
                     unresponsive: { events.add("unresponsive") },
+                    streamsEnded: { events.add("ended \($0)") },
                     closed: { events.add("closed") }),
                 pingInterval: nil, pingTimeout: .seconds(1))
             try channel.pipeline.syncOperations.addHandler(handler)
@@ -160,7 +161,24 @@ struct APNsConnectionHandlerTests {
         #expect(Self.outcome(third) == nil)
 
         try connection.serverSettings([(0x3, 5)])
-        #expect(connection.events.all == ["ready 1", "maxStreams 5"])
+        #expect(connection.events.all == ["ready 1", "ended 1", "ended 1", "maxStreams 5"])
+    }
+
+    @Test("the pool hears of ended streams once per read, with how many")
+    func endedStreamsOncePerRead() throws {
+        let connection = try Connection()
+        try connection.ready()
+        let requests = (0..<3).map { _ in connection.send() }
+        _ = try connection.written()
+        var answers = ByteBuffer()
+        for stream in [UInt32(1), 3, 5] {
+            answers.writeHTTP2Frame(
+                type: .headers, flags: [.endHeaders, .endStream], streamID: stream,
+                payload: try connection.responseBlock(status: 200, apnsID: "R\(stream)"))
+        }
+        try connection.channel.writeInbound(answers)
+        #expect(requests.map { Self.outcome($0) } == ["200 R1 -", "200 R3 -", "200 R5 -"])
+        #expect(connection.events.all == ["ready 2147483647", "ended 3"])
     }
 
     @Test("DATA waits for the stream's and the connection's send windows")
@@ -251,7 +269,7 @@ struct APNsConnectionHandlerTests {
         try connection.serverSends(.goAway, stream: 0, payload)
         #expect(Self.outcome(refused) == "refused")
         #expect(Self.outcome(answered) == nil)
-        #expect(connection.events.all == ["ready 2147483647", "goAway \(HTTP2ErrorCode.noError) Shutdown"])
+        #expect(connection.events.all == ["ready 2147483647", "goAway \(HTTP2ErrorCode.noError) Shutdown", "ended 1"])
         #expect(Self.outcome(connection.send()) == "refused")
         #expect(connection.channel.isActive)
         try connection.serverSends(.headers, flags: [.endHeaders, .endStream], stream: 1, try connection.responseBlock(status: 200, apnsID: "G"))

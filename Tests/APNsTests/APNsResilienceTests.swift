@@ -67,9 +67,10 @@ struct APNsResilienceTests {
                     for quarter in 0..<4 {
                         let first = batchStart + quarter * 250
                         guard first < count else { break }
-                        let requests = (first..<min(first + 250, count)).map { harness.request(token: SimulatorHarness.token($0)) }
+                        let tokens = (first..<min(first + 250, count)).map { SimulatorHarness.token($0) }
+                        let notification = harness.request()
                         group.addTask {
-                            await harness.client.send(requests) { index, result in
+                            await harness.client.send(notification, to: tokens) { index, result in
                                 let status = (try? result.get())?.status ?? -1
                                 results.update { $0[first + index, default: 0] += status == 200 ? 1 : 1_000 }
                             }
@@ -89,18 +90,18 @@ struct APNsResilienceTests {
         }
     }
 
-    @Test("a batch's answers reach their own indexes, refusals included; an empty batch returns at once")
+    @Test("a batch's answers reach their own indexes, refusals included; no devices, no results")
     func batchAnswersByIndex() async throws {
-        try await SimulatorHarness.with(client: { $0.maxAttempts = 1 }) { harness in
-            await harness.client.send([]) { _, _ in Issue.record("an empty batch has no results") }
-            let tokens = (0..<300).map { SimulatorHarness.token($0) }
-            var requests = tokens.map { harness.request(token: $0) }
-            // Every tenth request carries a payload without `aps`: APNs refuses it with its reason.
-            for index in stride(from: 0, to: requests.count, by: 10) {
-                requests[index].payload = ByteBuffer(string: "{}")
-            }
+        let tokens = (0..<300).map { SimulatorHarness.token($0) }
+        // Every tenth device is unregistered: APNs answers 410 with its reason.
+        let unregistered = stride(from: 0, to: tokens.count, by: 10).map { tokens[$0].hex }
+        try await SimulatorHarness.with(
+            simulator: { $0.devices.unregistered = Dictionary(uniqueKeysWithValues: unregistered.map { ($0, 1_700_000_000_000) }) },
+            client: { $0.maxAttempts = 1 }
+        ) { harness in
+            await harness.client.send(harness.request(), to: []) { _, _ in Issue.record("no devices, no results") }
             let results = Results<String>()
-            await harness.client.send(requests) { index, result in
+            await harness.client.send(harness.request(), to: tokens) { index, result in
                 let text: String
                 switch result {
                 case .success(let response): text = "\(response.status) \(response.reason?.rawValue ?? "")"
@@ -111,8 +112,10 @@ struct APNsResilienceTests {
             let all = results.all
             #expect(all.count == 300)
             for index in 0..<300 {
-                #expect(all[index] == (index % 10 == 0 ? "400 PayloadEmpty" : "200 "), "request \(index)")
+                #expect(all[index] == (index % 10 == 0 ? "410 Unregistered" : "200 "), "device \(index)")
             }
+            let counters = try await harness.simulator.counters()
+            #expect(counters.distinctAccepted == 270)
         }
     }
 

@@ -24,7 +24,7 @@ struct APNsSendPathWorkload {
     func run() throws -> Int {
         let channel = EmbeddedChannel()
         let handler = APNsConnectionHandler(
-            events: .init(ready: { _ in }, maxStreamsChanged: { _ in }, goingAway: { _, _ in }, unresponsive: {}, closed: {}),
+            events: .init(ready: { _ in }, maxStreamsChanged: { _ in }, goingAway: { _, _ in }, unresponsive: {}, streamsEnded: { _ in }, closed: {}),
             pingInterval: nil, pingTimeout: .seconds(10))
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
@@ -53,7 +53,7 @@ struct APNsSendPathWorkload {
                     bundleID: "com.example.app", payload: payload)
                 let apnsID = APNsID.random(using: &generator).uuidString
                 let headers = APNsClient.headers(
-                    for: request, apnsID: apnsID, authority: "api.push.apple.com", providerToken: providerToken)
+                    for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: "api.push.apple.com", providerToken: providerToken)
                 let promise = channel.eventLoop.makePromise(of: APNsStreamOutcome.self)
                 promise.futureResult.whenSuccess { outcome in
                     guard case .response(let status, let apnsID, let body) = outcome else { return }
