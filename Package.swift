@@ -325,6 +325,7 @@ let package = Package(
         .executableTarget(
             name: "PushFleetBenchmarks",
             dependencies: [
+                "FlowControl",
                 "EmbeddedKafka",
                 "Kafka",
                 "LocalRedis",

@@ -71,6 +71,9 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
                 var ours = try await client.run(
                     connections: connectionCount, streamsPerConnection: streamsPerConnection, count: count,
                     simulator: simulatorProcess)
+                var batches = try await client.run(
+                    connections: connectionCount, streamsPerConnection: streamsPerConnection, count: count,
+                    simulator: simulatorProcess, mode: .batch)
                 var limit = try await offCooperativePool {
                     try references.h2load(
                         binary: h2load, connections: connectionCount, streamsPerConnection: streamsPerConnection,
@@ -83,12 +86,13 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
                         streamsPerConnection: streamsPerConnection, count: aioapnsCount)
                 }
                 ours.round = round
+                batches.round = round
                 limit.round = round
                 peer.round = round
-                for measurement in [ours, limit, peer] {
+                for measurement in [ours, batches, limit, peer] {
                     FileHandle.standardError.write(Data("round \(round): \(Self.line(measurement))\n".utf8))
                 }
-                measurements += [ours, limit, peer]
+                measurements += [ours, batches, limit, peer]
             }
         }
 
@@ -123,9 +127,11 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
 
             Client → `apns-sim` (separate process, release build) over HTTP/2 + TLS on loopback, token
             authentication, \(report.payloadBytes)-byte payload, \(report.streamsPerConnection) streams in flight per
-            connection. References against the same simulator: `h2load` (this machine's HTTP/2 limit)
-            and `aioapns` (the peer client). CPU is user + system seconds per 100 000 notifications
-            (getrusage for the client, /proc for the simulator). Client and simulator share the cores.
+            connection. `APNsClient` sends one notification per `send(_:)` call; `APNsClient batch`
+            sends 250 devices per `send(_:to:onResult:)` call, as the send stage does. References
+            against the same simulator: `h2load` (this machine's HTTP/2 limit) and `aioapns` (the peer
+            client). CPU is user + system seconds per 100 000 notifications (getrusage for the client,
+            /proc for the simulator). Client and simulator share the cores.
 
             | machine | |
             |---|---|
@@ -146,25 +152,26 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
             """
         let connectionCounts = Set(report.measurements.map(\.connections)).sorted()
         for connections in connectionCounts {
-            for client in ["APNsClient", "h2load", "aioapns"] {
+            for client in ["APNsClient", "APNsClient batch", "h2load", "aioapns"] {
                 guard let m = report.median(of: client, connections: connections) else { continue }
                 text += "| \(m.connections) | \(m.client) | \(Int(m.notificationsPerSecond)) | \(m.succeeded)/\(m.notifications) "
                 text += "| \(format(m.clientCPUSecondsPer100k)) | \(format(m.simulatorCPUSecondsPer100k)) "
                 text += "| \(format(m.latencyP50Milliseconds)) | \(format(m.latencyP99Milliseconds)) |\n"
             }
         }
-        text += "\n| connections | APNsClient / h2load | APNsClient / aioapns | rounds (APNsClient / h2load / aioapns notifications/s) |\n"
-        text += "|---:|---:|---:|---|\n"
+        text += "\n| connections | APNsClient / h2load | APNsClient batch / h2load | APNsClient / aioapns | rounds (APNsClient / batch / h2load / aioapns notifications/s) |\n"
+        text += "|---:|---:|---:|---:|---|\n"
         for connections in connectionCounts {
             let vsLimit = report.ratio("APNsClient", to: "h2load", connections: connections).map { format($0 * 100, 0) + " %" } ?? "–"
+            let batchVsLimit = report.ratio("APNsClient batch", to: "h2load", connections: connections).map { format($0 * 100, 0) + " %" } ?? "–"
             let vsPeer = report.ratio("APNsClient", to: "aioapns", connections: connections).map { format($0, 1) + " ×" } ?? "–"
             let rounds = (1...report.rounds).map { round in
-                ["APNsClient", "h2load", "aioapns"].map { client in
+                ["APNsClient", "APNsClient batch", "h2load", "aioapns"].map { client in
                     report.measurements(of: client, connections: connections).first { $0.round == round }
                         .map { String(Int($0.notificationsPerSecond)) } ?? "–"
                 }.joined(separator: " / ")
             }.joined(separator: "; ")
-            text += "| \(connections) | \(vsLimit) | \(vsPeer) | \(rounds) |\n"
+            text += "| \(connections) | \(vsLimit) | \(batchVsLimit) | \(vsPeer) | \(rounds) |\n"
         }
         return text
     }
