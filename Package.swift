@@ -352,6 +352,7 @@ let package = Package(
             dependencies: [
                 "APNs",
                 "APNsCore",
+                "PushCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

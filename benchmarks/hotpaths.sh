@@ -3,9 +3,10 @@
 # each workload of `pushfleet-hotpath` runs under valgrind at two sizes, and the difference
 # divided by the difference in items is the cost of one item (set-up and tear-down drop out).
 #
-#   benchmarks/hotpaths.sh                      # every workload, counts 2,000 and 12,000
+#   benchmarks/hotpaths.sh                      # every workload
 #   benchmarks/hotpaths.sh apns-send            # one workload
-#   SMALL=1000 LARGE=5000 benchmarks/hotpaths.sh
+#
+# Counts: 2,000 and 12,000 notifications; 20 and 120 chunks of 1,000 tokens.
 #
 # Instructions: callgrind's Ir (instructions executed, every thread). Allocations: DHAT's total
 # blocks and bytes. Prints one Markdown table row per workload; benchmarks/results/hotpaths.md
@@ -18,10 +19,8 @@ command -v valgrind >/dev/null || { sudo -n true 2>/dev/null && SUDO=sudo || SUD
 BUILD_FLAGS=(-c release -Xswiftc -enable-testing)
 BIN_DIR=${BIN_DIR:-$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)}
 [[ -n "${SKIP_BUILD:-}" ]] || swift build "${BUILD_FLAGS[@]}" --product pushfleet-hotpath >&2
-SMALL=${SMALL:-2000}
-LARGE=${LARGE:-12000}
 WORKLOADS=("$@")
-((${#WORKLOADS[@]})) || WORKLOADS=(apns-send)
+((${#WORKLOADS[@]})) || WORKLOADS=(apns-send chunk-encode chunk-decode)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # valgrind 3.19 cannot read the DWARF 5 of Swift binaries: a copy without it keeps the symbols.
@@ -45,6 +44,10 @@ allocations() {
 echo "| workload | instructions per item | allocations per item | bytes allocated per item | counts |"
 echo "|---|---:|---:|---:|---|"
 for workload in "${WORKLOADS[@]}"; do
+  case "$workload" in
+    chunk-*) SMALL=20 LARGE=120 ;;
+    *) SMALL=2000 LARGE=12000 ;;
+  esac
   small_ir=$(instructions "$workload" "$SMALL")
   large_ir=$(instructions "$workload" "$LARGE")
   read -r small_bytes small_blocks <<<"$(allocations "$workload" "$SMALL")"

@@ -14,20 +14,48 @@ public struct DeviceToken: Hashable, Sendable, Comparable, CustomStringConvertib
         guard length <= Self.maxHexLength else { throw .tooLong(length) }
         // One pass over the bytes, and no copy for the usual lowercase token: this runs for
         // every token of every delivery chunk.
-        var hasUppercase = false
-        for byte in hex.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUppercase = true
-            default: throw .notHex
-            }
+        // A native string's bytes are contiguous: read as a buffer, not through the UTF-8 view.
+        var kinds: UInt8 = 0
+        if let seen = hex.utf8.withContiguousStorageIfAvailable({ Self.hexKinds(of: $0) }) {
+            kinds = seen
+        } else {
+            kinds = Self.hexKinds(of: Array(hex.utf8))
         }
+        guard kinds & Self.notHex == 0 else { throw .notHex }
+        let hasUppercase = kinds & Self.uppercaseHex != 0
         guard length.isMultiple(of: 2) else { throw .oddLength(length) }
         // Setting bit 0x20 lowercases A-F and leaves digits and a-f as they are.
         self.hex = hasUppercase ? String(decoding: hex.utf8.map { $0 | 0x20 }, as: UTF8.self) : hex
     }
 
     public static func < (lhs: DeviceToken, rhs: DeviceToken) -> Bool { lhs.hex < rhs.hex }
+
+    private static let notHex: UInt8 = 1
+    private static let uppercaseHex: UInt8 = 2
+
+    /// What kinds of byte `bytes` hold, or-ed: ``notHex``, ``uppercaseHex``, or 0 for
+    /// digits and a-f only.
+    private static func hexKinds(of bytes: UnsafeBufferPointer<UInt8>) -> UInt8 {
+        var kinds: UInt8 = 0
+        for byte in bytes {
+            kinds |= hexKind[Int(byte)]
+        }
+        return kinds
+    }
+
+    private static func hexKinds(of bytes: [UInt8]) -> UInt8 {
+        bytes.withUnsafeBufferPointer { hexKinds(of: $0) }
+    }
+
+    /// The kind of every byte value: 0 for 0-9 and a-f, ``uppercaseHex`` for A-F, ``notHex``
+    /// for the rest.
+    private static let hexKind: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): 0
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): uppercaseHex
+        default: notHex
+        }
+    }
 
     public var description: String { hex }
 }

@@ -21,13 +21,14 @@ extension Audience: Codable {
         switch kind {
         case "tokens":
             var tokens: [DeviceToken] = []
-            for (index, element) in try value.decodeArray(at: valuePath).enumerated() {
-                let tokenPath = valuePath.index(index)
-                let hex = try element.decodeString(at: tokenPath)
+            let elements = try value.decodeArray(at: valuePath)
+            tokens.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                let hex = try element.decodeString(at: valuePath.index(index))
                 do {
                     tokens.append(try DeviceToken(hex: hex))
                 } catch {
-                    throw MessageValidationError(tokenPath, .invalidToken, error.description)
+                    throw MessageValidationError(valuePath.index(index), .invalidToken, error.description)
                 }
             }
             self = .tokens(tokens)

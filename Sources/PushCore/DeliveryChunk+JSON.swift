@@ -28,11 +28,12 @@ extension DeliveryChunk {
         }
         object["chunk"] = nil
         let positionsPath = FieldPath.root.key("positions")
+        let values = try object.require("positions", at: .root).decodeArray(at: positionsPath)
         var positions: [UInt32] = []
-        for (index, value) in try object.require("positions", at: .root).decodeArray(at: positionsPath).enumerated() {
-            let path = positionsPath.index(index)
-            guard let position = UInt32(exactly: try value.decodeInt(at: path)) else {
-                throw MessageValidationError(path, .invalidValue, "must be 0 to \(UInt32.max)")
+        positions.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() {
+            guard let position = UInt32(exactly: try value.decodeInt(at: positionsPath.index(index))) else {
+                throw MessageValidationError(positionsPath.index(index), .invalidValue, "must be 0 to \(UInt32.max)")
             }
             positions.append(position)
         }

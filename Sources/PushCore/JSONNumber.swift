@@ -52,33 +52,34 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     public var description: String { text }
 
     /// Whether `bytes` spell a number in RFC 8259 grammar.
-    static func isValid(_ bytes: [UInt8]) -> Bool {
-        var index = 0
+    static func isValid<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> Bool where Bytes.Index == Int {
+        var index = bytes.startIndex
+        let end = bytes.endIndex
         func digits() -> Int {
             let start = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
                 index += 1
             }
             return index - start
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count else { return false }
+        if index < end, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < end else { return false }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else if digits() == 0 {
             return false
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        if index < end, bytes[index] == UInt8(ascii: ".") {
             index += 1
             guard digits() > 0 else { return false }
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+        if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                 index += 1
             }
             guard digits() > 0 else { return false }
         }
-        return index == bytes.count
+        return index == end
     }
 }

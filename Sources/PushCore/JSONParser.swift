@@ -89,7 +89,26 @@ struct JSONParser {
 
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1
-        var utf8: [UInt8] = []
+        // Most strings (tokens, ids, keys) have no escape: made from the bytes in place, once
+        // the closing quote is found, without building them byte by byte.
+        let start = index
+        index = bytes.withUnsafeBufferPointer { buffer in
+            var end = start
+            while end < buffer.count {
+                let byte = buffer[end]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                end += 1
+            }
+            return end
+        }
+        if peek() == UInt8(ascii: "\"") {
+            guard let string = String(validating: bytes[start..<index], as: UTF8.self) else {
+                throw error("string is not valid UTF-8")
+            }
+            index += 1
+            return string
+        }
+        var utf8 = Array(bytes[start..<index])
         while true {
             guard let byte = peek() else { throw error("unterminated string") }
             switch byte {
@@ -163,14 +182,16 @@ struct JSONParser {
 
     private mutating func parseNumber() throws(JSONSyntaxError) -> JSONNumber {
         let start = index
-        let numberBytes: ClosedRange<UInt8> = UInt8(ascii: "0")...UInt8(ascii: "9")
-        while let byte = peek(),
-            numberBytes.contains(byte) || [UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
-                                            UInt8(ascii: "e"), UInt8(ascii: "E")].contains(byte)
-        {
-            index += 1
+        scanning: while let byte = peek() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                index += 1
+            default:
+                break scanning
+            }
         }
-        let text = Array(bytes[start..<index])
+        let text = bytes[start..<index]
         guard JSONNumber.isValid(text) else { throw error("invalid number", at: start) }
         return JSONNumber(validatedText: String(decoding: text, as: UTF8.self))
     }
