@@ -62,8 +62,6 @@ struct APNsConnectionStateMachine<Request> {
     private struct Stream {
         var request: Request
         var deadline: NIODeadline
-        /// What the server still lets this stream send.
-        var sendWindow: Int
         /// DATA bytes received on the stream, against the window we advertised.
         var received = 0
         var status: Int?
@@ -71,32 +69,19 @@ struct APNsConnectionStateMachine<Request> {
         var body: ByteBuffer?
     }
 
-    /// A header block arriving in HEADERS + CONTINUATION frames.
-    private struct PartialHeaderBlock {
-        var streamID: UInt32
-        var endStream: Bool
-        var block: ByteBuffer
-    }
-
     /// HTTP/2's default when the server does not say: unlimited, capped by the pool.
     static var unlimitedStreams: Int { Int(Int32.max) }
-    /// The receive window of the connection and of every stream: ample for error bodies.
-    static var receiveWindow: Int { 1 << 20 }
     /// A header block larger than this (HEADERS + CONTINUATION) ends the connection.
     static var maxHeaderBlockSize: Int { 64 * 1024 }
 
     private var streams: [UInt32: Stream] = [:]
-    /// DATA that waits for a send window, in the order it was sent.
-    private var blockedData: [(streamID: UInt32, bytes: ByteBuffer)] = []
     private var nextStreamID: UInt32 = 1
     private var goAwayLastStreamID: UInt32?
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS; `nil` until its first SETTINGS.
     private(set) var maxStreams: Int?
-    private var peerInitialWindowSize = HTTP2WireFrame.defaultWindowSize
-    private var peerMaxFrameSize = HTTP2WireFrame.defaultMaxFrameSize
-    private var connectionSendWindow = HTTP2WireFrame.defaultWindowSize
-    private var connectionReceiveWindow = HTTP2WireFrame.defaultWindowSize
-    private var partialHeaderBlock: PartialHeaderBlock?
+    private var sendWindows = HTTP2SendWindows()
+    private var receiveWindows = HTTP2ReceiveWindows()
+    private var headerBlocks = HTTP2HeaderBlockAssembler(maxSize: APNsConnectionStateMachine.maxHeaderBlockSize)
     private var prefaceWritten = false
     private var pingOutstanding = false
     /// Closing: a protocol error, an unanswered PING, GOAWAY with nothing left in flight, or
@@ -137,7 +122,7 @@ struct APNsConnectionStateMachine<Request> {
         outbound.writeString("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         let settings: [(HTTP2SettingID, UInt32)] = [
             (.maxConcurrentStreams, 0),
-            (.initialWindowSize, UInt32(Self.receiveWindow)),
+            (.initialWindowSize, UInt32(HTTP2ReceiveWindows.size)),
             (.enablePush, 0),
         ]
         outbound.writeHTTP2FrameHeader(length: settings.count * 6, type: .settings, flags: [], streamID: 0)
@@ -145,8 +130,7 @@ struct APNsConnectionStateMachine<Request> {
             outbound.writeInteger(id.rawValue)
             outbound.writeInteger(value)
         }
-        writeWindowUpdate(streamID: 0, increment: Self.receiveWindow - connectionReceiveWindow)
-        connectionReceiveWindow = Self.receiveWindow
+        receiveWindows.open(into: &outbound)
         return true
     }
 
@@ -160,13 +144,10 @@ struct APNsConnectionStateMachine<Request> {
         if let maxStreams, streams.count >= maxStreams { return .refused }
         let streamID = nextStreamID
         nextStreamID += 2
-        streams[streamID] = Stream(request: request, deadline: now + timeout, sendWindow: peerInitialWindowSize)
+        streams[streamID] = Stream(request: request, deadline: now + timeout)
+        sendWindows.open(streamID)
         writeHeaders(headers, streamID: streamID)
-        if !blockedData.isEmpty {
-            blockedData.append((streamID, payload))  // after what already waits, in order
-        } else if let rest = writeData(payload, streamID: streamID) {
-            blockedData.append((streamID, rest))
-        }
+        _ = sendWindows.send(payload, on: streamID, into: &outbound)
         return .opened
     }
 
@@ -191,6 +172,7 @@ struct APNsConnectionStateMachine<Request> {
             outbound.writeHTTP2Frame(type: .rstStream, streamID: streamID, payload: payload)
             expired.append(stream.request)
             streams[streamID] = nil
+            sendWindows.close(streamID)
         }
         return expired
     }
@@ -216,7 +198,7 @@ struct APNsConnectionStateMachine<Request> {
             payload.writeInteger(error.code.rawValue)
             outbound.writeHTTP2Frame(type: .goAway, streamID: 0, payload: payload)
         }
-        blockedData.removeAll()
+        sendWindows.closeAll()
         let inFlight = streams.values.map(\.request)
         streams.removeAll()
         return inFlight
@@ -228,6 +210,7 @@ struct APNsConnectionStateMachine<Request> {
         outbound.writeRepeatingByte(0, count: HTTP2WireFrame.headerSize)
         encoder.encode(headers, into: &outbound)
         let blockLength = outbound.writerIndex - frameStart - HTTP2WireFrame.headerSize
+        let peerMaxFrameSize = sendWindows.peerMaxFrameSize
         if blockLength <= peerMaxFrameSize {
             outbound.setHTTP2FrameHeader(at: frameStart, length: blockLength, type: .headers, flags: .endHeaders, streamID: streamID)
             return
@@ -241,42 +224,6 @@ struct APNsConnectionStateMachine<Request> {
                 type: type, flags: block.readableBytes == 0 ? .endHeaders : [], streamID: streamID, payload: piece)
             type = .continuation
         }
-    }
-
-    /// Writes as much of `payload` as the windows allow, the last frame with END_STREAM; returns
-    /// what is left to send.
-    private mutating func writeData(_ payload: ByteBuffer, streamID: UInt32) -> ByteBuffer? {
-        guard var stream = streams[streamID] else { return nil }
-        var payload = payload
-        defer { streams[streamID] = stream }
-        repeat {
-            // A window may be negative after the server lowered SETTINGS_INITIAL_WINDOW_SIZE.
-            let length = max(0, min(payload.readableBytes, connectionSendWindow, stream.sendWindow, peerMaxFrameSize))
-            if length == 0, payload.readableBytes > 0 { return payload }
-            let piece = payload.readSlice(length: length)!
-            outbound.writeHTTP2Frame(
-                type: .data, flags: payload.readableBytes == 0 ? .endStream : [], streamID: streamID, payload: piece)
-            connectionSendWindow -= length
-            stream.sendWindow -= length
-        } while payload.readableBytes > 0
-        return nil
-    }
-
-    /// Sends DATA that waited for a window, in order.
-    private mutating func writeBlockedData() {
-        guard !blockedData.isEmpty else { return }
-        let waiting = blockedData
-        blockedData.removeAll()
-        for (streamID, bytes) in waiting where streams[streamID] != nil {
-            if let rest = writeData(bytes, streamID: streamID) {
-                blockedData.append((streamID, rest))
-            }
-        }
-    }
-
-    private mutating func writeWindowUpdate(streamID: UInt32, increment: Int) {
-        outbound.writeHTTP2FrameHeader(length: 4, type: .windowUpdate, flags: [], streamID: streamID)
-        outbound.writeInteger(UInt32(increment))
     }
 
     // MARK: - Reading
@@ -299,39 +246,16 @@ struct APNsConnectionStateMachine<Request> {
     }
 
     private mutating func process(_ frame: HTTP2WireFrame) throws(HTTP2ConnectionError) -> Action? {
-        if partialHeaderBlock != nil, frame.kind != .continuation {
-            throw HTTP2ConnectionError(code: .protocolError, message: "a header block was interrupted")
-        }
+        try headerBlocks.check(frame)
         switch frame.kind {
         case .data:
             return try receivedData(frame)
-        case .headers:
-            guard frame.streamID != 0 else { throw HTTP2ConnectionError(code: .protocolError, message: "HEADERS on stream 0") }
-            var block = try Self.unpadded(frame)
-            if frame.flags.contains(.priority) {
-                guard block.readableBytes >= 5 else { throw HTTP2ConnectionError(code: .frameSizeError, message: "short HEADERS") }
-                block.moveReaderIndex(forwardBy: 5)
+        case .headers, .continuation:
+            if frame.kind == .headers, frame.streamID == 0 {
+                throw HTTP2ConnectionError(code: .protocolError, message: "HEADERS on stream 0")
             }
-            let endStream = frame.flags.contains(.endStream)
-            guard frame.flags.contains(.endHeaders) else {
-                partialHeaderBlock = PartialHeaderBlock(streamID: frame.streamID, endStream: endStream, block: block)
-                return nil
-            }
-            return try receivedHeaderBlock(&block, streamID: frame.streamID, endStream: endStream)
-        case .continuation:
-            guard var partial = partialHeaderBlock, partial.streamID == frame.streamID else {
-                throw HTTP2ConnectionError(code: .protocolError, message: "CONTINUATION without a header block")
-            }
-            partialHeaderBlock = nil
-            partial.block.writeImmutableBuffer(frame.payload)
-            guard partial.block.readableBytes <= Self.maxHeaderBlockSize else {
-                throw HTTP2ConnectionError(code: .protocolError, message: "a header block over \(Self.maxHeaderBlockSize) bytes")
-            }
-            guard frame.flags.contains(.endHeaders) else {
-                partialHeaderBlock = partial
-                return nil
-            }
-            return try receivedHeaderBlock(&partial.block, streamID: partial.streamID, endStream: partial.endStream)
+            guard var block = try headerBlocks.add(frame) else { return nil }
+            return try receivedHeaderBlock(&block.bytes, streamID: block.streamID, endStream: block.endStream)
         case .rstStream:
             guard frame.streamID != 0, frame.payload.readableBytes == 4 else {
                 throw HTTP2ConnectionError(code: .protocolError, message: "malformed RST_STREAM")
@@ -365,43 +289,22 @@ struct APNsConnectionStateMachine<Request> {
             let code = payload.readInteger(as: UInt32.self)!
             return receivedGoAway(lastStreamID: lastStreamID, code: code, debugData: payload)
         case .windowUpdate:
-            guard frame.payload.readableBytes == 4 else { throw HTTP2ConnectionError(code: .frameSizeError, message: "malformed WINDOW_UPDATE") }
-            let increment = Int(frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self)! & 0x7fff_ffff)
-            try receivedWindowUpdate(increment, streamID: frame.streamID)
+            _ = try sendWindows.windowUpdate(try frame.windowIncrement(), on: frame.streamID, into: &outbound)
             return nil
         case .priority, .none:
             return nil  // PRIORITY is advisory; frames of unknown types are ignored (RFC 9113 §4.1)
         }
     }
 
-    /// The payload without its padding (RFC 9113 §6.1, §6.2).
-    private static func unpadded(_ frame: HTTP2WireFrame) throws(HTTP2ConnectionError) -> ByteBuffer {
-        guard frame.flags.contains(.padded) else { return frame.payload }
-        var payload = frame.payload
-        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else {
-            throw HTTP2ConnectionError(code: .protocolError, message: "padding longer than the frame")
-        }
-        return payload.readSlice(length: payload.readableBytes - Int(padding))!
-    }
-
     private mutating func receivedData(_ frame: HTTP2WireFrame) throws(HTTP2ConnectionError) -> Action? {
         guard frame.streamID != 0 else { throw HTTP2ConnectionError(code: .protocolError, message: "DATA on stream 0") }
         let length = frame.payload.readableBytes
-        connectionReceiveWindow -= length
-        guard connectionReceiveWindow >= 0 else {
-            throw HTTP2ConnectionError(code: .flowControlError, message: "DATA beyond the connection window")
-        }
-        if connectionReceiveWindow <= Self.receiveWindow / 2 {
-            writeWindowUpdate(streamID: 0, increment: Self.receiveWindow - connectionReceiveWindow)
-            connectionReceiveWindow = Self.receiveWindow
-        }
-        let data = try Self.unpadded(frame)
+        try receiveWindows.received(length, into: &outbound)
+        let data = try frame.unpaddedPayload()
         // A stream that timed out or was reset may still receive what was on its way.
         guard var stream = streams[frame.streamID] else { return nil }
         stream.received += length
-        guard stream.received <= Self.receiveWindow else {
-            throw HTTP2ConnectionError(code: .flowControlError, message: "DATA beyond stream \(frame.streamID)'s window")
-        }
+        try HTTP2ReceiveWindows.check(stream: frame.streamID, received: stream.received)
         if data.readableBytes > 0 { stream.body.appendFrameBytes(data) }
         streams[frame.streamID] = stream
         return frame.flags.contains(.endStream) ? finish(frame.streamID) : nil
@@ -429,33 +332,23 @@ struct APNsConnectionStateMachine<Request> {
     private mutating func receivedSettings(_ frame: HTTP2WireFrame) throws(HTTP2ConnectionError) -> Action? {
         guard frame.streamID == 0 else { throw HTTP2ConnectionError(code: .protocolError, message: "SETTINGS on a stream") }
         if frame.flags.contains(.ack) { return nil }
-        guard frame.payload.readableBytes % 6 == 0 else { throw HTTP2ConnectionError(code: .frameSizeError, message: "malformed SETTINGS") }
-        var payload = frame.payload
         var advertisedMaxStreams: Int?
-        while let id = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+        for (id, value) in try frame.settingsParameters() {
             switch HTTP2SettingID(rawValue: id) {
             case .headerTableSize:
                 encoder.peerTableSizeChanged(Int(value))
             case .maxConcurrentStreams:
                 advertisedMaxStreams = Int(value)
             case .initialWindowSize:
-                guard value <= HTTP2WireFrame.maxStreamID else {
-                    throw HTTP2ConnectionError(code: .flowControlError, message: "SETTINGS_INITIAL_WINDOW_SIZE \(value)")
-                }
-                let delta = Int(value) - peerInitialWindowSize
-                peerInitialWindowSize = Int(value)
-                for streamID in streams.keys { streams[streamID]!.sendWindow += delta }
+                try sendWindows.setInitialWindowSize(value)
             case .maxFrameSize:
-                guard value >= HTTP2WireFrame.defaultMaxFrameSize, value <= 0xff_ffff else {
-                    throw HTTP2ConnectionError(code: .protocolError, message: "SETTINGS_MAX_FRAME_SIZE \(value)")
-                }
-                peerMaxFrameSize = Int(value)
+                try sendWindows.setMaxFrameSize(value)
             case .enablePush, .maxHeaderListSize, .none:
                 break
             }
         }
         outbound.writeHTTP2FrameHeader(length: 0, type: .settings, flags: .ack, streamID: 0)
-        writeBlockedData()
+        _ = sendWindows.writeBlocked(into: &outbound)
         guard let current = maxStreams else {
             let first = advertisedMaxStreams ?? Self.unlimitedStreams
             maxStreams = first
@@ -466,20 +359,6 @@ struct APNsConnectionStateMachine<Request> {
         return .maxStreamsChanged(advertisedMaxStreams)
     }
 
-    private mutating func receivedWindowUpdate(_ increment: Int, streamID: UInt32) throws(HTTP2ConnectionError) {
-        if streamID == 0 {
-            guard increment > 0 else { throw HTTP2ConnectionError(code: .protocolError, message: "WINDOW_UPDATE of 0") }
-            connectionSendWindow += increment
-            guard connectionSendWindow <= Int(HTTP2WireFrame.maxStreamID) else {
-                throw HTTP2ConnectionError(code: .flowControlError, message: "connection window over 2^31 - 1")
-            }
-        } else {
-            guard streams[streamID] != nil else { return }
-            streams[streamID]!.sendWindow += increment
-        }
-        writeBlockedData()
-    }
-
     private mutating func receivedGoAway(lastStreamID: UInt32, code: UInt32, debugData: ByteBuffer) -> Action {
         goAwayLastStreamID = min(goAwayLastStreamID ?? HTTP2WireFrame.maxStreamID, lastStreamID)
         // Streams above the last one were never processed: safe to send elsewhere.
@@ -487,6 +366,7 @@ struct APNsConnectionStateMachine<Request> {
         for (streamID, stream) in streams where streamID > lastStreamID {
             refused.append(stream.request)
             streams[streamID] = nil
+            sendWindows.close(streamID)
         }
         return .goingAway(HTTP2ErrorCode(networkCode: Int(code)), reason: Self.reason(inDebugData: debugData), refused: refused)
     }
@@ -514,6 +394,7 @@ struct APNsConnectionStateMachine<Request> {
 
     private mutating func end(_ streamID: UInt32, _ outcome: APNsStreamOutcome) -> Action? {
         guard let stream = streams.removeValue(forKey: streamID) else { return nil }
+        sendWindows.close(streamID)
         return .answer(stream.request, outcome)
     }
 }

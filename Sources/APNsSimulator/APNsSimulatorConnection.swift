@@ -1,83 +1,189 @@
 import Atomics
+import HTTP2Frames
 import NIOCore
-import NIOHTTP2
+import NIOHPACK
 
-/// One client connection of the simulator: its authentication state, its open streams and the
-/// connection-level faults (GOAWAY, reset). Confined to the channel's event loop.
-final class APNsSimulatorConnection {
-    let channel: any Channel
+/// One client connection of the simulator: the I/O around ``APNsSimulatorHTTP2StateMachine``
+/// (bytes in, requests to ``APNsSimulatorRequestHandler``, answers out in one write per tick),
+/// its authentication state, and the connection-level faults (GOAWAY, reset, silence, idle
+/// timeout). Confined to the channel's event loop.
+final class APNsSimulatorConnection: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = Never
+    typealias OutboundOut = ByteBuffer
+
     let shared: APNsSimulatorSharedState
     let loopState: APNsSimulatorLoopState
     var authentication = APNsSimulatorConnectionAuthentication()
+    private var state: APNsSimulatorHTTP2StateMachine
+    private var requests: APNsSimulatorRequestHandler!
+    private var context: ChannelHandlerContext?
+    private let flushes = FlushCoalescer()
     /// Whether the full stream limit has been advertised.
     private(set) var advertisesFullStreamLimit: Bool
-    private var openStreams = 0
     /// Streams the client has opened on this connection.
     private(set) var streamsOpened = 0
     /// Set once the unresponsive fault fired: nothing is read or answered any more.
     private(set) var isUnresponsive = false
-    /// The highest stream id the client has opened: the last stream a GOAWAY promises to serve.
-    private(set) var highestStreamID = HTTP2StreamID(0)
     private(set) var isGoingAway = false
     /// Set once the reset fault fired: nothing more is answered on this connection.
     private(set) var isResetting = false
+    private var isClosing = false
     private var lastActivity = NIODeadline.now()
     private var idleCheck: RepeatedTask?
+    /// Acceptances answered but not written yet: they count once their answer reached the socket,
+    /// so that an answer lost with its connection is not counted as delivered.
+    private var unwritten = (accepted: 0, keys: [APNsSimulatorLoopState.NotificationKey]())
 
-    init(channel: any Channel, shared: APNsSimulatorSharedState, advertisesFullStreamLimit: Bool) {
-        self.channel = channel
+    init(shared: APNsSimulatorSharedState, eventLoop: any EventLoop, advertisesFullStreamLimit: Bool) {
         self.shared = shared
-        self.loopState = shared.loopState(for: channel.eventLoop)
+        self.loopState = shared.loopState(for: eventLoop)
         self.advertisesFullStreamLimit = advertisesFullStreamLimit
+        self.state = APNsSimulatorHTTP2StateMachine(
+            maxConcurrentStreams: advertisesFullStreamLimit ? Int(shared.configuration.maxConcurrentStreams) : 1)
+        self.requests = APNsSimulatorRequestHandler(connection: self)
     }
 
-    /// Starts the idle timer, if configured.
-    func start() {
-        guard let idleTimeout = shared.configuration.idleTimeout else { return }
-        let timeout = TimeAmount.nanoseconds(idleTimeout.nanoseconds)
-        idleCheck = channel.eventLoop.scheduleRepeatedTask(initialDelay: timeout, delay: timeout) { [self] task in
-            guard openStreams == 0, NIODeadline.now() - lastActivity >= timeout else { return }
-            task.cancel()
-            shared.idleTimeouts.wrappingIncrement(ordering: .relaxed)
-            goAway(lastStreamID: .maxID, errorCode: .noError, reason: "IdleTimeout")
-        }
-        channel.closeFuture.whenComplete { [self] _ in idleCheck?.cancel() }
+    /// The highest stream id the client has opened: the last stream a GOAWAY promises to serve.
+    var highestStreamID: UInt32 { state.highestStreamID }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        state.writePreface()
+        writeOutbound(context: context)
+        startIdleCheck(context: context)
     }
 
-    func streamOpened(_ streamID: HTTP2StreamID) {
-        openStreams += 1
-        streamsOpened += 1
-        if streamID > highestStreamID { highestStreamID = streamID }
-        lastActivity = .now()
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        self.context = nil
     }
 
-    func streamClosed() {
-        openStreams -= 1
-        lastActivity = .now()
-        if isGoingAway, openStreams == 0 {
+    func channelInactive(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        context.fireChannelInactive()
+    }
+
+    // MARK: Reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isUnresponsive, !isClosing else { return }
+        state.read(unwrapInboundIn(data))
+        do {
+            while !isUnresponsive, !isClosing, let action = try state.nextAction() {
+                perform(action, context: context)
+            }
+        } catch {
+            state.goAway(lastStreamID: state.highestStreamID, errorCode: error.code, reason: nil)
             closeAfterFlush()
         }
     }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        writeOutbound(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func perform(_ action: APNsSimulatorHTTP2StateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .streamOpened(let streamID):
+            if let limit = loopState.faults.unresponsiveAfterStreams, streamsOpened >= limit {
+                becomeUnresponsive()
+                return
+            }
+            _ = streamID
+            streamsOpened += 1
+            lastActivity = .now()
+        case .request(let streamID, let headers, let body):
+            lastActivity = .now()
+            requests.requestComplete(streamID: streamID, headers: headers, body: body, context: context)
+        case .streamClosed:
+            streamEnded()
+        case .ping:
+            loopState.pings += 1
+        }
+    }
+
+    // MARK: Answers
+
+    /// An answer to a request.
+    enum Answer {
+        /// 200; `key` identifies the notification for duplicate counting (when tracked). It counts
+        /// as accepted once the answer reached the socket.
+        case accepted(key: APNsSimulatorLoopState.NotificationKey?)
+        /// An error status with APNs's JSON reason.
+        case rejected(status: Int, body: ByteBuffer)
+    }
+
+    /// Answers a stream; dropped when the stream is gone (reset by the client) or the
+    /// connection is resetting. Returns whether the answer was written.
+    func respond(streamID: UInt32, apnsID: String, _ answer: Answer) -> Bool {
+        guard !isResetting, !isClosing, let context, context.channel.isActive else { return false }
+        let written: Bool
+        switch answer {
+        case .accepted(let key):
+            written = state.respond(streamID: streamID, status: 200, apnsID: apnsID, body: nil)
+            if written {
+                unwritten.accepted += 1
+                if let key { unwritten.keys.append(key) }
+            }
+        case .rejected(let status, let body):
+            written = state.respond(streamID: streamID, status: status, apnsID: apnsID, body: body)
+        }
+        guard written else { return false }
+        flushes.schedule(on: context.eventLoop) { self.writeOutbound(context: context) }
+        streamEnded()
+        return true
+    }
+
+    private func streamEnded() {
+        lastActivity = .now()
+        if isGoingAway, state.openStreams == 0 {
+            closeAfterFlush()
+        }
+    }
+
+    private func writeOutbound(context: ChannelHandlerContext) {
+        guard let bytes = state.takeOutbound() else { return }
+        context.writeAndFlush(wrapOutboundOut(bytes), promise: writtenPromise(context: context))
+    }
+
+    /// The promise of a write that carries acceptances: they count when it succeeds.
+    private func writtenPromise(context: ChannelHandlerContext) -> EventLoopPromise<Void>? {
+        guard unwritten.accepted > 0 else { return nil }
+        let (accepted, keys) = unwritten
+        unwritten = (0, [])
+        let loopState = self.loopState
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.assumeIsolated().whenSuccess {
+            loopState.accepted += accepted
+            for key in keys { loopState.acceptances[key, default: 0] += 1 }
+        }
+        return promise
+    }
+
+    // MARK: Connection faults and APNs's behaviour
 
     /// After the first authenticated success, raise `SETTINGS_MAX_CONCURRENT_STREAMS` as Apple does.
     func advertiseFullStreamLimit() {
         guard !advertisesFullStreamLimit else { return }
         advertisesFullStreamLimit = true
-        let setting = HTTP2Setting(parameter: .maxConcurrentStreams, value: shared.configuration.maxConcurrentStreams)
-        channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([setting]))), promise: nil)
+        state.setMaxConcurrentStreams(Int(shared.configuration.maxConcurrentStreams))
     }
 
     /// Sends GOAWAY: streams up to `lastStreamID` are still answered, later ones are refused,
     /// and the connection closes once the answered ones are done. Pass ``highestStreamID`` so
     /// that no stream the server has started is dropped (as APNs does).
-    func goAway(lastStreamID: HTTP2StreamID, errorCode: HTTP2ErrorCode, reason: String?) {
-        guard !isGoingAway, !isResetting else { return }
+    func goAway(lastStreamID: UInt32, errorCode: HTTP2WireErrorCode, reason: String?) {
+        guard !isGoingAway, !isResetting, let context else { return }
         isGoingAway = true
-        let debugData = reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }
-        let frame = HTTP2Frame(
-            streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: errorCode, opaqueData: debugData))
-        channel.writeAndFlush(frame, promise: nil)
-        if openStreams == 0 {
+        state.goAway(lastStreamID: lastStreamID, errorCode: errorCode, reason: reason)
+        writeOutbound(context: context)
+        if state.openStreams == 0 {
             closeAfterFlush()
         }
     }
@@ -85,10 +191,10 @@ final class APNsSimulatorConnection {
     /// Stops reading: later frames, PINGs included, stay unread and unanswered, and the
     /// connection stays open until the client closes it.
     func becomeUnresponsive() {
-        guard !isUnresponsive else { return }
+        guard !isUnresponsive, let context else { return }
         isUnresponsive = true
         loopState.unresponsiveConnections += 1
-        channel.setOption(.autoRead, value: false).whenFailure { _ in }
+        context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
     }
 
     /// Drops the connection without GOAWAY. Everything already written is flushed first, so
@@ -99,12 +205,28 @@ final class APNsSimulatorConnection {
         closeAfterFlush()
     }
 
-    /// Closes once everything written so far has reached the socket: a PING rides behind it
-    /// (a plain close would drop writes still queued in the channel).
+    /// Closes once everything written so far has reached the socket.
     private func closeAfterFlush() {
-        let ping = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 0), ack: false))
-        channel.writeAndFlush(ping).whenComplete { [channel] _ in
+        guard !isClosing, let context else { return }
+        isClosing = true
+        state.ping()
+        let bytes = state.takeOutbound() ?? ByteBuffer()
+        let channel = context.channel
+        let promise = writtenPromise(context: context) ?? context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(bytes), promise: promise)
+        promise.futureResult.whenComplete { _ in
             channel.close(promise: nil)
+        }
+    }
+
+    private func startIdleCheck(context: ChannelHandlerContext) {
+        guard let idleTimeout = shared.configuration.idleTimeout else { return }
+        let timeout = TimeAmount.nanoseconds(idleTimeout.nanoseconds)
+        idleCheck = context.eventLoop.scheduleRepeatedTask(initialDelay: timeout, delay: timeout) { [self] task in
+            guard state.openStreams == 0, NIODeadline.now() - lastActivity >= timeout else { return }
+            task.cancel()
+            shared.idleTimeouts.wrappingIncrement(ordering: .relaxed)
+            goAway(lastStreamID: HTTP2WireFrame.maxStreamID, errorCode: .noError, reason: "IdleTimeout")
         }
     }
 }

@@ -1,14 +1,13 @@
 import HTTP2Frames
 import SwiftASN1
 import NIOCore
-import NIOHTTP2
 import NIOSSL
 import NIOTLS
 import X509
 
 /// Waits for the TLS handshake, refuses protocols other than HTTP/2 (ALPN `h2`, or no ALPN at
 /// all: APNs accepts HTTP/2 with prior knowledge, which clients such as aioapns rely on), reads
-/// the client certificate, and replaces itself with the HTTP/2 pipeline.
+/// the client certificate, and replaces itself with the connection (``APNsSimulatorConnection``).
 final class APNsSimulatorHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
@@ -42,19 +41,9 @@ final class APNsSimulatorHandshakeHandler: ChannelInboundHandler, RemovableChann
         let configuration = shared.configuration
         let fullLimit = clientCertificate != nil || !configuration.startWithOneStreamUntilAuthenticated
         let connection = APNsSimulatorConnection(
-            channel: channel, shared: shared, advertisesFullStreamLimit: fullLimit)
+            shared: shared, eventLoop: channel.eventLoop, advertisesFullStreamLimit: fullLimit)
         connection.authentication.clientCertificate = clientCertificate
-
-        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-        connectionConfiguration.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: fullLimit ? configuration.maxConcurrentStreams : 1),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: 8192),
-            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-        ]
-        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration))
-        try pipeline.addHandler(HTTP2ConnectionWindowHandler())
-        try pipeline.addHandler(APNsSimulatorRequestHandler(connection: connection))
-        connection.start()
+        try pipeline.addHandler(connection)
         pipeline.removeHandler(context: context, promise: nil)
     }
 

@@ -61,7 +61,7 @@ struct APNsResilienceTests {
         ) { harness in
             // Batches of 250, four at a time: more than the pool's 200 streams, so batches wait
             // for streams and are served many at a time.
-            let results = Results<Int>()
+            let results = CallbackResults<Int>()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for batchStart in stride(from: 0, to: count, by: 1_000) {
                     for quarter in 0..<4 {
@@ -100,7 +100,7 @@ struct APNsResilienceTests {
             client: { $0.maxAttempts = 1 }
         ) { harness in
             await harness.client.send(harness.request(), to: []) { _, _ in Issue.record("no devices, no results") }
-            let results = Results<String>()
+            let results = CallbackResults<String>()
             await harness.client.send(harness.request(), to: tokens) { index, result in
                 let text: String
                 switch result {
@@ -117,13 +117,6 @@ struct APNsResilienceTests {
             let counters = try await harness.simulator.counters()
             #expect(counters.distinctAccepted == 270)
         }
-    }
-
-    /// What a batch's callbacks reported, by request index.
-    final class Results<Value: Sendable>: Sendable {
-        private let values = Mutex([Int: Value]())
-        func update(_ change: (inout [Int: Value]) -> Void) { values.withLock { change(&$0) } }
-        var all: [Int: Value] { values.withLock { $0 } }
     }
 
     /// Sends `count` notifications to distinct tokens, at most `window` at a time; returns the

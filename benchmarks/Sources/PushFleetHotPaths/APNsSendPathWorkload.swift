@@ -29,6 +29,8 @@ struct APNsSendPathWorkload {
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         try channel.writeInbound(Self.settingsFrame(maxConcurrentStreams: 1_000))
+        // Windows large enough for every payload of the run, as a server's WINDOW_UPDATEs give.
+        try channel.writeInbound(Self.connectionWindowUpdate(Int(Int32.max) - 65_535))
         channel.embeddedEventLoop.run()
         try Self.discardOutbound(channel)
 
@@ -81,9 +83,18 @@ struct APNsSendPathWorkload {
 
     private static func settingsFrame(maxConcurrentStreams: UInt32) -> ByteBuffer {
         var frame = ByteBuffer()
-        frame.writeBytes([0, 0, 6, 0x4, 0, 0, 0, 0, 0])
+        frame.writeBytes([0, 0, 12, 0x4, 0, 0, 0, 0, 0])
         frame.writeInteger(UInt16(0x3))
         frame.writeInteger(maxConcurrentStreams)
+        frame.writeInteger(UInt16(0x4))  // SETTINGS_INITIAL_WINDOW_SIZE
+        frame.writeInteger(UInt32(1 << 20))
+        return frame
+    }
+
+    private static func connectionWindowUpdate(_ increment: Int) -> ByteBuffer {
+        var frame = ByteBuffer()
+        frame.writeBytes([0, 0, 4, 0x8, 0, 0, 0, 0, 0])
+        frame.writeInteger(UInt32(increment))
         return frame
     }
 
