@@ -171,6 +171,7 @@ struct ConfigurationParser {
         WorkerSettings(
             chunkSize: try section.integer("chunk-size", default: 1000, minimum: 1, maximum: 1000),
             chunksInFlight: try section.integer("chunks-in-flight", default: 8, minimum: 1),
+            expansionsInFlight: try section.integer("expansions-in-flight", default: 1, minimum: 1),
             notificationsInFlight: try section.integer("notifications-in-flight", default: 2000, minimum: 1),
             permitBlock: try section.integer("permit-block", default: 100, minimum: 1),
             resendPollInterval: .milliseconds(try section.integer("resend-poll-ms", default: 200, minimum: 1)),

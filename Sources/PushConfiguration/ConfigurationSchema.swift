@@ -36,7 +36,7 @@ indirect enum ConfigurationSchema: Sendable {
         ])),
         ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),
         ("worker", .section([
-            ("chunk-size", .value), ("chunks-in-flight", .value), ("notifications-in-flight", .value),
+            ("chunk-size", .value), ("chunks-in-flight", .value), ("expansions-in-flight", .value), ("notifications-in-flight", .value),
             ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value),
         ])),
         ("resend", .section([

@@ -37,7 +37,8 @@ extension PushFleetConfiguration {
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
         worker:
           chunk-size: 1000                       # default 1000, 1...1000 (tokens per delivery chunk)
-          chunks-in-flight: 8                    # default 8, ≥ 1
+          chunks-in-flight: 8                    # default 8, ≥ 1 (chunks sent at once)
+          expansions-in-flight: 1                # default 1, ≥ 1 (jobs and shard tasks expanded at once; more on expand-only workers)
           notifications-in-flight: 2000          # default 2000, ≥ 1
           permit-block: 100                      # default 100, ≥ 1 (rate permits taken per Redis call)
           resend-poll-ms: 200                    # default 200, ≥ 1

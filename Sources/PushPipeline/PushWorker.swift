@@ -63,7 +63,7 @@ public final class PushWorker: Service, Sendable {
         var consumers: [(KafkaConsumer, Int, @Sendable (KafkaConsumerMessage) async -> Bool)] = []
         if roles.contains(.expand) {
             let stage = ExpandStage(context: context)
-            consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64), worker.chunksInFlight, stage.handle))
+            consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64), worker.expansionsInFlight, stage.handle))
         }
         if roles.contains(.send) {
             let stage = SendStage(context: context, sender: sender)

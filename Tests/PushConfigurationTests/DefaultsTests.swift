@@ -34,7 +34,7 @@ import Testing
 
         #expect(configuration.registry.shards == 16)
         #expect(configuration.worker == WorkerSettings(
-            chunkSize: 1000, chunksInFlight: 8, notificationsInFlight: 2000, permitBlock: 100,
+            chunkSize: 1000, chunksInFlight: 8, expansionsInFlight: 1, notificationsInFlight: 2000, permitBlock: 100,
             resendPollInterval: .milliseconds(200)))
         #expect(configuration.resend == ResendSettings(
             maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(300), maxAge: .seconds(3600),
@@ -76,7 +76,7 @@ import Testing
               streams-per-connection: 250
               request-timeout-ms: 2500
             registry: {shards: 1024}
-            worker: {chunk-size: 1, chunks-in-flight: 2, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5}
+            worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5}
             resend: {max-attempts: 1, base-delay-ms: 0, max-delay-ms: 0, max-age-seconds: 1, lease-ms: 1}
             metrics: {port: 0}
             apps:
@@ -113,7 +113,8 @@ import Testing
             connectionsPerPool: 5, streamsPerConnection: 250, requestTimeout: .milliseconds(2500)))
         #expect(configuration.registry.shards == 1024)
         #expect(configuration.worker == WorkerSettings(
-            chunkSize: 1, chunksInFlight: 2, notificationsInFlight: 3, permitBlock: 4, resendPollInterval: .milliseconds(5)))
+            chunkSize: 1, chunksInFlight: 2, expansionsInFlight: 6, notificationsInFlight: 3, permitBlock: 4,
+            resendPollInterval: .milliseconds(5)))
         #expect(configuration.resend == ResendSettings(
             maxAttempts: 1, baseDelay: .zero, maxDelay: .zero, maxAge: .seconds(1), lease: .milliseconds(1)))
         #expect(configuration.metrics.port == 0)

@@ -22,7 +22,7 @@ import Testing
         for key in [
             "bootstrap-servers", "group-prefix", "properties", "host", "port", "username", "password", "password-file",
             "database", "pool-size", "endpoint", "ca-file", "connections-per-pool", "streams-per-connection", "request-timeout-ms", "shards",
-            "chunk-size", "chunks-in-flight", "notifications-in-flight", "permit-block", "resend-poll-ms",
+            "chunk-size", "chunks-in-flight", "expansions-in-flight", "notifications-in-flight", "permit-block", "resend-poll-ms",
             "max-attempts", "base-delay-ms", "max-delay-ms", "max-age-seconds", "lease-ms", "bundle-id",
             "environments", "token", "team-id", "key-id", "key-file", "certificate", "certificate-file", "pkcs12",
             "passphrase-file", "rate-per-second", "burst", "sleep-after", "sleep-ms",

@@ -21,6 +21,7 @@ import Testing
         ("worker", "chunk-size", "0", "between 1 and 1000, got 0"),
         ("worker", "chunk-size", "1001", "between 1 and 1000, got 1001"),
         ("worker", "chunks-in-flight", "0", "at least 1"),
+        ("worker", "expansions-in-flight", "0", "at least 1"),
         ("worker", "notifications-in-flight", "0", "at least 1"),
         ("worker", "permit-block", "0", "at least 1"),
         ("worker", "resend-poll-ms", "0", "at least 1"),
