@@ -136,6 +136,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         try await stack.simulator.reset()
         let cpuBefore = processes.map { ResourceUsage.cpuSeconds(ofProcess: $0.processIdentifier) }
         let benchCPUBefore = ResourceUsage.selfCPUSeconds()
+        let redisBefore = try await Self.redisFigures(redis)
 
         let jobID = "broadcast-\(workers)"
         let start = ContinuousClock.now
@@ -174,6 +175,10 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         let seconds = (ContinuousClock.now - start).seconds
         let workerCPU = zip(processes, cpuBefore).map { ResourceUsage.cpuSeconds(ofProcess: $0.processIdentifier) - $1 }
         let benchCPU = ResourceUsage.selfCPUSeconds() - benchCPUBefore
+        let redisAfter = try await Self.redisFigures(redis)
+        func redisPerNotification(_ field: String) -> Double {
+            ((redisAfter[field] ?? 0) - (redisBefore[field] ?? 0)) / Double(max(accepted, 1))
+        }
         let rssAtEnd = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
         let peak = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmHWM") }
         let counters = try await stack.simulator.counters()
@@ -192,12 +197,31 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             workerRSSAtEndMegabytes: rssAtEnd.map { Double($0) / 1024 },
             workerPeakRSSMegabytes: peak.map { Double($0) / 1024 },
             simulatorRequests: counters.requests, jobAccepted: statistics["accepted"] ?? 0, workerExitStatuses: exitStatuses,
+            redisCommandsPerNotification: redisPerNotification("total_commands_processed"),
+            redisBytesInPerNotification: redisPerNotification("total_net_input_bytes"),
+            redisBytesOutPerNotification: redisPerNotification("total_net_output_bytes"),
+            redisCPUSecondsPer100k: (redisPerNotification("used_cpu_user") + redisPerNotification("used_cpu_sys")) * 100_000,
+            redisCommandsPer1000Notifications: Dictionary(
+                uniqueKeysWithValues: redisAfter.keys.filter { $0.hasPrefix("command ") }.map {
+                    (String($0.dropFirst("command ".count)), redisPerNotification($0) * 1000)
+                }.filter { $0.1 > 0 }),
             latencyP50Milliseconds: Double(latency.valueAtPercentile(50)), latencyP99Milliseconds: Double(latency.valueAtPercentile(99)),
             latencyMaxMilliseconds: Double(latency.max),
             latencyPercentiles: stride(from: 0.0, through: 100.0, by: 2.5).map { [$0, Double(latency.valueAtPercentile($0))] },
             samples: samples)
         print(run.line)
         return run
+    }
+
+    /// Redis's counters that the campaign moves: commands, network bytes, CPU (summed over a
+    /// cluster's masters).
+    private static func redisFigures(_ redis: any RedisCommands) async throws -> [String: Double] {
+        var figures = try await ResourceUsage.redisInfo(redis, section: "stats")
+        figures.merge(try await ResourceUsage.redisInfo(redis, section: "cpu")) { $1 }
+        for (command, calls) in try await ResourceUsage.redisInfo(redis, section: "commandstats") {
+            figures["command " + command] = calls
+        }
+        return figures
     }
 
     private func publish(_ job: PushJob, producer: KafkaProducer) async throws {
@@ -268,6 +292,14 @@ struct PipelineRun: Codable {
     var simulatorRequests: Int
     var jobAccepted: Int
     var workerExitStatuses: [Int32]
+    /// Redis commands, network bytes and CPU seconds (per 100,000) the campaign cost per
+    /// notification, all of the fleet's state included (every master of a cluster).
+    var redisCommandsPerNotification: Double?
+    var redisBytesInPerNotification: Double?
+    var redisBytesOutPerNotification: Double?
+    var redisCPUSecondsPer100k: Double?
+    /// Redis commands per 1,000 notifications, by command (`INFO commandstats`).
+    var redisCommandsPer1000Notifications: [String: Double]?
     /// Job publish → acceptance of every notification of the broadcast (ms, 250 ms resolution).
     var latencyP50Milliseconds: Double
     var latencyP99Milliseconds: Double
@@ -275,6 +307,24 @@ struct PipelineRun: Codable {
     /// [percentile, ms] pairs every 2.5 percentiles, for the chart.
     var latencyPercentiles: [[Double]]
     var samples: [Sample]
+
+    /// The rate at the plateau (the median of the samples' rates between 10% and 90% of the
+    /// campaign's time), and the first sample's time at which the rate reached 90% of it.
+    var plateau: (rate: Double, reachedAfterSeconds: Double)? {
+        guard samples.count >= 4 else { return nil }
+        var rates: [(seconds: Double, rate: Double)] = []
+        var previous = (seconds: 0.0, accepted: 0)
+        for sample in samples {
+            let interval = sample.seconds - previous.seconds
+            if interval > 0 { rates.append((sample.seconds, Double(sample.accepted - previous.accepted) / interval)) }
+            previous = (sample.seconds, sample.accepted)
+        }
+        let middle = rates.filter { $0.seconds >= seconds * 0.1 && $0.seconds <= seconds * 0.9 }.map(\.rate).sorted()
+        guard !middle.isEmpty else { return nil }
+        let median = middle[middle.count / 2]
+        guard let reached = rates.first(where: { $0.rate >= 0.9 * median }) else { return nil }
+        return (median, reached.seconds)
+    }
 
     var line: String {
         String(
@@ -311,6 +361,22 @@ struct PipelineBenchmarkReport: Codable {
             func megabytes(_ values: [Double]) -> String { values.map { String(format: "%.0f", $0) }.joined(separator: " / ") }
             lines.append(
                 "| \(run.workers) | \(String(format: "%.1f", run.seconds)) | \(String(format: "%.0f", run.notificationsPerSecond)) | \(String(format: "%.0f%%", run.notificationsPerSecond / h2load.notificationsPerSecond * 100)) | \(String(format: "%.1f / %.1f / %.1f", run.latencyP50Milliseconds / 1000, run.latencyP99Milliseconds / 1000, run.latencyMaxMilliseconds / 1000)) | \(String(format: "%.2f", run.workerCPUSecondsPer100k)) | \(megabytes(run.workerRSSAtTenthMegabytes)) | \(megabytes(run.workerRSSAtEndMegabytes)) | \(megabytes(run.workerPeakRSSMegabytes)) | \(run.workerExitStatuses.map(String.init).joined(separator: ",")) |")
+        }
+        lines += [
+            "",
+            "| workers | plateau (notifications/s) | plateau reached after (s) | benchmark process CPU s / 100k (simulator, Kafka) | Redis commands / notification | Redis bytes in / out per notification | Redis CPU s / 100k |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for run in runs {
+            func figure(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "–" }
+            let plateau = run.plateau
+            lines.append(
+                "| \(run.workers) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.benchProcessCPUSecondsPer100k, "%.2f")) | \(figure(run.redisCommandsPerNotification, "%.3f")) | \(figure(run.redisBytesInPerNotification, "%.1f")) / \(figure(run.redisBytesOutPerNotification, "%.1f")) | \(figure(run.redisCPUSecondsPer100k, "%.2f")) |")
+        }
+        for run in runs {
+            guard let commands = run.redisCommandsPer1000Notifications, !commands.isEmpty else { continue }
+            let listed = commands.sorted { $0.value > $1.value }.prefix(12).map { "\($0.key) \(String(format: "%.1f", $0.value))" }
+            lines += ["", "Redis commands per 1,000 notifications, \(run.workers) worker(s): " + listed.joined(separator: ", ") + "."]
         }
         lines += [
             "",

@@ -43,15 +43,34 @@ enum ResourceUsage {
 
     /// `used_memory` of the server, or the sum over a cluster's masters.
     static func redisUsedMemory(_ client: any RedisCommands) async throws -> Int {
+        Int(try await redisInfo(client, section: "memory")["used_memory"] ?? 0)
+    }
+
+    /// The numeric fields of an `INFO` section of the server, or their sums over a cluster's
+    /// masters (`stats`: `total_commands_processed`, `total_net_input_bytes`, …; `cpu`:
+    /// `used_cpu_user`, `used_cpu_sys`).
+    static func redisInfo(_ client: any RedisCommands, section: String) async throws -> [String: Double] {
         let infos: [RedisReply]
         if let cluster = client as? RedisClusterClient {
-            infos = try await cluster.sendToEveryMaster(["INFO", "memory"]).map(\.1)
+            infos = try await cluster.sendToEveryMaster(["INFO", .string(section)]).map(\.1)
         } else {
-            infos = [try await client.send("INFO", "memory")]
+            infos = [try await client.send("INFO", .string(section))]
         }
-        return infos.reduce(0) { total, info in
-            let line = info.string?.split(whereSeparator: \.isNewline).first { $0.hasPrefix("used_memory:") }
-            return total + (line.flatMap { Int($0.dropFirst("used_memory:".count)) } ?? 0)
+        var fields: [String: Double] = [:]
+        for info in infos {
+            for line in info.string?.split(whereSeparator: \.isNewline) ?? [] {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                if let value = Double(parts[1]) {
+                    fields[String(parts[0]), default: 0] += value
+                } else if parts[0].hasPrefix("cmdstat_"), let calls = parts[1].split(separator: ",").first?.split(separator: "=").last,
+                    let value = Double(calls)
+                {
+                    // commandstats: `cmdstat_get:calls=12,usec=…`
+                    fields[String(parts[0].dropFirst("cmdstat_".count)), default: 0] += value
+                }
+            }
         }
+        return fields
     }
 }
