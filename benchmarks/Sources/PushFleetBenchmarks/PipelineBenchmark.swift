@@ -31,6 +31,9 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Registered devices; the broadcast goes to all of them (default 1,000,000; 100,000 with --quick).") var devices: Int?
     @Option(help: "Worker process counts to run, comma separated.") var workers = "1,2,4"
     @Option(help: "Partitions of push.deliveries (the mock cluster keeps ~5 MB each).") var deliveryPartitions: Int32 = 64
+    @Option(
+        help: "The app's registry shards (default: enough that every bucket hash stays compact, ≤ 128 devices each: devices / 131,072 rounded up to a power of two, at least 16).")
+    var registryShards: Int?
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
     @Option(help: "apns.connections-per-pool of the workers.") var connections = 4
     @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "warning"
@@ -60,6 +63,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             options.redisReplicas = 0
         }
         options.deliveryPartitions = deliveryPartitions
+        options.registryShards = registryShards ?? Self.compactShards(devices: devices)
         options.jobPartitions = 16
         options.simulatorThreads = 1
         options.workerSettings = ["chunks-in-flight: 4", "notifications-in-flight: 2000"]
@@ -98,7 +102,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         let report = PipelineBenchmarkReport(
             devices: devices, redis: redisBackend == "cluster" ? "a Redis Cluster of 3 masters" : "one redis-server",
             connectionsPerPool: connections, streamsPerConnection: streams, simulatorLatency: latencyMs,
-            registrationSeconds: registerSeconds, runs: runs, h2load: reference, aioapns: peer)
+            registrationSeconds: registerSeconds, registryShards: options.registryShards, runs: runs, h2load: reference, aioapns: peer)
         let resultName = name ?? (quick ? "capacity-quick" : redisBackend == "cluster" ? "capacity-cluster" : "capacity")
         try results.write(name: resultName, result: report, markdown: report.markdown(chart: "\(resultName).png"))
         try results.plot(name: resultName, python: python, script: plotScript)
@@ -154,11 +158,15 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         let devices = deviceCount
         var lastProgress = ContinuousClock.now
         var lastAccepted = 0
+        var expandedAfter: Double?
         while accepted < devices {
             try await Task.sleep(for: .milliseconds(250))
             let previous = accepted
             accepted = try await stack.simulator.counters().accepted
             let elapsed = (ContinuousClock.now - start).seconds
+            if expandedAfter == nil, try await Self.expanded(jobID: jobID, redis: redis) >= devices {
+                expandedAfter = elapsed
+            }
             if accepted > previous {
                 latency.record(UInt64((elapsed * 1000).rounded()), count: UInt64(accepted - previous))
             }
@@ -191,6 +199,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         }
         let run = PipelineRun(
             workers: workers, notifications: accepted, seconds: seconds, notificationsPerSecond: Double(accepted) / seconds,
+            expandedAfterSeconds: expandedAfter,
             workerCPUSecondsPer100k: workerCPU.reduce(0, +) / Double(accepted) * 100_000,
             benchProcessCPUSecondsPer100k: benchCPU / Double(accepted) * 100_000,
             workerRSSAtTenthMegabytes: rssAtTenth.map { Double($0) / 1024 },
@@ -211,6 +220,20 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             samples: samples)
         print(run.line)
         return run
+    }
+
+    /// The registry shards that keep every bucket hash of `devices` compact (schemas/redis.md:
+    /// 1,024 buckets per shard, ≤ 128 devices each).
+    static func compactShards(devices: Int) -> Int {
+        var shards = 16
+        while shards * 131_072 < devices, shards < 1_024 { shards *= 2 }
+        return shards
+    }
+
+    /// Tokens the expand stage published for `jobID`: its `expanded` counter (`HGET`, the key of
+    /// schemas/redis.md), cheaper than the whole report every 250 ms.
+    private static func expanded(jobID: String, redis: any RedisCommands) async throws -> Int {
+        try await redis.send("HGET", .string("pf:{job:\(jobID)}:stats"), "expanded").string.flatMap { Int($0) } ?? 0
     }
 
     /// Redis's counters that the campaign moves: commands, network bytes, CPU (summed over a
@@ -284,6 +307,9 @@ struct PipelineRun: Codable {
     var notifications: Int
     var seconds: Double
     var notificationsPerSecond: Double
+    /// When the expand stage had published every token (chunks on push.deliveries), from the
+    /// job's publication; `nil` when the campaign ended first (to the sampling resolution).
+    var expandedAfterSeconds: Double?
     var workerCPUSecondsPer100k: Double
     var benchProcessCPUSecondsPer100k: Double
     var workerRSSAtTenthMegabytes: [Double]
@@ -344,13 +370,15 @@ struct PipelineBenchmarkReport: Codable {
     var streamsPerConnection: Int
     var simulatorLatency: String
     var registrationSeconds: Double
+    /// The app's registry shards.
+    var registryShards: Int?
     var runs: [PipelineRun]
     var h2load: APNsBenchmarkReport.Measurement
     var aioapns: APNsBenchmarkReport.Measurement
 
     func markdown(chart: String) -> String {
         var lines = [
-            "Broadcast to \(devices) registered devices (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). State on \(redis ?? "one redis-server"). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
+            "Broadcast to \(devices) registered devices in \(registryShards ?? 16) registry shards (registered in \(String(format: "%.1f", registrationSeconds)) s), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). State on \(redis ?? "one redis-server"). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
             "",
             "![throughput over time and latency distribution](\(chart))",
             "",
@@ -364,14 +392,14 @@ struct PipelineBenchmarkReport: Codable {
         }
         lines += [
             "",
-            "| workers | plateau (notifications/s) | plateau reached after (s) | benchmark process CPU s / 100k (simulator, Kafka) | Redis commands / notification | Redis bytes in / out per notification | Redis CPU s / 100k |",
-            "|---|---|---|---|---|---|---|",
+            "| workers | plateau (notifications/s) | plateau reached after (s) | expanded after (s) | benchmark process CPU s / 100k (simulator, Kafka) | Redis commands / notification | Redis bytes in / out per notification | Redis CPU s / 100k |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for run in runs {
             func figure(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "–" }
             let plateau = run.plateau
             lines.append(
-                "| \(run.workers) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.benchProcessCPUSecondsPer100k, "%.2f")) | \(figure(run.redisCommandsPerNotification, "%.3f")) | \(figure(run.redisBytesInPerNotification, "%.1f")) / \(figure(run.redisBytesOutPerNotification, "%.1f")) | \(figure(run.redisCPUSecondsPer100k, "%.2f")) |")
+                "| \(run.workers) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.expandedAfterSeconds, "%.2f")) | \(figure(run.benchProcessCPUSecondsPer100k, "%.2f")) | \(figure(run.redisCommandsPerNotification, "%.3f")) | \(figure(run.redisBytesInPerNotification, "%.1f")) / \(figure(run.redisBytesOutPerNotification, "%.1f")) | \(figure(run.redisCPUSecondsPer100k, "%.2f")) |")
         }
         for run in runs {
             guard let commands = run.redisCommandsPer1000Notifications, !commands.isEmpty else { continue }
