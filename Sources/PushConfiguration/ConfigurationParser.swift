@@ -134,7 +134,8 @@ struct ConfigurationParser {
             port: port,
             connectionsPerPool: try section.integer("connections-per-pool", default: 2, minimum: 1),
             streamsPerConnection: try section.integer("streams-per-connection", default: 100, minimum: 1, maximum: 1000),
-            requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)))
+            requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)),
+            eventLoops: try section.integer("event-loops", minimum: 1))
     }
 
     /// `apns.endpoint:` and `apns.endpoints.<environment>:`.

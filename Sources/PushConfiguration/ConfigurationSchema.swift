@@ -32,7 +32,7 @@ indirect enum ConfigurationSchema: Sendable {
                 ("production", .section([("host", .value), ("port", .value)])),
             ])),
             ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("streams-per-connection", .value),
-            ("request-timeout-ms", .value),
+            ("request-timeout-ms", .value), ("event-loops", .value),
         ])),
         ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),
         ("worker", .section([

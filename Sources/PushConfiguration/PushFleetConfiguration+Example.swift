@@ -32,6 +32,7 @@ extension PushFleetConfiguration {
           connections-per-pool: 2                # default 2, ≥ 1
           streams-per-connection: 100            # default 100, 1...1000 (the server may allow fewer)
           request-timeout-ms: 10000              # default 10000, ≥ 1
+          # event-loops: 1                       # optional, ≥ 1: threads for a worker's APNs connections; default half the cores
         registry:
           shards: 16                             # default 16, 1...1024: a new app's shard count, stored with its first device (grow it with pushfleet registry reshard)
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it

@@ -1,6 +1,8 @@
 public import APNs
 import APNsCore
 import Foundation
+import NIOCore
+import NIOPosix
 public import Kafka
 public import Logging
 public import PushConfiguration
@@ -54,7 +56,16 @@ public final class PushWorker: Service, Sendable {
         }
         let producer = try kafka.makeProducer(clientID: "pushfleet-worker", logger: logger)
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-worker", logger: logger)
-        let (clients, distinctClients) = try makeAPNsClients()
+        let apnsEventLoops = MultiThreadedEventLoopGroup(
+            numberOfThreads: configuration.apns.effectiveEventLoops(cores: ProcessInfo.processInfo.activeProcessorCount))
+        let clients: [String: APNsClient]
+        let distinctClients: [APNsClient]
+        do {
+            (clients, distinctClients) = try makeAPNsClients(on: apnsEventLoops)
+        } catch {
+            try? await apnsEventLoops.shutdownGracefully()
+            throw error
+        }
         let context = PipelineContext(
             configuration: configuration, apps: apps, redis: redis, producer: producer, counters: counters, logger: logger)
         let sender = NotificationSender(context: context, clients: clients)
@@ -94,6 +105,7 @@ public final class PushWorker: Service, Sendable {
         for client in distinctClients {
             await client.shutdown()
         }
+        try? await apnsEventLoops.shutdownGracefully()
         await redis.shutdown()
         logger.info("worker stopped", metadata: ["counters": "\(counters.snapshot().filter { $0.value > 0 })"])
     }
@@ -158,8 +170,8 @@ public final class PushWorker: Service, Sendable {
     static let deliveryPrefetchKilobytes = 16_384
 
     /// One client per distinct connections-per-pool setting: apps that share a setting share
-    /// pools' event loops and provider tokens.
-    private func makeAPNsClients() throws(APNsError) -> (byApp: [String: APNsClient], distinct: [APNsClient]) {
+    /// pools and provider tokens. Every client runs on `eventLoops`.
+    private func makeAPNsClients(on eventLoops: MultiThreadedEventLoopGroup) throws(APNsError) -> (byApp: [String: APNsClient], distinct: [APNsClient]) {
         let apns = configuration.apns
         var byConnections: [Int: APNsClient] = [:]
         var clients: [String: APNsClient] = [:]
@@ -167,7 +179,8 @@ public final class PushWorker: Service, Sendable {
             let connections = configuration.connectionsPerPool(for: app.settings)
             if byConnections[connections] == nil {
                 byConnections[connections] = try APNsClient(
-                    configuration: apns.clientConfiguration(connectionsPerPool: connections), logger: logger)
+                    configuration: apns.clientConfiguration(connectionsPerPool: connections), eventLoopGroup: eventLoops,
+                    logger: logger)
             }
             clients[app.id] = byConnections[connections]
         }

@@ -75,6 +75,7 @@ import Testing
               connections-per-pool: 5
               streams-per-connection: 250
               request-timeout-ms: 2500
+              event-loops: 3
             registry: {shards: 1024}
             worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5}
             resend: {max-attempts: 1, base-delay-ms: 0, max-delay-ms: 0, max-age-seconds: 1, lease-ms: 1}
@@ -110,7 +111,7 @@ import Testing
         #expect(configuration.redis.poolSize == 9)
         #expect(configuration.apns == APNsSettings(
             endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
-            connectionsPerPool: 5, streamsPerConnection: 250, requestTimeout: .milliseconds(2500)))
+            connectionsPerPool: 5, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3))
         #expect(configuration.registry.shards == 1024)
         #expect(configuration.worker == WorkerSettings(
             chunkSize: 1, chunksInFlight: 2, expansionsInFlight: 6, notificationsInFlight: 3, permitBlock: 4,
@@ -163,5 +164,16 @@ import Testing
         #expect(configuration.redis == RedisSettings())
         #expect(configuration.apps["a"]?.environments == APNsEnvironment.allCases)
         #expect(configuration.apps["a"]?.burst == 1)
+    }
+}
+
+@Suite("APNs event loops")
+struct APNsEventLoopsTests {
+    @Test("unset: half the cores, at least one; set: as written")
+    func effective() {
+        #expect(APNsSettings().effectiveEventLoops(cores: 2) == 1)
+        #expect(APNsSettings().effectiveEventLoops(cores: 1) == 1)
+        #expect(APNsSettings().effectiveEventLoops(cores: 16) == 8)
+        #expect(APNsSettings(eventLoops: 4).effectiveEventLoops(cores: 2) == 4)
     }
 }

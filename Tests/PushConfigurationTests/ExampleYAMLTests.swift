@@ -21,7 +21,7 @@ import Testing
     @Test func exampleMentionsEveryKey() {
         for key in [
             "bootstrap-servers", "group-prefix", "properties", "host", "port", "username", "password", "password-file",
-            "database", "pool-size", "endpoint", "ca-file", "connections-per-pool", "streams-per-connection", "request-timeout-ms", "shards",
+            "database", "pool-size", "endpoint", "ca-file", "connections-per-pool", "streams-per-connection", "request-timeout-ms", "event-loops", "shards",
             "chunk-size", "chunks-in-flight", "expansions-in-flight", "notifications-in-flight", "permit-block", "resend-poll-ms",
             "max-attempts", "base-delay-ms", "max-delay-ms", "max-age-seconds", "lease-ms", "bundle-id",
             "environments", "token", "team-id", "key-id", "key-file", "certificate", "certificate-file", "pkcs12",

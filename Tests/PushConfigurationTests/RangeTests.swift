@@ -13,6 +13,7 @@ import Testing
         ("apns", "port", "444", "must be 443 or 2197, got 444"),
         ("apns", "port", "0", "between 1 and 65535"),
         ("apns", "connections-per-pool", "0", "at least 1, got 0"),
+        ("apns", "event-loops", "0", "at least 1, got 0"),
         ("apns", "streams-per-connection", "0", "between 1 and 1000, got 0"),
         ("apns", "streams-per-connection", "1001", "between 1 and 1000, got 1001"),
         ("apns", "request-timeout-ms", "0", "at least 1, got 0"),
