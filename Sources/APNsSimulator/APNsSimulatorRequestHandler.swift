@@ -11,14 +11,16 @@ import NIOHPACK
 final class APNsSimulatorRequestHandler {
     private typealias Outcome = Result<APNsSimulatorRequestValidator.Notification, APNsSimulatorRequestValidator.Rejection>
 
-    private unowned let connection: APNsSimulatorConnection
+    /// Weak: an answer scheduled after the configured latency may come due after the connection
+    /// (the channel handler that owns this) is gone; it is dropped then.
+    private weak var owner: APNsSimulatorConnection?
 
     init(connection: APNsSimulatorConnection) {
-        self.connection = connection
+        self.owner = connection
     }
 
     func requestComplete(streamID: UInt32, headers requestHeaders: HPACKHeaders, body payload: ByteBuffer, context: ChannelHandlerContext) {
-        guard !connection.isResetting else { return }
+        guard let connection = owner, !connection.isResetting else { return }
         let shared = connection.shared
         let loopState = connection.loopState
         let faults = loopState.faults
@@ -82,6 +84,7 @@ final class APNsSimulatorRequestHandler {
     private func respond(
         _ streamID: UInt32, outcome: Outcome, apnsID: String, requestHeaders: HPACKHeaders, payload: ByteBuffer
     ) {
+        guard let connection = owner else { return }
         let loopState = connection.loopState
         let configuration = connection.shared.configuration
         switch outcome {
