@@ -87,6 +87,14 @@ struct APNsClientInteroperabilityTests {
     }
 
     /// Runs `body` against a TLS + HTTP/2 server of NIO's, and a client that trusts it.
+    ///
+    /// With `goAwayEvery` the client may send each notification up to three times: the server's
+    /// GOAWAY names no last stream (2^31-1, "any stream may be processed"), and once its last
+    /// open stream closes NIO's server answers the DATA of a stream the client opened in that
+    /// moment with a connection error and closes. The client cannot know whether a stream
+    /// in flight on a connection that ends that way was processed, so it reports it as a lost
+    /// connection (retryable); a caller that allows attempts sends it again. The test still
+    /// holds each notification to one arrival at the server.
     static func withServer(
         goAwayEvery: Int? = nil, _ body: (APNsClient, APNsRequest, Seen) async throws -> Void
     ) async throws {
@@ -118,7 +126,8 @@ struct APNsClientInteroperabilityTests {
             configuration: APNsClientConfiguration(
                 endpointOverride: .init(host: "127.0.0.1", port: server.localAddress!.port!),
                 trustRoots: .pem(identity.certificateAuthorityPEM), connectionsPerPool: 2,
-                maxConcurrentStreamsPerConnection: 100, connectionSpacing: .milliseconds(1)))
+                maxConcurrentStreamsPerConnection: 100, connectionSpacing: .milliseconds(1),
+                maxAttempts: goAwayEvery == nil ? 1 : 3))
         let notification = APNsRequest(
             credential: .token(teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation),
             environment: .production, deviceToken: SimulatorHarness.token(0), bundleID: "com.example.app",
@@ -179,8 +188,9 @@ struct APNsClientInteroperabilityTests {
             #expect(Set(requests.values.compactMap { $0.first?.apnsID }).count == 3_000, "every notification has its own apns-id")
             let connections = seen.connections.load(ordering: .relaxed)
             if let goAwayEvery {
-                // Each GOAWAY retires a connection; the pool opens another.
-                #expect(connections >= 2 + 3_000 / goAwayEvery, "\(connections) connections")
+                // Each GOAWAY retires a connection; the pool opens another while requests wait
+                // for a stream. The last one may come when all that remains is already in flight.
+                #expect(connections >= 1 + 3_000 / goAwayEvery, "\(connections) connections")
             } else {
                 #expect(connections == 2)
             }
