@@ -119,17 +119,12 @@ struct APNsConnectionStateMachine<Request> {
     mutating func writePreface() -> Bool {
         guard !prefaceWritten else { return false }
         prefaceWritten = true
-        outbound.writeString("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        let settings: [(HTTP2SettingID, UInt32)] = [
+        outbound.writeString(HTTP2WireFrame.connectionPreface)
+        outbound.writeHTTP2Settings([
             (.maxConcurrentStreams, 0),
             (.initialWindowSize, UInt32(HTTP2ReceiveWindows.size)),
             (.enablePush, 0),
-        ]
-        outbound.writeHTTP2FrameHeader(length: settings.count * 6, type: .settings, flags: [], streamID: 0)
-        for (id, value) in settings {
-            outbound.writeInteger(id.rawValue)
-            outbound.writeInteger(value)
-        }
+        ])
         receiveWindows.open(into: &outbound)
         return true
     }

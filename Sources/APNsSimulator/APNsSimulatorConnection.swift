@@ -90,12 +90,11 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
 
     private func perform(_ action: APNsSimulatorHTTP2StateMachine.Action, context: ChannelHandlerContext) {
         switch action {
-        case .streamOpened(let streamID):
+        case .streamOpened:
             if let limit = loopState.faults.unresponsiveAfterStreams, streamsOpened >= limit {
                 becomeUnresponsive()
                 return
             }
-            _ = streamID
             streamsOpened += 1
             lastActivity = .now()
         case .request(let streamID, let headers, let body):

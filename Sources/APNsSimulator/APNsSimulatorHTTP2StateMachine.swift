@@ -43,7 +43,6 @@ struct APNsSimulatorHTTP2StateMachine {
 
     /// SETTINGS_MAX_HEADER_LIST_SIZE: what APNs accepts of a request's headers.
     static let maxHeaderListSize = 8192
-    static let connectionPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
     private var streams: [UInt32: Stream] = [:]
     /// The SETTINGS_MAX_CONCURRENT_STREAMS this server advertised last.
@@ -100,12 +99,11 @@ struct APNsSimulatorHTTP2StateMachine {
     /// The server's preface (RFC 9113 §3.4): its SETTINGS, and the connection window raised
     /// to 1 MiB.
     mutating func writePreface() {
-        let settings: [(HTTP2SettingID, UInt32)] = [
+        outbound.writeHTTP2Settings([
             (.maxConcurrentStreams, UInt32(maxConcurrentStreams)),
             (.maxHeaderListSize, UInt32(Self.maxHeaderListSize)),
             (.initialWindowSize, UInt32(HTTP2ReceiveWindows.size)),
-        ]
-        writeSettings(settings)
+        ])
         unacknowledgedLimits.append(maxConcurrentStreams)
         receiveWindows.open(into: &outbound)
     }
@@ -115,7 +113,7 @@ struct APNsSimulatorHTTP2StateMachine {
     mutating func setMaxConcurrentStreams(_ limit: Int) {
         guard limit != maxConcurrentStreams else { return }
         maxConcurrentStreams = limit
-        writeSettings([(.maxConcurrentStreams, UInt32(limit))])
+        outbound.writeHTTP2Settings([(.maxConcurrentStreams, UInt32(limit))])
         unacknowledgedLimits.append(limit)
     }
 
@@ -174,14 +172,6 @@ struct APNsSimulatorHTTP2StateMachine {
         outbound.writeHTTP2Frame(type: .ping, streamID: 0, payload: payload)
     }
 
-    private mutating func writeSettings(_ settings: [(HTTP2SettingID, UInt32)]) {
-        outbound.writeHTTP2FrameHeader(length: settings.count * 6, type: .settings, flags: [], streamID: 0)
-        for (id, value) in settings {
-            outbound.writeInteger(id.rawValue)
-            outbound.writeInteger(value)
-        }
-    }
-
     /// A stream ended: answered whole, or reset by the client.
     private mutating func close(_ streamID: UInt32) {
         streams[streamID] = nil
@@ -232,8 +222,8 @@ struct APNsSimulatorHTTP2StateMachine {
     /// Adds bytes read from the connection.
     mutating func read(_ bytes: ByteBuffer) {
         var bytes = bytes
-        if prefaceBytesSeen < Self.connectionPreface.utf8.count {
-            let expected = Array(Self.connectionPreface.utf8)
+        if prefaceBytesSeen < HTTP2WireFrame.connectionPreface.utf8.count {
+            let expected = Array(HTTP2WireFrame.connectionPreface.utf8)
             let count = min(bytes.readableBytes, expected.count - prefaceBytesSeen)
             // A wrong preface is reported by nextAction() as a protocol error.
             if let seen = bytes.readBytes(length: count), seen == Array(expected[prefaceBytesSeen..<(prefaceBytesSeen + count)]) {
@@ -254,7 +244,7 @@ struct APNsSimulatorHTTP2StateMachine {
         guard prefaceBytesSeen >= 0 else {
             throw HTTP2ConnectionError(code: .protocolError, message: "the client's connection preface is wrong")
         }
-        guard prefaceBytesSeen == Self.connectionPreface.utf8.count else { return nil }
+        guard prefaceBytesSeen == HTTP2WireFrame.connectionPreface.utf8.count else { return nil }
         if !pending.isEmpty { return pending.removeFirst() }
         while let frame = try reader.next() {
             if let action = try process(frame) { return action }

@@ -19,6 +19,16 @@ extension ByteBuffer {
         setInteger(streamID & HTTP2WireFrame.maxStreamID, at: index + 5)
     }
 
+    /// Writes a SETTINGS frame (not an ACK) with `parameters`, in order (RFC 9113 §6.5): the
+    /// counterpart of ``HTTP2WireFrame/settingsParameters()``.
+    package mutating func writeHTTP2Settings(_ parameters: [(HTTP2SettingID, UInt32)]) {
+        writeHTTP2FrameHeader(length: parameters.count * 6, type: .settings, flags: [], streamID: 0)
+        for (id, value) in parameters {
+            writeInteger(id.rawValue)
+            writeInteger(value)
+        }
+    }
+
     /// Writes a whole frame whose payload is `payload`.
     package mutating func writeHTTP2Frame(type: HTTP2WireFrame.Kind, flags: HTTP2WireFrame.Flags = [], streamID: UInt32, payload: ByteBuffer) {
         writeHTTP2FrameHeader(length: payload.readableBytes, type: type, flags: flags, streamID: streamID)

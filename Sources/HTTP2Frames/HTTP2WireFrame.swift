@@ -37,6 +37,8 @@ package struct HTTP2WireFrame {
     package var kind: Kind? { Kind(rawValue: type) }
 
     package static let headerSize = 9
+    /// What a client writes before its first frame (RFC 9113 §3.4).
+    package static let connectionPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
     /// The largest stream id (2^31 - 1).
     package static let maxStreamID: UInt32 = 0x7fff_ffff
     /// SETTINGS_MAX_FRAME_SIZE's initial value, and the largest frame this client accepts.

@@ -23,7 +23,7 @@ struct APNsSimulatorHTTP2StateMachineTests {
             machine = Machine(maxConcurrentStreams: maxConcurrentStreams)
             machine.writePreface()
             if preface {
-                machine.read(ByteBuffer(string: Machine.connectionPreface))
+                machine.read(ByteBuffer(string: HTTP2WireFrame.connectionPreface))
                 _ = try client(.settings, stream: 0)
                 _ = try client(.settings, flags: .ack, stream: 0)
             }
@@ -92,11 +92,8 @@ struct APNsSimulatorHTTP2StateMachineTests {
         }
     }
 
-    static func settings(_ frame: HTTP2WireFrame) -> [UInt16: UInt32] {
-        var payload = frame.payload
-        var values: [UInt16: UInt32] = [:]
-        while let id = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) { values[id] = value }
-        return values
+    static func settings(_ frame: HTTP2WireFrame) throws -> [UInt16: UInt32] {
+        Dictionary(try frame.settingsParameters().map { ($0.id, $0.value) }) { $1 }
     }
 
     @Test("the server's preface: SETTINGS (stream limit, header list size, 1 MiB windows) and the connection window to 1 MiB; the client's SETTINGS acknowledged")
@@ -104,12 +101,12 @@ struct APNsSimulatorHTTP2StateMachineTests {
         let connection = try Connection(maxConcurrentStreams: 7, preface: false)
         var frames = try connection.written()
         #expect(frames.map(\.kind) == [.settings, .windowUpdate])
-        #expect(Self.settings(frames[0]) == [0x3: 7, 0x6: 8192, 0x4: 1 << 20])
+        #expect(try Self.settings(frames[0]) == [0x3: 7, 0x6: 8192, 0x4: 1 << 20])
         #expect(frames[1].payload.getInteger(at: frames[1].payload.readerIndex, as: UInt32.self) == UInt32((1 << 20) - 65_535))
         // Nothing is read before the client's preface is whole.
-        connection.machine.read(ByteBuffer(string: String(Machine.connectionPreface.prefix(10))))
+        connection.machine.read(ByteBuffer(string: String(HTTP2WireFrame.connectionPreface.prefix(10))))
         #expect(try connection.machine.nextAction() == nil)
-        connection.machine.read(ByteBuffer(string: String(Machine.connectionPreface.dropFirst(10))))
+        connection.machine.read(ByteBuffer(string: String(HTTP2WireFrame.connectionPreface.dropFirst(10))))
         #expect(try connection.client(.settings, stream: 0).isEmpty)
         frames = try connection.written()
         #expect(frames.map(\.kind) == [.settings] && frames[0].flags.contains(.ack))
@@ -178,7 +175,7 @@ struct APNsSimulatorHTTP2StateMachineTests {
         #expect(reset.payload.getInteger(at: reset.payload.readerIndex, as: UInt32.self) == HTTP2WireErrorCode.refusedStream.rawValue)
         connection.machine.setMaxConcurrentStreams(10)
         let settings = try #require(try connection.written().first)
-        #expect(Self.settings(settings) == [0x3: 10])
+        #expect(try Self.settings(settings) == [0x3: 10])
         _ = try connection.client(.settings, flags: .ack, stream: 0)
         #expect(Self.describe(try connection.request(5)).count == 2)
         #expect(connection.machine.openStreams == 2)
@@ -187,7 +184,7 @@ struct APNsSimulatorHTTP2StateMachineTests {
     @Test("a client that opened streams before it read the server's first SETTINGS broke no limit: it applies once acknowledged")
     func limitAppliesOnceAcknowledged() throws {
         let connection = try Connection(maxConcurrentStreams: 1, preface: false)
-        connection.machine.read(ByteBuffer(string: Machine.connectionPreface))
+        connection.machine.read(ByteBuffer(string: HTTP2WireFrame.connectionPreface))
         _ = try connection.client(.settings, stream: 0)
         for stream in [UInt32(1), 3, 5] {
             #expect(Self.describe(try connection.request(stream)).count == 2, "stream \(stream)")

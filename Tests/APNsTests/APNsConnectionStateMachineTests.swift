@@ -112,11 +112,8 @@ struct APNsConnectionStateMachineTests {
         }
     }
 
-    static func settings(_ frame: HTTP2WireFrame) -> [UInt16: UInt32] {
-        var payload = frame.payload
-        var values: [UInt16: UInt32] = [:]
-        while let id = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) { values[id] = value }
-        return values
+    static func settings(_ frame: HTTP2WireFrame) throws -> [UInt16: UInt32] {
+        Dictionary(try frame.settingsParameters().map { ($0.id, $0.value) }) { $1 }
     }
 
     static func integer(_ frame: HTTP2WireFrame, at offset: Int = 0) -> UInt32? {
@@ -136,7 +133,7 @@ struct APNsConnectionStateMachineTests {
         reader.append(bytes)
         let settings = try #require(try reader.next())
         #expect(settings.kind == .settings && settings.flags.isEmpty && settings.streamID == 0)
-        #expect(Self.settings(settings) == [0x3: 0, 0x4: 1 << 20, 0x2: 0])
+        #expect(try Self.settings(settings) == [0x3: 0, 0x4: 1 << 20, 0x2: 0])
         let window = try #require(try reader.next())
         #expect(window.kind == .windowUpdate && window.streamID == 0 && Self.integer(window) == UInt32((1 << 20) - 65_535))
         let wroteAgain = machine.writePreface()
