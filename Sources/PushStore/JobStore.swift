@@ -92,6 +92,21 @@ public final class JobStore: Sendable {
         return new == 1
     }
 
+    /// The tokens the expand stage has published for the job so far (``JobCounter/expanded``):
+    /// one `HGET`, for following an expansion without reading the whole report; 0 when unknown.
+    ///
+    /// - Throws: ``StoreError`` naming `jobID`, or `unexpectedReply` when the counter is not an
+    ///   integer; `RedisClientError`.
+    public func expandedTokens(jobID: String) async throws -> Int {
+        try StoreValidation.jobID(jobID)
+        let reply = try await client.send("HGET", .string(JobKeyspace(jobID: jobID).stats), .string(JobCounter.expanded.name))
+        if reply == .null { return 0 }
+        guard let text = reply.string, let count = Int(text) else {
+            throw StoreError.unexpected(reply, from: "HGET of job \(jobID)'s expanded counter")
+        }
+        return count
+    }
+
     /// Adds to counters unconditionally (e.g. ``JobCounter/targeted``, ``JobCounter/removed``,
     /// outcomes of the resend path), in one script. Zero values are skipped; an empty
     /// dictionary does nothing. Negative values subtract.

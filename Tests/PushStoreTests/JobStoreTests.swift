@@ -32,10 +32,12 @@ struct JobStoreTests {
     @Test func chunksCountOncePerChunkID() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
+            #expect(try await store.expandedTokens(jobID: job) == 0)
             #expect(try await store.recordChunk(jobID: job, chunkID: "shard-0:0", tokenCount: 100))
             #expect(try await store.recordChunk(jobID: job, chunkID: "shard-0:0", tokenCount: 100) == false)
             #expect(try await store.recordChunk(jobID: job, chunkID: "shard-1:0", tokenCount: 50))
             #expect(try await store.statistics(jobID: job) == ["chunks": 2, "expanded": 150])
+            #expect(try await store.expandedTokens(jobID: job) == 150)
         }
     }
 

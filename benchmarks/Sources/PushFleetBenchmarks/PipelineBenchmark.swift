@@ -173,7 +173,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             let previous = accepted
             accepted = try await stack.simulator.counters().accepted
             let elapsed = (ContinuousClock.now - start).seconds
-            if expandedAfter == nil, try await Self.expanded(jobID: jobID, redis: redis) >= devices {
+            if expandedAfter == nil, try await JobStore(client: redis).expandedTokens(jobID: jobID) >= devices {
                 expandedAfter = elapsed
             }
             if accepted > previous {
@@ -237,12 +237,6 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         var shards = 16
         while shards * 131_072 < devices, shards < 1_024 { shards *= 2 }
         return shards
-    }
-
-    /// Tokens the expand stage published for `jobID`: its `expanded` counter (`HGET`, the key of
-    /// schemas/redis.md), cheaper than the whole report every 250 ms.
-    private static func expanded(jobID: String, redis: any RedisCommands) async throws -> Int {
-        try await redis.send("HGET", .string("pf:{job:\(jobID)}:stats"), "expanded").string.flatMap { Int($0) } ?? 0
     }
 
     /// Redis's counters that the campaign moves: commands, network bytes, CPU (summed over a
