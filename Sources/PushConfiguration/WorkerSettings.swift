@@ -11,7 +11,9 @@ public struct WorkerSettings: Sendable, Equatable {
     /// after publication, where 8 at a time held the first 2 s at 38,000–44,000/s. Raise it on
     /// workers that only expand (`--role expand`) or on many cores.
     public var expansionsInFlight: Int
-    /// Notifications a worker has outstanding at APNs (`notifications-in-flight`), ≥ 1; default 2000.
+    /// Notifications a worker has sent and not yet settled (`notifications-in-flight`): at APNs,
+    /// or answered and waiting for their sent markers; ≥ 1, default 2000. What a killed worker can
+    /// leave to be sent twice.
     public var notificationsInFlight: Int
     /// Rate permits taken per Redis call (`permit-block`), ≥ 1; default 100.
     public var permitBlock: Int

@@ -23,6 +23,10 @@ import PushStore
 ///
 /// Side effects (registry changes, dead letters, resend entries) are written before the sent
 /// markers, so a worker that dies in between sends again rather than loses.
+///
+/// The in-flight window (`worker.notifications-in-flight`) counts notifications from their
+/// admission until their outcome is settled, not until APNs answers: it is the most a worker
+/// holds sent without a sent marker, so what a killed worker can leave to be sent twice.
 final class NotificationSender: Sendable {
     private let context: PipelineContext
     private let clients: [String: APNsClient]
@@ -57,13 +61,17 @@ final class NotificationSender: Sendable {
     }
 
     /// Outcomes settled (markers written) per batch while a chunk's answers arrive, and
-    /// notifications admitted between two checks of the job's state: a worker that dies or loses
-    /// its partitions mid-chunk leaves fewer tokens to be sent again, and a job paused mid-chunk
+    /// notifications admitted between two checks of the job's state: a job paused mid-chunk
     /// stops within this many.
     static let settleBatch = 250
 
-    /// Sends `job` to `deliveries` and settles every outcome, ``settleBatch`` at a time as the
-    /// answers arrive.
+    /// How long the settling side waits for a full batch before it settles what has arrived: a
+    /// chunk sent slowly (a throttled campaign) keeps few answers unsettled, and the slots they
+    /// hold return even while the rest of a batch waits for slots itself.
+    static let settlePatience: Duration = .milliseconds(100)
+
+    /// Sends `job` to `deliveries` and settles every outcome as the answers arrive, up to
+    /// ``settleBatch`` at a time.
     func deliver(_ deliveries: [Delivery], of job: PushJob, jobID: String, app: PushApp) async throws {
         guard !deliveries.isEmpty else { return }
         guard let client = clients[app.id] else {
@@ -86,20 +94,64 @@ final class NotificationSender: Sendable {
             template.topic = topic
         }
         let notification = template
-        let inFlight = self.inFlight
         let counters = context.counters
-        let metrics = context.metrics
-        let latency = metrics.apnsLatency(app: app.id)
-        let controls = context.controls
         let facts = Settlement.Facts(
             app: app.id, jobID: jobID, environment: job.environment, usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID),
             now: 0, suspension: SuspensionCache.duration)
         let outcomes = SendResultQueue()
-        // The outcomes not settled in a full batch (the last partial batch and what was not
-        // sent), or the first settling failure.
-        let leftover = await withTaskGroup(of: Void.self) { group -> Result<[(Delivery, SendResult)], any Error> in
-            var stop = Stop.stopping
-            var next = 0
+        // Sending and settling run side by side. A notification keeps its slot of the in-flight
+        // window until its outcome is settled (its sent marker written), so the window bounds
+        // what a worker that dies can leave sent and unmarked: what is sent again after a crash.
+        async let sending = send(deliveries, as: notification, of: job, jobID: jobID, app: app, through: client, into: outcomes)
+        var firstError: (any Error)?
+        while let arrived = await outcomes.next(upTo: Self.settleBatch, orAfter: Self.settlePatience) {
+            var batch: [(Delivery, SendResult)] = []
+            batch.reserveCapacity(arrived.count)
+            for (index, result) in arrived {
+                if result.wasSent { counters.add(.notificationsSent) }
+                batch.append((deliveries[index], result))
+            }
+            if firstError == nil {
+                do {
+                    try await settle(batch, of: job, facts: facts)
+                } catch {
+                    firstError = error
+                }
+            }
+            inFlight.release(arrived.count)
+        }
+        let (sent, stop) = await sending
+        if let firstError { throw firstError }
+        let unsent: SendResult?
+        switch stop {
+        case .cancelled: unsent = .cancelled
+        case .paused: unsent = nil
+        case .suspended(let reason): unsent = .notSent(reason: "suspended: \(reason)")
+        case .stopping: unsent = .notSent(reason: "worker-stopping")
+        }
+        guard sent < deliveries.count else { return }
+        if let unsent {
+            try await settle(deliveries[sent...].map { ($0, unsent) }, of: job, facts: facts)
+        } else {
+            counters.add(.leftForResume, deliveries.count - sent)
+        }
+    }
+
+    /// Hands `deliveries` to `client` as the throttle admits them, each with its slot of the
+    /// in-flight window (returned by the settling side), until the end or a stop; each outcome
+    /// goes to `outcomes` by its index. Answers how many were handed over, and why it stopped
+    /// when that is not all of them.
+    private func send(
+        _ deliveries: [Delivery], as notification: APNsRequest, of job: PushJob, jobID: String, app: PushApp,
+        through client: APNsClient, into outcomes: SendResultQueue
+    ) async -> (sent: Int, stop: Stop) {
+        let inFlight = self.inFlight
+        let metrics = context.metrics
+        let latency = metrics.apnsLatency(app: app.id)
+        let controls = context.controls
+        var stop = Stop.stopping
+        var next = 0
+        await withTaskGroup(of: Void.self) { group in
             sending: while next < deliveries.count {
                 do {
                     // Read afresh before every admission: a notification admitted after a pause
@@ -139,7 +191,6 @@ final class NotificationSender: Sendable {
                                 case .success(let response): outcomes.add(first + index, .response(response))
                                 case .failure(let error): outcomes.add(first + index, .failure(error))
                                 }
-                                inFlight.release()
                             }
                         }
                         next = first + size
@@ -151,42 +202,10 @@ final class NotificationSender: Sendable {
                     break
                 }
             }
+            // Before the group waits for the client: the settling side learns the total now.
             outcomes.expect(next)
-            var batch: [(Delivery, SendResult)] = []
-            batch.reserveCapacity(Self.settleBatch)
-            var firstError: (any Error)?
-            while let arrived = await outcomes.next(upTo: Self.settleBatch) {
-                for (index, result) in arrived {
-                    if result.wasSent { counters.add(.notificationsSent) }
-                    batch.append((deliveries[index], result))
-                }
-                if batch.count >= Self.settleBatch && firstError == nil {
-                    do {
-                        try await settle(batch, of: job, facts: facts)
-                    } catch {
-                        firstError = error
-                    }
-                    batch.removeAll(keepingCapacity: true)
-                }
-            }
-            if let firstError { return .failure(firstError) }
-            let unsent: SendResult?
-            switch stop {
-            case .cancelled: unsent = .cancelled
-            case .paused: unsent = nil
-            case .suspended(let reason): unsent = .notSent(reason: "suspended: \(reason)")
-            case .stopping: unsent = .notSent(reason: "worker-stopping")
-            }
-            if let unsent {
-                for index in next..<deliveries.count {
-                    batch.append((deliveries[index], unsent))
-                }
-            } else if next < deliveries.count {
-                counters.add(.leftForResume, deliveries.count - next)
-            }
-            return .success(batch)
         }
-        try await settle(try leftover.get(), of: job, facts: facts)
+        return (next, stop)
     }
 
     // MARK: - Settling

@@ -5,7 +5,10 @@ import Synchronization
 ///
 /// ``add(_:_:)`` never waits; ``next(upTo:)`` waits until `upTo` outcomes are in, or every
 /// outcome still to come (the total is set with ``expect(_:)`` once the last notification was
-/// handed to the client), and answers `nil` when all were taken.
+/// handed to the client), or, after ``allowPartial()``, any outcome; it answers `nil` when all
+/// were taken. ``next(upTo:orAfter:)`` allows a partial batch once it has waited that long, so
+/// what arrived is settled (and its slots of the in-flight window returned) even while the
+/// rest of a batch cannot be sent.
 final class SendResultQueue: Sendable {
     typealias Item = (index: Int, result: SendResult)
 
@@ -13,6 +16,8 @@ final class SendResultQueue: Sendable {
         var items: [Item] = []
         var expected: Int?
         var taken = 0
+        /// The next serving may be smaller than asked for (at least one outcome).
+        var partial = false
         var waiter: (wanted: Int, continuation: CheckedContinuation<[Item]?, Never>)?
 
         /// The items a waiter wanting `wanted` gets now, `nil` (the end) when all were taken,
@@ -20,11 +25,13 @@ final class SendResultQueue: Sendable {
         mutating func serve(_ wanted: Int) -> [Item]?? {
             if let expected, taken >= expected { return .some(nil) }
             let remaining = expected.map { $0 - taken }
-            guard items.count >= wanted || (remaining != nil && items.count >= remaining!) else { return nil }
+            let full = items.count >= wanted || (remaining != nil && items.count >= remaining!)
+            guard full || (partial && !items.isEmpty) else { return nil }
             let count = min(wanted, items.count)
             let served = Array(items.prefix(count))
             items.removeFirst(count)
             taken += count
+            partial = false
             return .some(served)
         }
     }
@@ -33,19 +40,40 @@ final class SendResultQueue: Sendable {
 
     /// An outcome arrived.
     func add(_ index: Int, _ result: SendResult) {
-        let resume = state.withLock { state -> (CheckedContinuation<[Item]?, Never>, [Item]?)? in
-            state.items.append((index, result))
-            guard let waiter = state.waiter, let served = state.serve(waiter.wanted) else { return nil }
-            state.waiter = nil
-            return (waiter.continuation, served)
+        changeServingWaiter { $0.items.append((index, result)) }
+    }
+
+    /// The next serving need not be a full batch: a waiting taker gets what is in now, or the
+    /// first outcome that arrives.
+    func allowPartial() {
+        changeServingWaiter { $0.partial = true }
+    }
+
+    /// ``next(upTo:)``, allowing a partial batch once `patience` has passed.
+    func next(upTo wanted: Int, orAfter patience: Duration) async -> [Item]? {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await Task.sleep(for: patience)
+                } catch {
+                    return
+                }
+                self.allowPartial()
+            }
+            defer { group.cancelAll() }
+            return await next(upTo: wanted)
         }
-        if let (continuation, items) = resume { continuation.resume(returning: items) }
     }
 
     /// No more notifications will be handed over: `total` outcomes come in all.
     func expect(_ total: Int) {
+        changeServingWaiter { $0.expected = total }
+    }
+
+    /// Applies `change`, then serves the waiting taker if it can be served now.
+    private func changeServingWaiter(_ change: (inout State) -> Void) {
         let resume = state.withLock { state -> (CheckedContinuation<[Item]?, Never>, [Item]?)? in
-            state.expected = total
+            change(&state)
             guard let waiter = state.waiter, let served = state.serve(waiter.wanted) else { return nil }
             state.waiter = nil
             return (waiter.continuation, served)

@@ -77,4 +77,58 @@ struct SendResultQueueTests {
         queue.expect(0)
         #expect(await queue.next(upTo: 250) == nil)
     }
+
+    @Test("after allowPartial a waiting taker gets what is in, without waiting for a full batch")
+    func partialServesWhatIsIn() async {
+        let queue = SendResultQueue()
+        queue.add(7, Self.notSent(7))
+        queue.add(3, Self.notSent(3))
+        let served = Seen<[Int]?>(nil)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let batch = await queue.next(upTo: 250)
+                served.update { $0 = batch?.map(\.index) }
+            }
+            group.addTask {
+                await Task.yield()
+                // Two of 250 in, total unknown: not served yet, whenever this runs.
+                #expect(served.current == nil)
+                queue.allowPartial()
+            }
+        }
+        #expect(served.current == [7, 3])
+    }
+
+    @Test("a partial serving is one serving: the next batch is full again")
+    func partialIsOneServing() async {
+        let queue = SendResultQueue()
+        queue.allowPartial()
+        queue.add(0, Self.notSent(0))
+        #expect(await queue.next(upTo: 3)?.map(\.index) == [0])
+        queue.add(1, Self.notSent(1))
+        let served = Seen<[Int]?>(nil)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let batch = await queue.next(upTo: 3)
+                served.update { $0 = batch?.map(\.index) }
+            }
+            group.addTask {
+                await Task.yield()
+                #expect(served.current == nil)
+                queue.add(2, Self.notSent(2))
+                queue.add(3, Self.notSent(3))
+            }
+        }
+        #expect(served.current == [1, 2, 3])
+    }
+
+    @Test("next(upTo:orAfter:) serves a partial batch once its patience has passed")
+    func patienceServesAPartialBatch() async {
+        let queue = SendResultQueue()
+        queue.add(0, Self.notSent(0))
+        let batch = await queue.next(upTo: 250, orAfter: .milliseconds(5))
+        #expect(batch?.map(\.index) == [0])
+        queue.expect(1)
+        #expect(await queue.next(upTo: 250, orAfter: .seconds(60)) == nil)
+    }
 }
