@@ -39,7 +39,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         groupID: String,
         topics: [String],
         clientID: String = "pushfleet",
-        sessionTimeoutMilliseconds: Int = 10_000,
+        sessionTimeoutMilliseconds: Int = 6_000,
         assignmentStrategy: String = "cooperative-sticky",
         groupInstanceID: String? = nil,
         autoOffsetReset: String = "earliest",
@@ -64,12 +64,19 @@ public struct KafkaConsumerConfiguration: Sendable {
         self.properties = properties
     }
 
-    var rdKafkaProperties: KafkaConfigurationProperties {
+    /// `heartbeat.interval.ms`: a third of the session timeout (Kafka's rule of thumb), at most
+    /// librdkafka's default of 3 s; a member that misses one heartbeat keeps its partitions.
+    static func heartbeatIntervalMilliseconds(sessionTimeout: Int) -> Int {
+        min(max(sessionTimeout / 3, 1), 3_000)
+    }
+
+        var rdKafkaProperties: KafkaConfigurationProperties {
         var base: KafkaConfigurationProperties = [
             "bootstrap.servers": bootstrapServers,
             "group.id": groupID,
             "client.id": clientID,
             "session.timeout.ms": String(sessionTimeoutMilliseconds),
+            "heartbeat.interval.ms": String(Self.heartbeatIntervalMilliseconds(sessionTimeout: sessionTimeoutMilliseconds)),
             "auto.offset.reset": autoOffsetReset,
             // Offsets are committed by this wrapper only, for processed messages only.
             "enable.auto.commit": "false",

@@ -54,7 +54,7 @@ struct ConfigurationParser {
             properties: properties,
             assignmentStrategy: strategy,
             groupInstanceID: instanceID,
-            sessionTimeoutMilliseconds: try section.integer("session-timeout-ms", default: 10_000, minimum: 1_000, maximum: 3_600_000),
+            sessionTimeoutMilliseconds: try section.integer("session-timeout-ms", default: 6_000, minimum: 1_000, maximum: 3_600_000),
             topics: try topicLayout(section.section("topics")))
     }
 

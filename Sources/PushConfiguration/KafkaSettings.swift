@@ -15,7 +15,9 @@ public struct KafkaSettings: Sendable, Equatable {
     /// session timeout. Each group gets `<id>.<role>`. Default none (dynamic membership).
     public var groupInstanceID: String?
     /// `session-timeout-ms`: how long a group waits for a silent worker before its partitions
-    /// move; default 10,000 (with static membership, set it above a restart's duration).
+    /// move; default 6,000, the least a Kafka broker accepts by default (librdkafka heartbeats
+    /// from its own thread, so a busy worker stays in; a killed one's partitions wait this long).
+    /// With static membership, set it above a restart's duration.
     public var sessionTimeoutMilliseconds: Int
     /// The layout of the pipeline's topics (`topics`), for `pushfleet topics create|check`.
     public var topics: KafkaTopicLayout
@@ -26,7 +28,7 @@ public struct KafkaSettings: Sendable, Equatable {
     /// Creates Kafka settings; every parameter but `bootstrapServers` has the documented default.
     public init(
         bootstrapServers: String, groupPrefix: String = "pushfleet", properties: [String: String] = [:],
-        assignmentStrategy: String = "cooperative-sticky", groupInstanceID: String? = nil, sessionTimeoutMilliseconds: Int = 10_000,
+        assignmentStrategy: String = "cooperative-sticky", groupInstanceID: String? = nil, sessionTimeoutMilliseconds: Int = 6_000,
         topics: KafkaTopicLayout = KafkaTopicLayout()
     ) {
         self.bootstrapServers = bootstrapServers

@@ -7,7 +7,7 @@ extension PushFleetConfiguration {
           group-prefix: pushfleet               # default "pushfleet"; groups are <prefix>.expand, <prefix>.send, <prefix>.feedback
           assignment-strategy: cooperative-sticky  # default; or range, roundrobin, range,roundrobin (eager: every rebalance stops the group). All workers of a group must agree
           group-instance-id: null               # optional: static membership, this worker's stable id (e.g. its pod name); groups get <id>.<role>
-          session-timeout-ms: 10000             # default 10000, 1000...3600000; with group-instance-id, above a restart's duration
+          session-timeout-ms: 6000              # default 6000, 1000...3600000; with group-instance-id, above a restart's duration
           properties:                            # optional: any librdkafka property; values are strings (numbers/bools in YAML are converted to their string form)
             security.protocol: SASL_SSL
           topics:                                # the layout `pushfleet topics create` makes and `pushfleet topics check` expects

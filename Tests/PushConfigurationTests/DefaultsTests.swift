@@ -9,7 +9,7 @@ import Testing
         #expect(configuration.kafka.groupPrefix == "pushfleet")
         #expect(configuration.kafka.assignmentStrategy == "cooperative-sticky")
         #expect(configuration.kafka.groupInstanceID == nil)
-        #expect(configuration.kafka.sessionTimeoutMilliseconds == 10_000)
+        #expect(configuration.kafka.sessionTimeoutMilliseconds == 6_000)
         #expect(configuration.kafka.properties.isEmpty)
         #expect(configuration.kafka.expandGroup == "pushfleet.expand")
         #expect(configuration.kafka.sendGroup == "pushfleet.send")
