@@ -289,8 +289,9 @@ struct FaultInjector: Sendable {
             while ContinuousClock.now < until {
                 try fleet.start()
                 try await Task.sleep(for: plan.rebalanceInterval)
-                // The oldest leaves: the fleet keeps its size, its members change.
-                fleet.stop(0)
+                // The oldest leaves (SIGTERM: it drains its chunks and leaves the groups while
+                // the storm goes on): the fleet keeps its size, its members change.
+                fleet.beginStop(0)
                 try await Task.sleep(for: plan.rebalanceInterval)
             }
             return [.init(start: from, end: elapsed, kind: "joins and leaves")]

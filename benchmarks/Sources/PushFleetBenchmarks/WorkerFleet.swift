@@ -17,6 +17,8 @@ final class WorkerFleet: Sendable {
 
     private struct State {
         var running: [Process] = []
+        /// SIGTERMed by ``beginStop(_:)`` and not yet seen to exit.
+        var leaving: [Process] = []
         var ended: [Ended] = []
         var started = 0
         var peakKilobytes: [Int32: Int] = [:]
@@ -80,20 +82,37 @@ final class WorkerFleet: Sendable {
         record(process, expectedSignal: nil)
     }
 
-    /// Stops every running worker gracefully.
-    func stopAll() {
-        while runningCount > 0 { stop(0) }
+    /// SIGTERMs the `index`-th running worker (modulo their count) without waiting for it: it
+    /// drains and leaves while the fault goes on. ``sample()`` and ``stopAll()`` record its end.
+    func beginStop(_ index: Int) {
+        guard let process = take(index) else { return }
+        process.terminate()
+        state.withLock { $0.leaving.append(process) }
     }
 
-    /// Records each running worker's peak RSS (VmHWM) so far, and any worker that ended on its
-    /// own (a crash); call it while sampling.
+    /// Stops every running worker gracefully, and waits for those already leaving.
+    func stopAll() {
+        while runningCount > 0 { stop(0) }
+        let leaving = state.withLock { state in
+            defer { state.leaving.removeAll() }
+            return state.leaving
+        }
+        for process in leaving {
+            process.waitUntilExit()
+            record(process, expectedSignal: nil)
+        }
+    }
+
+    /// Records each running worker's peak RSS (VmHWM) so far, and how every worker that ended
+    /// since ended (a crash, or the exit of one leaving); call it while sampling.
     func sample() {
-        let crashed = state.withLock { state -> [Process] in
-            let gone = state.running.filter { !$0.isRunning }
+        let gone = state.withLock { state -> [Process] in
+            let gone = state.running.filter { !$0.isRunning } + state.leaving.filter { !$0.isRunning }
             state.running.removeAll { !$0.isRunning }
+            state.leaving.removeAll { !$0.isRunning }
             return gone
         }
-        for process in crashed { record(process, expectedSignal: nil) }
+        for process in gone { record(process, expectedSignal: nil) }
         let running = state.withLock { $0.running }
         for process in running { recordPeak(of: process) }
     }
