@@ -70,7 +70,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         min(max(sessionTimeout / 3, 1), 3_000)
     }
 
-        var rdKafkaProperties: KafkaConfigurationProperties {
+    var rdKafkaProperties: KafkaConfigurationProperties {
         var base: KafkaConfigurationProperties = [
             "bootstrap.servers": bootstrapServers,
             "group.id": groupID,

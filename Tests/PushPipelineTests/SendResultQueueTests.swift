@@ -17,6 +17,28 @@ struct SendResultQueueTests {
         var current: Value { value.withLock { $0 } }
     }
 
+    /// What a taker asking `queue` for `wanted` outcomes is served, where `release` runs only
+    /// after the taker had its chance to be served with what is in now, which must be nothing.
+    static func served(
+        by queue: SendResultQueue, upTo wanted: Int, onlyAfter release: @escaping @Sendable () -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> [Int]? {
+        let served = Seen<[Int]?>(nil)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let batch = await queue.next(upTo: wanted)
+                served.update { $0 = batch?.map(\.index) }
+            }
+            group.addTask {
+                // Whenever this runs, the taker cannot have been served yet.
+                await Task.yield()
+                #expect(served.current == nil, "served before release", sourceLocation: sourceLocation)
+                release()
+            }
+        }
+        return served.current
+    }
+
     @Test("outcomes come out in arrival order, a batch of the size asked for at a time")
     func batchesInOrder() async {
         let queue = SendResultQueue()
@@ -54,20 +76,8 @@ struct SendResultQueueTests {
     func endNeedsTheTotal() async {
         let queue = SendResultQueue()
         queue.add(0, Self.notSent(0))
-        let served = Seen<[Int]?>(nil)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                let batch = await queue.next(upTo: 5)
-                served.update { $0 = batch?.map(\.index) }
-            }
-            group.addTask {
-                // Whenever this runs, the taker cannot have been served: the total is not known.
-                await Task.yield()
-                #expect(served.current == nil)
-                queue.expect(1)
-            }
-        }
-        #expect(served.current == [0])
+        // The taker cannot be served before the total is known.
+        #expect(await Self.served(by: queue, upTo: 5, onlyAfter: { queue.expect(1) }) == [0])
         #expect(await queue.next(upTo: 5) == nil)
     }
 
@@ -83,20 +93,8 @@ struct SendResultQueueTests {
         let queue = SendResultQueue()
         queue.add(7, Self.notSent(7))
         queue.add(3, Self.notSent(3))
-        let served = Seen<[Int]?>(nil)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                let batch = await queue.next(upTo: 250)
-                served.update { $0 = batch?.map(\.index) }
-            }
-            group.addTask {
-                await Task.yield()
-                // Two of 250 in, total unknown: not served yet, whenever this runs.
-                #expect(served.current == nil)
-                queue.allowPartial()
-            }
-        }
-        #expect(served.current == [7, 3])
+        // Two of 250 in, total unknown: not served until a partial batch is allowed.
+        #expect(await Self.served(by: queue, upTo: 250, onlyAfter: { queue.allowPartial() }) == [7, 3])
     }
 
     @Test("a partial serving is one serving: the next batch is full again")
@@ -106,20 +104,11 @@ struct SendResultQueueTests {
         queue.add(0, Self.notSent(0))
         #expect(await queue.next(upTo: 3)?.map(\.index) == [0])
         queue.add(1, Self.notSent(1))
-        let served = Seen<[Int]?>(nil)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                let batch = await queue.next(upTo: 3)
-                served.update { $0 = batch?.map(\.index) }
-            }
-            group.addTask {
-                await Task.yield()
-                #expect(served.current == nil)
-                queue.add(2, Self.notSent(2))
-                queue.add(3, Self.notSent(3))
-            }
+        let rest = { @Sendable in
+            queue.add(2, Self.notSent(2))
+            queue.add(3, Self.notSent(3))
         }
-        #expect(served.current == [1, 2, 3])
+        #expect(await Self.served(by: queue, upTo: 3, onlyAfter: rest) == [1, 2, 3])
     }
 
     @Test("next(upTo:orAfter:) serves a partial batch once its patience has passed")

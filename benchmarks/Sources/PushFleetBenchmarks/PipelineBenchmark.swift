@@ -173,7 +173,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             let previous = accepted
             accepted = try await stack.simulator.counters().accepted
             let elapsed = (ContinuousClock.now - start).seconds
-            if expandedAfter == nil, try await JobStore(client: redis).expandedTokens(jobID: jobID) >= devices {
+            if expandedAfter == nil, try await jobs.expandedTokens(jobID: jobID) >= devices {
                 expandedAfter = elapsed
             }
             if accepted > previous {
