@@ -18,9 +18,12 @@ public final class KafkaConsumer: Service, Sendable {
         var tracker = PartitionOffsetTracker()
         var buffer: Deque<KafkaConsumerMessage> = []
         var waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
-        /// Messages with the application (handed out, not yet marked processed), per partition.
+        /// Messages with the application (handed out, not yet marked processed or unfinished),
+        /// per partition of the current assignment: what a revoke waits for.
         var handedOut: [KafkaTopicPartition: Int] = [:]
-        var handedOutTotal: Int { handedOut.values.reduce(0, +) }
+        /// Every message with the application, whichever partition it came from and whether or
+        /// not that partition is still assigned: what a close waits for.
+        var withApplication = 0
         /// The poll thread is waiting for the application to take from a full buffer.
         var pollerWaitingForSpace = false
         var finished = false
@@ -103,7 +106,20 @@ public final class KafkaConsumer: Service, Sendable {
     /// every earlier fetched message of its partition is processed too.
     public func markProcessed(_ message: KafkaConsumerMessage) {
         state.withLock { state in
+            state.withApplication -= 1
             if state.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) {
+                state.handedOut[message.topicPartition, default: 0] -= 1
+            }
+        }
+    }
+
+    /// Records that the application gave `message` up without finishing it (it is stopping):
+    /// its offset is never committed by this consumer, so the partition's next owner reads it
+    /// again. A revoke or close stops waiting for it.
+    public func markUnfinished(_ message: KafkaConsumerMessage) {
+        state.withLock { state in
+            state.withApplication -= 1
+            if state.tracker.isCurrent(message.topicPartition, epoch: message.epoch) {
                 state.handedOut[message.topicPartition, default: 0] -= 1
             }
         }
@@ -129,8 +145,16 @@ public final class KafkaConsumer: Service, Sendable {
         await close()
     }
 
-    /// Stops handing out messages, waits up to the grace period for those already handed out,
-    /// commits what is processed and leaves the group. Idempotent.
+    /// Stops handing out messages, commits what is processed and leaves the group at once, then
+    /// waits up to the grace period for the messages already handed out. Idempotent.
+    ///
+    /// Leaving first hands the partitions over without waiting for this consumer's work in
+    /// progress: a LeaveGroup sent after seconds of draining often finds a rebalance under way,
+    /// queues behind this member's JoinGroup (which the coordinator holds until the round
+    /// completes) and times out, so the group waits a session timeout for a member that is gone.
+    /// The messages still in progress are not committed: their partitions' next owners read them
+    /// again, and must tolerate a message that is still being finished here (the pipeline's
+    /// stages do: chunk leases and sent markers), as they tolerate a crashed owner's.
     public func close() async {
         guard !closing.exchange(true, ordering: .acquiringAndReleasing) else {
             await pollThread.withLock { $0 }?.join()
@@ -145,11 +169,19 @@ public final class KafkaConsumer: Service, Sendable {
         waiter?.resume(returning: nil)
         spaceAvailable.signal()
 
+        // The poll thread serves the revoke this causes (committing what is processed, not
+        // waiting for what is in progress); librdkafka leaves the group once it is done.
+        let client = self.client
+        let unsubscribed = await BlockingCalls.run { rd_kafka_unsubscribe(client.pointer) }
+        if unsubscribed != RD_KAFKA_RESP_ERR_NO_ERROR {
+            logger.info("unsubscribe on close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(unsubscribed).name)"])
+        }
+
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-        while state.withLock({ $0.handedOutTotal }) > 0, ContinuousClock.now < deadline {
+        while state.withLock({ $0.withApplication }) > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        let unfinished = state.withLock { $0.handedOutTotal }
+        let unfinished = state.withLock { $0.withApplication }
         if unfinished > 0 {
             logger.warning(
                 "closing with messages still unfinished after the grace period; the next owner processes them again",
@@ -159,7 +191,6 @@ public final class KafkaConsumer: Service, Sendable {
         thread?.requestStop()
         await thread?.join()
 
-        let client = self.client
         let logger = self.logger
         do {
             try await commit()
@@ -189,6 +220,7 @@ public final class KafkaConsumer: Service, Sendable {
         let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
             if let message = state.buffer.popFirst() {
                 state.handedOut[message.topicPartition, default: 0] += 1
+                state.withApplication += 1
                 defer { state.pollerWaitingForSpace = false }
                 return (.some(message), state.pollerWaitingForSpace)
             }
@@ -286,6 +318,7 @@ public final class KafkaConsumer: Service, Sendable {
                 guard let waiter = state.waiter, let first = state.buffer.popFirst() else { return (nil, nil) }
                 state.waiter = nil
                 state.handedOut[first.topicPartition, default: 0] += 1
+                state.withApplication += 1
                 return (waiter, first)
             }
         if let waiter { waiter.resume(returning: delivered) }
@@ -385,11 +418,13 @@ public final class KafkaConsumer: Service, Sendable {
             let revoked = Set(changed)
             // Buffered messages of the revoked partitions stay for the next owner; those already
             // with the application get up to the revoke grace period to finish, so the next
-            // owner does not process them a second time while they are still in progress.
-            state.withLock { state in
+            // owner does not process them a second time while they are still in progress. A
+            // closing consumer does not wait: it is leaving, and its leave must not be late.
+            let closing = state.withLock { state in
                 state.buffer.removeAll { revoked.contains($0.topicPartition) }
+                return state.finished
             }
-            let deadline = ContinuousClock.now + configuration.revokeGracePeriod
+            let deadline = ContinuousClock.now + (closing ? .zero : configuration.revokeGracePeriod)
             while ContinuousClock.now < deadline {
                 let inProgress = state.withLock { state in
                     revoked.reduce(0) { $0 + (state.handedOut[$1] ?? 0) }

@@ -72,6 +72,11 @@ struct PartitionOffsetTracker {
         } ?? false
     }
 
+    /// Whether `epoch` is the current assignment of `partition`.
+    func isCurrent(_ partition: KafkaTopicPartition, epoch: UInt64) -> Bool {
+        partitions[partition]?.epoch == epoch
+    }
+
     /// Mutates a partition's state in place (copying it out would copy its deque on every
     /// message); `nil` when the partition is not assigned.
     private mutating func update<Result>(

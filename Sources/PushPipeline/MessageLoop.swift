@@ -2,7 +2,8 @@ import Kafka
 
 /// Consumes a consumer's messages with up to `concurrency` handled at once, marking each
 /// processed when its handler returns `true`. A handler returns `false` only when it could not
-/// finish (the worker is stopping): the message stays uncommitted for the next owner. Ends when
+/// finish (the worker is stopping): the message stays uncommitted for the next owner, and the consumer's close does not wait for
+/// it. Ends when
 /// the consumer closes.
 enum MessageLoop {
     static func run(
@@ -22,6 +23,8 @@ enum MessageLoop {
                 group.addTask {
                     if await handler(message) {
                         consumer.markProcessed(message)
+                    } else {
+                        consumer.markUnfinished(message)
                     }
                 }
                 running += 1

@@ -1,6 +1,7 @@
 import EmbeddedKafka
 import Foundation
 import Kafka
+import Synchronization
 import Testing
 
 /// Producer, consumer and admin against the embedded cluster (librdkafka's mock brokers over
@@ -214,6 +215,79 @@ import Testing
 
         let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
         #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 1])
+    }
+
+    @Test func closeLeavesTheGroupBeforeItsWorkInProgressFinishes() async throws {
+        let topic = try await KafkaTestSupport.topic("leave", messages: 10, in: cluster)
+        let group = KafkaTestSupport.uniqueName("group")
+        // Grace periods far longer than the test: waiting one out would show.
+        let grace = Duration.seconds(60)
+        let configuration = KafkaConsumerConfiguration(
+            bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
+            sessionTimeoutMilliseconds: 3_000, shutdownGracePeriod: grace, revokeGracePeriod: grace)
+        let first = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
+        var held: KafkaConsumerMessage?
+        for await message in first.messages {
+            if message.offset < 3 {
+                first.markProcessed(message)
+            } else {
+                held = message
+                break
+            }
+        }
+        let inProgress = try #require(held)
+        #expect(inProgress.offset == 3)
+        let closed = Atomic<Bool>(false)
+        let closing = Task {
+            await first.close()
+            closed.store(true, ordering: .releasing)
+        }
+
+        // The partition goes to the next consumer while the first still works on offset 3, and
+        // the next one starts at it: it was not committed.
+        let second = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
+        var taken: KafkaConsumerMessage?
+        for await message in second.messages {
+            taken = message
+            break
+        }
+        #expect(taken?.offset == 3)
+        let closedAlready = closed.load(ordering: .acquiring)
+        #expect(!closedAlready, "the first consumer left before its message in progress finished")
+
+        // The first consumer's close ends when its last message does; that acknowledgement
+        // belongs to an assignment it no longer has and commits nothing.
+        first.markProcessed(inProgress)
+        await closing.value
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 3])
+        if let taken { second.markProcessed(taken) }
+        await second.close()
+        #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 4])
+    }
+
+    @Test func aMessageMarkedUnfinishedIsNeitherCommittedNorWaitedFor() async throws {
+        let topic = try await KafkaTestSupport.topic("unfinished", messages: 10, in: cluster)
+        let group = KafkaTestSupport.uniqueName("group")
+        let grace = Duration.seconds(60)
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic],
+                sessionTimeoutMilliseconds: 3_000, shutdownGracePeriod: grace, revokeGracePeriod: grace),
+            logger: KafkaTestSupport.logger)
+        for await message in consumer.messages {
+            if message.offset < 2 {
+                consumer.markProcessed(message)
+            } else {
+                consumer.markUnfinished(message)
+                break
+            }
+        }
+        let start = ContinuousClock.now
+        await consumer.close()
+        #expect(ContinuousClock.now - start < grace, "close waited out its grace period for a message given up")
+        let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+        #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 2])
     }
 
     @Test func smallBufferHoldsBackFetchingAndLosesNothing() async throws {

@@ -92,6 +92,18 @@ import Testing
         #expect(tracker.takeCommittable(of: [other]) == [other: 1])
         #expect(tracker.takeCommittable() == [partition: 1])
     }
+
+    @Test func onlyTheCurrentAssignmentsEpochIsCurrent() {
+        let tracker = TrackerHarness()
+        #expect(!tracker.isCurrent(partition, epoch: 1), "an unassigned partition has no current epoch")
+        let first = tracker.assign(partition)
+        #expect(tracker.isCurrent(partition, epoch: first))
+        tracker.revoke(partition)
+        #expect(!tracker.isCurrent(partition, epoch: first))
+        let second = tracker.assign(partition)
+        #expect(tracker.isCurrent(partition, epoch: second))
+        #expect(!tracker.isCurrent(partition, epoch: first), "an earlier assignment's epoch stays stale")
+    }
 }
 
 /// Wraps the tracker in a reference so `#expect` can evaluate its mutating calls.
@@ -112,4 +124,6 @@ private final class TrackerHarness {
     }
     func forgetCommitted(_ partition: KafkaTopicPartition) { tracker.forgetCommitted(partition) }
     func unprocessedCount(of partition: KafkaTopicPartition) -> Int { tracker.unprocessedCount(of: partition) }
+    func isCurrent(_ partition: KafkaTopicPartition, epoch: UInt64) -> Bool { tracker.isCurrent(partition, epoch: epoch) }
+
 }
