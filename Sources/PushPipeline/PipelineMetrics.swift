@@ -1,6 +1,7 @@
 import APNs
 import APNsCore
 import CoreMetrics
+import Kafka
 import Synchronization
 
 /// The pipeline's series, through swift-metrics (a process serving `/metrics` bootstraps the
@@ -14,6 +15,7 @@ final class PipelineMetrics: Sendable {
     private let consumed = Mutex<[String: CoreMetrics.Counter]>([:])
     /// `pushfleet_notifications_in_flight`: handed to the APNs client, not answered yet.
     private let inFlight = CoreMetrics.Meter(label: "pushfleet_notifications_in_flight")
+    private let assigned = Mutex<[String: CoreMetrics.Meter]>([:])
 
     /// `count` notifications were handed to the APNs client.
     func sendStarted(_ count: Int = 1) {
@@ -32,6 +34,22 @@ final class PipelineMetrics: Sendable {
         counter(in: consumed, key: topic) {
             CoreMetrics.Counter(label: "pushfleet_messages_consumed_total", dimensions: [("topic", topic)])
         }.increment()
+    }
+
+    /// `pushfleet_kafka_assigned_partitions{group}`: the partitions this worker's member of the
+    /// consumer group holds now. Across a fleet the values add up to the topic's partitions once
+    /// the group is settled, each worker holding its share.
+    func rebalanced(group: String, _ event: KafkaRebalanceEvent) {
+        let meter = assigned.withLock { meters in
+            if let meter = meters[group] { return meter }
+            let meter = CoreMetrics.Meter(label: "pushfleet_kafka_assigned_partitions", dimensions: [("group", group)])
+            meters[group] = meter
+            return meter
+        }
+        switch event {
+        case .assigned(let partitions): meter.increment(by: Double(partitions.count))
+        case .revoked(let partitions): meter.decrement(by: Double(partitions.count))
+        }
     }
 
     /// `pushfleet_notifications_total{app, outcome, reason}`: final and retryable outcomes.

@@ -74,15 +74,15 @@ public final class PushWorker: Service, Sendable {
         var consumers: [(KafkaConsumer, Int, @Sendable (KafkaConsumerMessage) async -> Bool)] = []
         if roles.contains(.expand) {
             let stage = ExpandStage(context: context)
-            consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64), worker.expansionsInFlight, stage.handle))
+            consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: context.metrics), worker.expansionsInFlight, stage.handle))
         }
         if roles.contains(.send) {
             let stage = SendStage(context: context, sender: sender)
-            consumers.append((try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight), worker.chunksInFlight, stage.handle))
+            consumers.append((try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight, metrics: context.metrics), worker.chunksInFlight, stage.handle))
         }
         if roles.contains(.feedback) {
             let stage = FeedbackStage(context: context, clients: clients)
-            consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000), 64, stage.handle))
+            consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000, metrics: context.metrics), 64, stage.handle))
         }
         logger.info(
             "worker started",
@@ -142,8 +142,9 @@ public final class PushWorker: Service, Sendable {
         }
     }
 
-    private func consumer(_ topic: String, role: WorkerRole, buffer: Int) throws(KafkaError) -> KafkaConsumer {
+    private func consumer(_ topic: String, role: WorkerRole, buffer: Int, metrics: PipelineMetrics) throws(KafkaError) -> KafkaConsumer {
         let kafka = configuration.kafka
+        let group = role.group(prefix: kafka.groupPrefix)
         var properties = KafkaConfigurationProperties(kafka.properties)
         if role == .send, properties["queued.max.messages.kbytes"] == nil {
             properties["queued.max.messages.kbytes"] = String(Self.deliveryPrefetchKilobytes)
@@ -151,7 +152,7 @@ public final class PushWorker: Service, Sendable {
         return try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 bootstrapServers: kafka.bootstrapServers,
-                groupID: role.group(prefix: kafka.groupPrefix),
+                groupID: group,
                 topics: [topic],
                 clientID: "pushfleet-\(role.rawValue)",
                 sessionTimeoutMilliseconds: kafka.sessionTimeoutMilliseconds,
@@ -159,7 +160,8 @@ public final class PushWorker: Service, Sendable {
                 groupInstanceID: kafka.groupInstanceID.map { "\($0).\(role.rawValue)" },
                 bufferCapacity: buffer,
                 properties: properties),
-            logger: logger)
+            logger: logger,
+            onRebalance: { metrics.rebalanced(group: group, $0) })
     }
 
     /// What the send stage's consumer fetches ahead of its work: 16 MB, about 220 chunks of

@@ -55,6 +55,11 @@ struct WorkerOperationsTests {
             #expect(value(#"pushfleet_apns_request_duration_seconds_count{app="news"}"#) == 500)
             #expect(value(#"pushfleet_resend_buffer_depth{app="news"}"#) == 0)
             #expect(value("pushfleet_notifications_in_flight") == 0)
+            // The only worker holds every partition of its three groups.
+            let options = EmbeddedStack.Options()
+            #expect(value(#"pushfleet_kafka_assigned_partitions{group="pushfleet.expand"}"#) == Double(options.jobPartitions))
+            #expect(value(#"pushfleet_kafka_assigned_partitions{group="pushfleet.send"}"#) == Double(options.deliveryPartitions))
+            #expect(value(#"pushfleet_kafka_assigned_partitions{group="pushfleet.feedback"}"#) == Double(EmbeddedStack.feedbackPartitions))
             #expect(text.contains(#"pushfleet_consumer_lag{group="pushfleet.send",topic="push.deliveries",partition="0"}"#))
             // Offsets are committed every 500 ms and the pool gauges sampled every 2 s.
             _ = try await eventually("lag 0 on every partition and the pool's connections counted") {
@@ -62,9 +67,8 @@ struct WorkerOperationsTests {
             } until: { latest in
                 let lags = latest.split(separator: "\n").filter { $0.hasPrefix("pushfleet_consumer_lag{") }
                 let open = latest.split(separator: "\n").first { $0.hasPrefix(#"pushfleet_apns_connections_open{environment="sandbox"}"#) }
-                let options = EmbeddedStack.Options()
-                // push.jobs, push.deliveries and push.feedback (2 partitions in the embedded stack).
-                return lags.count == Int(options.jobPartitions + options.deliveryPartitions) + 2
+                // push.jobs, push.deliveries and push.feedback.
+                return lags.count == Int(options.jobPartitions + options.deliveryPartitions) + EmbeddedStack.feedbackPartitions
                     && lags.allSatisfy { $0.hasSuffix(" 0") }
                     && open.map { Double($0.split(separator: " ").last ?? "") ?? 0 } == Double(stack.configuration.apns.connectionsPerPool)
             }
