@@ -334,7 +334,9 @@ let package = Package(
                 "APNs",
                 "APNsSimulator",
                 "EmbeddedStack",
+                "PushConfiguration",
                 "PushCore",
+                "PushJobs",
                 "PushStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -391,6 +393,11 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BenchmarkTests",
+            dependencies: ["PushFleetBenchmarks"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -60,6 +60,10 @@ public final class EmbeddedStack: Sendable {
         public init() {}
     }
 
+    /// Partitions of `push.feedback`.
+    public static let feedbackPartitions = 2
+    /// What the stack was started with.
+    public let options: Options
     public let cluster: EmbeddedKafkaCluster
     /// The one `redis-server`; `nil` when the stack runs a ``redisCluster``.
     public let redisServer: LocalRedisServer?
@@ -83,11 +87,12 @@ public final class EmbeddedStack: Sendable {
     public let deviceAPIKey: String
 
     private init(
-        cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer?, redisCluster: LocalRedisCluster?, simulator: APNsSimulator,
+        options: Options, cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer?, redisCluster: LocalRedisCluster?, simulator: APNsSimulator,
         productionSimulator: APNsSimulator?,
         directory: URL,
         configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String], deviceAPIKey: String
     ) {
+        self.options = options
         self.apiKeys = apiKeys
         self.deviceAPIKey = deviceAPIKey
         self.cluster = cluster
@@ -138,7 +143,7 @@ public final class EmbeddedStack: Sendable {
         let cluster = try EmbeddedKafkaCluster(brokers: options.kafkaBrokers, logger: logger)
         try cluster.createTopic(PushTopic.jobs, partitions: options.jobPartitions)
         try cluster.createTopic(PushTopic.deliveries, partitions: options.deliveryPartitions)
-        try cluster.createTopic(PushTopic.feedback, partitions: 2)
+        try cluster.createTopic(PushTopic.feedback, partitions: Int32(feedbackPartitions))
         try cluster.createTopic(PushTopic.deadLetters, partitions: 1)
 
         var redisServer: LocalRedisServer?
@@ -191,7 +196,7 @@ public final class EmbeddedStack: Sendable {
               bootstrap-servers: "\(cluster.bootstrapServers)"
               group-prefix: pushfleet
               topics:
-                partitions: {jobs: \(options.jobPartitions), deliveries: \(options.deliveryPartitions), feedback: 2, dead-letters: 1}
+                partitions: {jobs: \(options.jobPartitions), deliveries: \(options.deliveryPartitions), feedback: \(feedbackPartitions), dead-letters: 1}
               properties:
                 # The mock cluster holds a fetch for the whole wait time; keep it short.
                 fetch.wait.max.ms: 10
@@ -235,7 +240,7 @@ public final class EmbeddedStack: Sendable {
             try yaml.write(toFile: configurationPath, atomically: true, encoding: .utf8)
             let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
             return EmbeddedStack(
-                cluster: cluster, redisServer: redisServer, redisCluster: redisCluster, simulator: simulator,
+                options: options, cluster: cluster, redisServer: redisServer, redisCluster: redisCluster, simulator: simulator,
                 productionSimulator: productionSimulator,
                 directory: directory,
                 configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys, deviceAPIKey: deviceKey.key)

@@ -227,7 +227,7 @@ public actor LocalRedisServer {
     }
 
     /// A port the kernel just handed out for 127.0.0.1 (bind to port 0, read it, close).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

@@ -4,7 +4,9 @@ import EmbeddedStack
 import Foundation
 import Kafka
 import Logging
+import PushConfiguration
 import PushCore
+import PushJobs
 import PushStore
 import Redis
 
@@ -71,6 +73,17 @@ enum CampaignHarness {
         while (try await jobs.statistics(jobID: "warm-up")["accepted"] ?? 0) < 1 {
             try await Task.sleep(for: .milliseconds(100))
         }
+    }
+
+    /// The worker consumer groups of `stack` and their topics' partition counts, for
+    /// ``WorkerFleet/awaitSettled(_:timeout:)``.
+    static func groupPartitions(_ stack: EmbeddedStack) -> [String: Int] {
+        let prefix = stack.configuration.kafka.groupPrefix
+        return [
+            WorkerRole.expand.group(prefix: prefix): Int(stack.options.jobPartitions),
+            WorkerRole.send.group(prefix: prefix): Int(stack.options.deliveryPartitions),
+            WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
+        ]
     }
 
     static func publish(_ job: PushJob, producer: KafkaProducer) async throws {

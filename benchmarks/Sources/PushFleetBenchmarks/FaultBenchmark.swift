@@ -189,6 +189,7 @@ struct FaultRun {
     private func campaign(stack: EmbeddedStack, fleet: WorkerFleet, producer: KafkaProducer, redis: any RedisCommands) async throws -> FaultOutcome {
         try fleet.start(plan.workers)
         try await CampaignHarness.warmUp(producer: producer, redis: redis)
+        try await fleet.awaitSettled(CampaignHarness.groupPartitions(stack))
         let jobs = JobStore(client: redis)
         try await stack.simulator.reset()
 

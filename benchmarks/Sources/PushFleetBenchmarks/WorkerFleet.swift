@@ -1,6 +1,11 @@
 import EmbeddedStack
 import Foundation
+import LocalRedis
 import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `pushfleet worker` processes on an embedded stack, started, killed and stopped by the
 /// benchmarks; remembers how each one ended and the highest peak RSS seen. Safe to use from the
@@ -22,6 +27,8 @@ final class WorkerFleet: Sendable {
         var ended: [Ended] = []
         var started = 0
         var peakKilobytes: [Int32: Int] = [:]
+        /// Each worker's `/metrics` port, by process id.
+        var metricsPorts: [Int32: Int] = [:]
     }
 
     let binary: String
@@ -57,13 +64,62 @@ final class WorkerFleet: Sendable {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = arguments
-            process.environment = environment
+            let port = try LocalRedisServer.freePort()
+            process.environment = environment.merging(["PUSHFLEET__METRICS__PORT": String(port)]) { $1 }
             try process.run()
             state.withLock {
                 $0.running.append(process)
                 $0.started += 1
+                $0.metricsPorts[process.processIdentifier] = port
             }
         }
+    }
+
+    /// Waits until the consumer groups are settled: every running worker reports its share of
+    /// each group's partitions (`pushfleet_kafka_assigned_partitions`) and the shares add up to
+    /// `partitions[group]`. A campaign published before that would pay for the fleet's own
+    /// start-up rebalances (a late member's join moves partitions for seconds), and a baseline
+    /// that did would not be a baseline.
+    func awaitSettled(_ partitions: [String: Int], timeout: Duration = .seconds(120)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var shares: [[String: Int]] = []
+        while ContinuousClock.now < deadline {
+            let ports = state.withLock { state in state.running.compactMap { state.metricsPorts[$0.processIdentifier] } }
+            shares = []
+            for port in ports {
+                shares.append((try? await Self.assignedPartitions(port: port)) ?? [:])
+            }
+            if Self.isSettled(shares, partitions: partitions) { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw BenchmarkError.failed("the workers' consumer groups did not settle within \(timeout): partitions held \(shares), expected \(partitions)")
+    }
+
+    /// Whether each group's partitions are all held, by every worker where there are enough of
+    /// them to go round. `shares` has one entry per worker: partitions held by group.
+    static func isSettled(_ shares: [[String: Int]], partitions: [String: Int]) -> Bool {
+        guard !shares.isEmpty else { return false }
+        for (group, total) in partitions {
+            let held = shares.map { $0[group] }
+            guard held.allSatisfy({ $0 != nil }) else { return false }  // a member not assigned yet
+            let counts = held.compactMap { $0 }
+            guard counts.reduce(0, +) == total else { return false }
+            if total >= shares.count, counts.contains(0) { return false }
+        }
+        return true
+    }
+
+    /// The worker's `pushfleet_kafka_assigned_partitions` series, by group.
+    private static func assignedPartitions(port: Int) async throws -> [String: Int] {
+        let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        var result: [String: Int] = [:]
+        let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
+        for line in String(decoding: body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
+            let rest = line.dropFirst(prefix.count)
+            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
+            result[String(rest[..<quote])] = Int(value)
+        }
+        return result
     }
 
     /// SIGKILLs the `index`-th running worker (modulo their count) and waits for it.
