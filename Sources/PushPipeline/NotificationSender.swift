@@ -68,7 +68,7 @@ final class NotificationSender: Sendable {
     /// How long the settling side waits for a full batch before it settles what has arrived: a
     /// chunk sent slowly (a throttled campaign) keeps few answers unsettled, and the slots they
     /// hold return even while the rest of a batch waits for slots itself.
-    static let settlePatience: Duration = .milliseconds(100)
+    static let settlePatience: Duration = .milliseconds(30)
 
     /// Sends `job` to `deliveries` and settles every outcome as the answers arrive, up to
     /// ``settleBatch`` at a time.
