@@ -6,6 +6,10 @@ import NIOCore
 /// a backoff (a retryable answer or a lost connection, while attempts remain), or send again
 /// with a new provider token (403 ExpiredProviderToken, once).
 ///
+/// A retryable answer's `Retry-After` makes the backoff at least that long. One longer than
+/// ``longestWait`` ends the sends with that answer: the caller keeps the notification for later
+/// (the pipeline's resend buffer, which honours the wait) rather than holding it here.
+///
 /// ``APNsClient`` applies it to every outcome, in its one-by-one path and its batch path alike.
 struct APNsAttempts {
     /// What one send came to.
@@ -22,11 +26,16 @@ struct APNsAttempts {
         case done(Result<APNsResponse, APNsError>)
         /// Send again now (the stream was refused; it does not count as an attempt).
         case sendAgain
-        /// Send again after the backoff for this attempt.
-        case backOff(attempt: Int)
+        /// Send again after the backoff for this attempt, and not before `atLeast` (APNs's
+        /// `Retry-After`) when given.
+        case backOff(attempt: Int, atLeast: Duration?)
         /// Send again with a new provider token; when none can be had, do `otherwise`.
         indirect case renewProviderToken(otherwise: Next)
     }
+
+    /// The longest wait between two sends of one notification: the backoff's cap, and the
+    /// longest `Retry-After` waited out here.
+    static let longestWait: Duration = .seconds(5)
 
     let maxAttempts: Int
     let maxRefusals: Int
@@ -47,15 +56,16 @@ struct APNsAttempts {
         case .noStream(let error):
             guard error.code == .timeout || error.code == .connectFailed else { return .done(.failure(error)) }
             attempts += 1
-            return attempts < maxAttempts ? .backOff(attempt: attempts) : .done(.failure(error))
+            return attempts < maxAttempts ? .backOff(attempt: attempts, atLeast: nil) : .done(.failure(error))
         case .stream(.refused):
             refusals += 1
             return refusals <= maxRefusals ? .sendAgain : .done(.failure(APNsError(.refused)))
-        case .stream(.response(let status, let apnsID, let body)):
+        case .stream(.response(let status, let apnsID, let retryAfter, let body)):
             attempts += 1
-            let response = APNsClient.response(status: status, apnsID: apnsID, body: body, attempts: attempts)
+            let response = APNsClient.response(status: status, apnsID: apnsID, retryAfter: retryAfter, body: body, attempts: attempts)
             let afterAnswer: Next =
-                response.responseClass == .retryable && attempts < maxAttempts ? .backOff(attempt: attempts) : .done(.success(response))
+                response.responseClass == .retryable && attempts < maxAttempts && (response.retryAfter ?? .zero) <= Self.longestWait
+                ? .backOff(attempt: attempts, atLeast: response.retryAfter) : .done(.success(response))
             if response.reason == .expiredProviderToken, usesProviderToken, !renewedProviderToken {
                 renewedProviderToken = true
                 return .renewProviderToken(otherwise: afterAnswer)
@@ -63,10 +73,10 @@ struct APNsAttempts {
             return afterAnswer
         case .stream(.connectionLost(let error)):
             attempts += 1
-            return attempts < maxAttempts ? .backOff(attempt: attempts) : .done(.failure(APNsError(.connectionLost, underlying: error)))
+            return attempts < maxAttempts ? .backOff(attempt: attempts, atLeast: nil) : .done(.failure(APNsError(.connectionLost, underlying: error)))
         case .stream(.timedOut):
             attempts += 1
-            return attempts < maxAttempts ? .backOff(attempt: attempts) : .done(.failure(APNsError(.timeout)))
+            return attempts < maxAttempts ? .backOff(attempt: attempts, atLeast: nil) : .done(.failure(APNsError(.timeout)))
         }
     }
 }

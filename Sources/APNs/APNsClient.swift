@@ -68,7 +68,7 @@ public final class APNsClient: Sendable {
         self.eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         self.ownsEventLoopGroup = eventLoopGroup == nil
         self.providerTokenClock = providerTokenClock
-        self.retryBackoff = ExponentialBackoff(base: configuration.retryBackoffBase, maximum: .seconds(5), jitter: Self.backoffJitter)
+        self.retryBackoff = ExponentialBackoff(base: configuration.retryBackoffBase, maximum: APNsAttempts.longestWait, jitter: Self.backoffJitter)
         self.logger = logger
         do {
             switch configuration.trustRoots {
@@ -210,9 +210,9 @@ public final class APNsClient: Sendable {
                 return result
             case .sendAgain, .renewProviderToken:
                 continue
-            case .backOff(let attempt):
+            case .backOff(let attempt, let atLeast):
                 do {
-                    try await backoff(attempt: attempt)
+                    try await backoff(attempt: attempt, atLeast: atLeast ?? .zero)
                 } catch {
                     return .failure(error)
                 }
@@ -371,9 +371,9 @@ public final class APNsClient: Sendable {
         }
     }
 
-    private func backoff(attempt: Int) async throws(APNsError) {
+    private func backoff(attempt: Int, atLeast: Duration) async throws(APNsError) {
         do {
-            try await Task.sleep(for: retryBackoff.randomDelay(attempt: attempt))
+            try await Task.sleep(for: max(retryBackoff.randomDelay(attempt: attempt), atLeast))
         } catch {
             throw APNsError(.cancelled)
         }
@@ -426,7 +426,12 @@ public final class APNsClient: Sendable {
         return headers
     }
 
-    package static func response(status: Int, apnsID: String?, body: ByteBuffer?, attempts: Int) -> APNsResponse {
+    /// APNs's answer from what came on its stream. `nowMilliseconds` (since 1970) dates a
+    /// `Retry-After` given as an HTTP date.
+    package static func response(
+        status: Int, apnsID: String?, retryAfter: String? = nil, body: ByteBuffer?, attempts: Int,
+        nowMilliseconds: @autoclosure () -> Int64 = APNsClient.nowMilliseconds()
+    ) -> APNsResponse {
         var reason: APNsReason?
         var timestamp: Int64?
         if status != 200, let body, body.readableBytes > 0,
@@ -435,6 +440,12 @@ public final class APNsClient: Sendable {
             reason = decoded.reason.map(APNsReason.init(rawValue:))
             timestamp = decoded.timestamp
         }
-        return APNsResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp, attempts: attempts)
+        let wait = retryAfter.flatMap { APNsRetryAfter.delay($0, nowMilliseconds: nowMilliseconds()) }
+        return APNsResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp, retryAfter: wait, attempts: attempts)
+    }
+
+    /// Milliseconds since 1970 by the system clock.
+    package static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }

@@ -57,7 +57,9 @@ public struct APNsClientConfiguration: Sendable {
     /// Attempts per notification for retryable outcomes (429, 500, 503, connection loss,
     /// timeout). Default 1: the pipeline's resend buffer retries, with a durable record. Refused
     /// streams (GOAWAY, never processed by APNs) and one provider token refresh are always
-    /// retried and do not count.
+    /// retried and do not count. A `Retry-After` on a retryable answer makes the wait before the
+    /// next attempt at least that long; one longer than 5 s ends the attempts with that answer
+    /// (``APNsResponse/retryAfter`` says how long to wait).
     public var maxAttempts: Int
     /// Delay before a retry, doubled per attempt, jittered. Default 50 ms.
     public var retryBackoffBase: Duration

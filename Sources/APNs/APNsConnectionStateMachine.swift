@@ -66,6 +66,7 @@ struct APNsConnectionStateMachine<Request> {
         var received = 0
         var status: Int?
         var apnsID: String?
+        var retryAfter: String?
         var body: ByteBuffer?
     }
 
@@ -319,6 +320,7 @@ struct APNsConnectionStateMachine<Request> {
         if stream.status == nil, let raw = headers.first(name: ":status"), let status = Int(raw), status >= 200 {
             stream.status = status
             stream.apnsID = headers.first(name: "apns-id")
+            stream.retryAfter = headers.first(name: "retry-after")
             streams[streamID] = stream
         }
         return endStream ? finish(streamID) : nil
@@ -384,7 +386,7 @@ struct APNsConnectionStateMachine<Request> {
         guard let status = stream.status else {
             return end(streamID, .connectionLost(HTTP2StreamReset(streamID: streamID, errorCode: HTTP2WireErrorCode.protocolError.rawValue)))
         }
-        return end(streamID, .response(status: status, apnsID: stream.apnsID, body: stream.body))
+        return end(streamID, .response(status: status, apnsID: stream.apnsID, retryAfter: stream.retryAfter, body: stream.body))
     }
 
     private mutating func end(_ streamID: UInt32, _ outcome: APNsStreamOutcome) -> Action? {

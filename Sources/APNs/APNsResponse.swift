@@ -10,17 +10,23 @@ public struct APNsResponse: Sendable, Hashable {
     public var reason: APNsReason?
     /// For 410: when the token stopped being valid, in milliseconds since 1970.
     public var timestamp: Int64?
+    /// How long to wait before sending again, when the answer carried a `Retry-After` header
+    /// (see ``APNsRetryAfter``); `nil` without one or when it could not be read.
+    public var retryAfter: Duration?
     /// What to do next.
     public var responseClass: APNsResponseClass
     /// How many times the notification was sent before this answer (refused streams, which
     /// APNs never processed, do not count).
     public var attempts: Int
 
-    public init(status: Int, apnsID: String?, reason: APNsReason?, timestamp: Int64?, attempts: Int) {
+    public init(
+        status: Int, apnsID: String?, reason: APNsReason?, timestamp: Int64?, retryAfter: Duration? = nil, attempts: Int
+    ) {
         self.status = status
         self.apnsID = apnsID
         self.reason = reason
         self.timestamp = timestamp
+        self.retryAfter = retryAfter
         self.responseClass = APNsResponseClass(status: status, reason: reason)
         self.attempts = attempts
     }

@@ -2,8 +2,8 @@ import NIOCore
 
 /// How one request's HTTP/2 stream ended.
 package enum APNsStreamOutcome: Sendable {
-    /// The server answered.
-    case response(status: Int, apnsID: String?, body: ByteBuffer?)
+    /// The server answered; `retryAfter` is its `Retry-After` header, as sent.
+    case response(status: Int, apnsID: String?, retryAfter: String?, body: ByteBuffer?)
     /// The server never processed the request (REFUSED_STREAM, a stream above a GOAWAY's last
     /// stream id, or a request that never left): safe to send again.
     case refused

@@ -114,8 +114,8 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
         /// 200; `key` identifies the notification for duplicate counting (when tracked). It counts
         /// as accepted once the answer reached the socket.
         case accepted(key: APNsSimulatorLoopState.NotificationKey?)
-        /// An error status with APNs's JSON reason.
-        case rejected(status: Int, body: ByteBuffer)
+        /// An error status with APNs's JSON reason, and a `Retry-After` header when given.
+        case rejected(status: Int, body: ByteBuffer, retryAfter: String?)
     }
 
     /// Answers a stream; dropped when the stream is gone (reset by the client) or the
@@ -130,8 +130,8 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
                 unwritten.accepted += 1
                 if let key { unwritten.keys.append(key) }
             }
-        case .rejected(let status, let body):
-            written = state.respond(streamID: streamID, status: status, apnsID: apnsID, body: body)
+        case .rejected(let status, let body, let retryAfter):
+            written = state.respond(streamID: streamID, status: status, apnsID: apnsID, retryAfter: retryAfter, body: body)
         }
         guard written else { return false }
         flushes.schedule(on: context.eventLoop) { self.writeOutbound(context: context) }

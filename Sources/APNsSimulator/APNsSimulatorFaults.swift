@@ -9,6 +9,9 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
     public var shutdownRate: Double
     /// Fraction of valid requests answered 429 TooManyRequests.
     public var tooManyRequestsRate: Double
+    /// A `Retry-After` header value (seconds, or an HTTP date) that every 429 and 503 answer
+    /// carries; APNs documents none, but a client must honour one where it comes.
+    public var retryAfter: String?
     /// Every valid request is answered 403 InvalidProviderToken, as when the provider key was
     /// revoked in the developer account.
     public var rejectsProviderTokens: Bool
@@ -34,6 +37,7 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
         serviceUnavailableRate: Double = 0,
         shutdownRate: Double = 0,
         tooManyRequestsRate: Double = 0,
+        retryAfter: String? = nil,
         rejectsProviderTokens: Bool = false,
         goAwayEveryStreams: Int? = nil,
         connectionResetEveryStreams: Int? = nil,
@@ -45,6 +49,7 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
         self.serviceUnavailableRate = serviceUnavailableRate
         self.shutdownRate = shutdownRate
         self.tooManyRequestsRate = tooManyRequestsRate
+        self.retryAfter = retryAfter
         self.rejectsProviderTokens = rejectsProviderTokens
         self.goAwayEveryStreams = goAwayEveryStreams
         self.connectionResetEveryStreams = connectionResetEveryStreams

@@ -122,7 +122,7 @@ struct APNsSimulatorHTTP2StateMachine {
     /// once the answer is written whole. An answer to a stream that is gone (reset by the
     /// client) is dropped; returns whether it was written.
     @discardableResult
-    mutating func respond(streamID: UInt32, status: Int, apnsID: String, body: ByteBuffer?) -> Bool {
+    mutating func respond(streamID: UInt32, status: Int, apnsID: String, retryAfter: String? = nil, body: ByteBuffer?) -> Bool {
         guard let stream = streams[streamID], stream.requestComplete else { return false }
         let frameStart = outbound.writerIndex
         outbound.writeRepeatingByte(0, count: HTTP2WireFrame.headerSize)
@@ -135,6 +135,11 @@ struct APNsSimulatorHTTP2StateMachine {
         outbound.writeInteger(UInt8(0x00))
         Self.writeString("apns-id", into: &outbound)
         Self.writeString(apnsID, into: &outbound)
+        if let retryAfter {
+            // retry-after (static name index 53): a literal without indexing.
+            outbound.writeBytes([0x0f, 0x26])
+            Self.writeString(retryAfter, into: &outbound)
+        }
         if body != nil {
             // content-type (static name index 31): a literal without indexing.
             outbound.writeBytes([0x0f, 0x10])

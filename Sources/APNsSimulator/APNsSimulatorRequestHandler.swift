@@ -110,7 +110,9 @@ final class APNsSimulatorRequestHandler {
             var json = #"{"reason":"\#(rejection.reason.rawValue)""#
             if let timestamp = rejection.timestamp { json += #","timestamp":\#(timestamp)"# }
             json += "}"
-            guard connection.respond(streamID: streamID, apnsID: apnsID, .rejected(status: status, body: ByteBuffer(string: json))) else {
+            let retryAfter = status == 429 || status == 503 ? loopState.faults.retryAfter : nil
+            guard connection.respond(streamID: streamID, apnsID: apnsID, .rejected(status: status, body: ByteBuffer(string: json), retryAfter: retryAfter))
+            else {
                 return
             }
             loopState.rejections[rejection.reason.rawValue, default: 0] += 1

@@ -57,6 +57,10 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var resetEvery: Int?
     @Option(help: "Fraction of requests answered 503 Shutdown.")
     var shutdownRate = 0.0
+    @Option(help: "Fraction of requests answered 429 TooManyRequests.")
+    var tooManyRequestsRate = 0.0
+    @Option(help: "A Retry-After value (seconds or an HTTP date) that every 429 and 503 answer carries.")
+    var retryAfter: String?
     @Option(help: "Fraction of requests never answered.")
     var stallRate = 0.0
     @Option(help: "Fraction of TLS handshakes aborted.")
@@ -89,7 +93,8 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
         }
         configuration.faults = APNsSimulatorFaults(
             internalServerErrorRate: internalServerErrorRate, serviceUnavailableRate: serviceUnavailableRate,
-            shutdownRate: shutdownRate, goAwayEveryStreams: goAwayEvery, connectionResetEveryStreams: resetEvery,
+            shutdownRate: shutdownRate, tooManyRequestsRate: tooManyRequestsRate, retryAfter: retryAfter,
+            goAwayEveryStreams: goAwayEvery, connectionResetEveryStreams: resetEvery,
             stallRate: stallRate, tlsHandshakeFailureRate: tlsFailureRate,
             unresponsiveAfterStreams: unresponsiveAfterStreams)
         configuration.idleTimeout = idleTimeoutSeconds.map { .seconds($0) }

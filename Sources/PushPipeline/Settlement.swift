@@ -15,7 +15,7 @@ import PushStore
 /// | a refusal Apple does not document | counted as failed, dead-lettered |
 /// | a refusal of the whole request (`BadTopic`, `TopicDisallowed`, `InvalidPushType`, `BadCertificateEnvironment`, …) | the job is paused; the notification keeps no outcome and is sent again if the job resumes |
 /// | the credential refused | the app is suspended; the notification waits in the resend buffer until the suspension ends |
-/// | no answer (timeout, lost connection), 429, 5xx, not sent | the resend buffer |
+/// | no answer (timeout, lost connection), 429, 5xx, not sent | the resend buffer, not due before APNs's `Retry-After` when it sent one |
 /// | the job was cancelled | counted as `cancelled`, never sent |
 ///
 /// Registry changes are not applied by the plan's carrier directly: they go through the job's
@@ -48,8 +48,9 @@ enum Settlement {
         case misconfigured(reason: String)
         /// The provider credential was refused.
         case credentialRefused(reason: String)
-        /// No answer, or an answer that asks to try again; `attempts` made by this send.
-        case transient(reason: String, attempts: Int)
+        /// No answer, or an answer that asks to try again; `attempts` made by this send;
+        /// `retryAfter`: APNs's `Retry-After`, if it sent one.
+        case transient(reason: String, attempts: Int, retryAfter: Duration? = nil)
         /// Not sent (the app is suspended, the worker is stopping).
         case notSent(reason: String)
         case cancelled
@@ -84,7 +85,7 @@ enum Settlement {
                 case .providerAuthentication:
                     self = .credentialRefused(reason: reason)
                 case .retryable:
-                    self = .transient(reason: reason, attempts: max(response.attempts, 1))
+                    self = .transient(reason: reason, attempts: max(response.attempts, 1), retryAfter: response.retryAfter)
                 case .permanent:
                     self = .refused(reason: reason, status: response.status)
                 }
@@ -111,7 +112,7 @@ enum Settlement {
             switch self {
             case .accepted: "Success"
             case .unregistered(let reason, _), .rejectedToken(let reason, _), .refused(let reason, _),
-                .misconfigured(let reason), .credentialRefused(let reason), .transient(let reason, _),
+                .misconfigured(let reason), .credentialRefused(let reason), .transient(let reason, _, _),
                 .notSent(let reason):
                 reason
             case .cancelled: "cancelled"
@@ -188,8 +189,8 @@ enum Settlement {
             case .credentialRefused(let reason):
                 plan.suspendApp = plan.suspendApp ?? reason
                 plan.resends.append(facts.failure(delivery, attempts: result.attempts, reason: reason, retryAfter: facts.suspension))
-            case .transient(let reason, let attempts):
-                plan.resends.append(facts.failure(delivery, attempts: attempts, reason: reason, retryAfter: nil))
+            case .transient(let reason, let attempts, let retryAfter):
+                plan.resends.append(facts.failure(delivery, attempts: attempts, reason: reason, retryAfter: retryAfter))
             case .notSent(let reason):
                 plan.resends.append(facts.failure(delivery, attempts: 0, reason: reason, retryAfter: nil))
             case .cancelled:

@@ -10,13 +10,31 @@ struct APNsAttemptsTests {
         case .done(.success(let response)): "done \(response.status) \(response.reason.map { "\($0)" } ?? "-") after \(response.attempts)"
         case .done(.failure(let error)): "failed \(error.code)"
         case .sendAgain: "send again"
-        case .backOff(let attempt): "back off \(attempt)"
+        case .backOff(let attempt, nil): "back off \(attempt)"
+        case .backOff(let attempt, let atLeast?): "back off \(attempt) at least \(atLeast)"
         case .renewProviderToken(let otherwise): "renew token, otherwise \(describe(otherwise))"
         }
     }
 
-    static func answer(_ status: Int, _ reason: String? = nil) -> APNsAttempts.Outcome {
-        .stream(.response(status: status, apnsID: "id", body: reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }))
+    static func answer(_ status: Int, _ reason: String? = nil, retryAfter: String? = nil) -> APNsAttempts.Outcome {
+        .stream(
+            .response(
+                status: status, apnsID: "id", retryAfter: retryAfter, body: reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }))
+    }
+
+    @Test("a Retry-After of up to the longest wait sets the backoff's least; a longer one ends the sends with the answer")
+    func retryAfter() {
+        var short = APNsAttempts(maxAttempts: 3, maxRefusals: 10)
+        #expect(Self.describe(short.next(after: Self.answer(429, "TooManyRequests", retryAfter: "2"), usesProviderToken: false)) == "back off 1 at least 2.0 seconds")
+        #expect(Self.describe(short.next(after: Self.answer(503, "ServiceUnavailable", retryAfter: "soon"), usesProviderToken: false)) == "back off 2")
+        var long = APNsAttempts(maxAttempts: 3, maxRefusals: 10)
+        let answer = long.next(after: Self.answer(503, "ServiceUnavailable", retryAfter: "6"), usesProviderToken: false)
+        #expect(Self.describe(answer) == "done 503 ServiceUnavailable after 1")
+        if case .done(.success(let response)) = answer {
+            #expect(response.retryAfter == .seconds(6), "the caller learns the wait")
+        }
+        var accepted = APNsAttempts(maxAttempts: 3, maxRefusals: 10)
+        #expect(Self.describe(accepted.next(after: Self.answer(200, retryAfter: "1"), usesProviderToken: false)) == "done 200 - after 1")
     }
 
     @Test("an answer is final when it is not retryable, or when no attempt is left")

@@ -104,7 +104,7 @@ struct APNsConnectionHandlerTests {
         let result = EventLog()
         future.whenSuccess { outcome in
             switch outcome {
-            case .response(let status, let apnsID, let body):
+            case .response(let status, let apnsID, _, let body):
                 result.add("\(status) \(apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")")
             case .refused: result.add("refused")
             case .connectionLost: result.add("lost")

@@ -77,9 +77,13 @@ struct APNsConnectionStateMachineTests {
             return try server(.settings, stream: 0, payload)
         }
 
-        func answer(_ stream: UInt32, status: Int = 200, apnsID: String = "A", endStream: Bool = true) throws -> [Machine.Action] {
+        func answer(
+            _ stream: UInt32, status: Int = 200, apnsID: String = "A", retryAfter: String? = nil, endStream: Bool = true
+        ) throws -> [Machine.Action] {
             var block = ByteBuffer()
-            try encoder.encode(headers: [":status": "\(status)", "apns-id": apnsID], to: &block)
+            var headers: HPACKHeaders = [":status": "\(status)", "apns-id": apnsID]
+            if let retryAfter { headers.add(name: "retry-after", value: retryAfter) }
+            try encoder.encode(headers: headers, to: &block)
             return try server(.headers, flags: endStream ? [.endHeaders, .endStream] : .endHeaders, stream: stream, block)
         }
 
@@ -105,7 +109,8 @@ struct APNsConnectionStateMachineTests {
 
     static func describe(_ outcome: APNsStreamOutcome) -> String {
         switch outcome {
-        case .response(let status, let apnsID, let body): "\(status) \(apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")"
+        case .response(let status, let apnsID, let retryAfter, let body):
+            "\(status) \(apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")" + (retryAfter.map { " retry-after \($0)" } ?? "")
         case .refused: "refused"
         case .connectionLost(let error): "lost (\(error))"
         case .timedOut: "timeout"
@@ -195,6 +200,16 @@ struct APNsConnectionStateMachineTests {
         // A stream that ended may still receive what was on its way: read and dropped.
         #expect(try connection.answer(1).isEmpty)
         #expect(connection.machine.streamsInFlight == 0)
+    }
+
+    @Test("an answer's Retry-After header comes with its outcome, as sent")
+    func retryAfter() throws {
+        let connection = try Connection.ready()
+        #expect(connection.send(1) == .opened)
+        #expect(connection.send(2) == .opened)
+        _ = try connection.written()
+        #expect(Self.describe(try connection.answer(1, status: 429, apnsID: "B", retryAfter: "3")) == ["1: 429 B - retry-after 3"])
+        #expect(Self.describe(try connection.answer(3, status: 503, apnsID: "C")) == ["2: 503 C -"])
     }
 
     @Test("a header block may continue in CONTINUATION frames; anything between them is a PROTOCOL_ERROR")

@@ -171,3 +171,42 @@ struct SimulatorRuntimeFaultTests {
         }
     }
 }
+
+@Suite("Retry-After on APNs's answers")
+struct RetryAfterTests {
+    @Test("a short Retry-After is waited out between attempts; a long one, seconds or a date, goes back to the caller")
+    func retryAfter() async throws {
+        try await SimulatorHarness.with(
+            simulator: { $0.faults = APNsSimulatorFaults(tooManyRequestsRate: 1, retryAfter: "1") },
+            client: { $0.maxAttempts = 2 }
+        ) { harness in
+            let started = ContinuousClock.now
+            let waited = try await harness.client.send(harness.request(token: SimulatorHarness.token(1)))
+            #expect(waited.status == 429 && waited.attempts == 2)
+            #expect(waited.retryAfter == .seconds(1))
+            // The client's own backoff after a first attempt is at most 75 ms.
+            #expect(ContinuousClock.now - started >= .seconds(1), "the second attempt waited for the Retry-After")
+
+            try await harness.simulator.setFaults(APNsSimulatorFaults(serviceUnavailableRate: 1, retryAfter: "30"))
+            let long = try await harness.client.send(harness.request(token: SimulatorHarness.token(2)))
+            #expect(long.status == 503 && long.attempts == 1, "a 30 s wait is not held in the client")
+            #expect(long.retryAfter == .seconds(30))
+
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            let inAnHour = formatter.string(from: Date().addingTimeInterval(3_600))
+            try await harness.simulator.setFaults(APNsSimulatorFaults(tooManyRequestsRate: 1, retryAfter: inAnHour))
+            let dated = try await harness.client.send(harness.request(token: SimulatorHarness.token(3)))
+            let wait = try #require(dated.retryAfter)
+            #expect(wait > .seconds(3_500) && wait <= .seconds(3_600), "\(inAnHour) is \(wait) away")
+
+            try await harness.simulator.setFaults(APNsSimulatorFaults(tooManyRequestsRate: 1))
+            let plain = try await harness.client.send(harness.request(token: SimulatorHarness.token(4)))
+            #expect(plain.status == 429 && plain.retryAfter == nil)
+            let counters = try await harness.simulator.counters()
+            #expect(counters.rejections == ["TooManyRequests": 5, "ServiceUnavailable": 1])
+        }
+    }
+}

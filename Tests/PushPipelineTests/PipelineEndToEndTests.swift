@@ -216,6 +216,26 @@ struct PipelineEndToEndTests {
         }
     }
 
+    @Test("APNs's Retry-After keeps a notification in the resend buffer until it has passed")
+    func retryAfter() async throws {
+        let tokens = (0..<20).map(Stack.token)
+        try await Stack.with(simulator: { $0.faults = APNsSimulatorFaults(tooManyRequestsRate: 1, retryAfter: "120") }) { stack in
+            try await stack.register(tokens)
+            let buffer = ResendBuffer(client: stack.redis)
+            let published = StoreClock.system()
+            try await stack.withWorker { _ in
+                try await stack.publish(Stack.job(id: "told-to-wait", audience: .broadcast))
+                _ = try await eventually("every notification in the resend buffer") {
+                    try await buffer.depth(app: Stack.app)
+                } until: { $0 == tokens.count }
+            }
+            // Without the header the first resend would be due 0.8-1.2 s after the answer.
+            let due = try #require(try await buffer.nextDueTime(app: Stack.app))
+            #expect(due >= published + 120_000)
+            #expect((try await stack.simulator.counters()).rejections == ["TooManyRequests": tokens.count])
+        }
+    }
+
     @Test("Sleep-after-N and the fleet-wide rate show in the worker's counters")
     func throttling() async throws {
         let total = 1_200

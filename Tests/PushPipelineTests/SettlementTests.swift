@@ -18,8 +18,10 @@ struct SettlementTests {
         try! DeviceToken(hex: String(repeating: "cd", count: 24) + String(format: "%016x", n))
     }
 
-    static func answer(_ status: Int, _ reason: APNsReason? = nil, timestamp: Int64? = nil, attempts: Int = 1) -> SendResult {
-        .response(APNsResponse(status: status, apnsID: nil, reason: reason, timestamp: timestamp, attempts: attempts))
+    static func answer(
+        _ status: Int, _ reason: APNsReason? = nil, timestamp: Int64? = nil, retryAfter: Duration? = nil, attempts: Int = 1
+    ) -> SendResult {
+        .response(APNsResponse(status: status, apnsID: nil, reason: reason, timestamp: timestamp, retryAfter: retryAfter, attempts: attempts))
     }
 
     /// The first send to token `n`, at position `100 + n` of the job's sent state.
@@ -130,7 +132,21 @@ struct SettlementTests {
         #expect(plan.resends.map(\.attempts) == [1, 2, 3, 2, 1])
         #expect(plan.resends.map(\.reason) == ["timeout", "ServiceUnavailable", "TooManyRequests", "worker-stopping", "shutdown"])
         #expect(plan.resends.map(\.firstFailedAt) == [Self.now, Self.now, 5, 5, Self.now])
+        #expect(plan.resends.map(\.retryAfter) == [nil, nil, nil, nil, nil])
         #expect(plan.records.isEmpty && plan.finishedResends.isEmpty && plan.pauseJob == nil && plan.suspendApp == nil)
+    }
+
+    @Test("APNs's Retry-After goes with the notification to the resend buffer")
+    func retryAfter() {
+        let plan = Settlement.plan(
+            [
+                (Self.first(1), Self.answer(429, .tooManyRequests, retryAfter: .seconds(30))),
+                (Self.first(2), Self.answer(503, .serviceUnavailable, retryAfter: .zero)),
+                (Self.first(3), Self.answer(503, .serviceUnavailable)),
+            ],
+            facts: Self.facts)
+        #expect(plan.resends.map(\.retryAfter) == [.seconds(30), .zero, nil])
+        #expect(plan.resends.map(\.reason) == ["TooManyRequests", "ServiceUnavailable", "ServiceUnavailable"])
     }
 
     @Test("a cancelled job's notifications are counted as cancelled, never sent")
