@@ -1,13 +1,17 @@
 import APNsCore
 import Hummingbird
+import NIOCore
 import PushConfiguration
 import PushCore
 import PushStore
 
-/// `/v1/apps/{app}/devices…` and `/v1/apps/{app}/tags`: the device registry, as a client SDK's
-/// server side uses it (bind, unbind, tags, counts).
+/// `/v1/apps/{app}/devices…`, `/v1/apps/{app}/users…` and `/v1/apps/{app}/tags…`: the device
+/// registry, as a client SDK's server side uses it (bind, unbind, tags, counts, a user's device
+/// and logout) and as an operator does (a tag removed everywhere, every device exported).
 enum DeviceRoutes {
     static let routes: [APIRoute] = [
+        // Before `devices/{token}`: the first route whose path matches answers.
+        APIRoute(.get, "/v1/apps/{app}/devices/export", "exportDevices", export),
         APIRoute(.put, "/v1/apps/{app}/devices/{token}", "bindDevice", scope: .device, bind),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}", "unbindDevice", scope: .device, unbind),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}", "getDevice", scope: .device, device),
@@ -16,7 +20,10 @@ enum DeviceRoutes {
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", scope: .device, addTags),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", scope: .device, removeTag),
         APIRoute(.get, "/v1/apps/{app}/devices", "countDevices", count),
+        APIRoute(.get, "/v1/apps/{app}/users/{openid}", "getUser", user),
+        APIRoute(.delete, "/v1/apps/{app}/users/{openid}", "logOutUser", scope: .device, logOut),
         APIRoute(.get, "/v1/apps/{app}/tags", "getAppTags", appTags),
+        APIRoute(.delete, "/v1/apps/{app}/tags/{tag}", "removeAppTag", removeAppTag),
     ]
 
     static func bind(_ call: inout APICall) async throws -> Response {
@@ -41,7 +48,7 @@ enum DeviceRoutes {
         guard let record = try await call.api.registry.device(app: app.id, token: token) else {
             throw APIError(.conflict, "conflict", "the device was unbound while it was being bound; bind it again", field: "token")
         }
-        return APIResponse.json(deviceJSON(record))
+        return APIResponse.json(record.jsonValue)
     }
 
     static func unbind(_ call: inout APICall) async throws -> Response {
@@ -59,7 +66,7 @@ enum DeviceRoutes {
         guard let record = try await call.api.registry.device(app: app.id, token: token) else {
             throw notRegistered(token, app: app.id)
         }
-        return APIResponse.json(deviceJSON(record))
+        return APIResponse.json(record.jsonValue)
     }
 
     /// `POST …/devices/{token}/restore`: a token kept aside as suspect goes back to its
@@ -77,7 +84,7 @@ enum DeviceRoutes {
         guard let record = try await registry.device(app: app.id, token: token) else {
             throw notRegistered(token, app: app.id)
         }
-        return APIResponse.json(deviceJSON(record))
+        return APIResponse.json(record.jsonValue)
     }
 
     static func tags(_ call: inout APICall) async throws -> Response {
@@ -124,6 +131,57 @@ enum DeviceRoutes {
         ])
     }
 
+    /// `GET …/devices/export`: every device of the app, one JSON line each (as `getDevice`
+    /// answers, and as `pushfleet devices import` reads), streamed shard by shard. A failure
+    /// after the first line ends the stream without its last chunk, so no client takes a cut
+    /// export for a whole one.
+    static func export(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let registry = call.api.registry
+        // Redis answers before the 200 goes out: an outage is a 503, not an empty export.
+        _ = try await registry.layout(app: app.id)
+        let body = ResponseBody { writer in
+            try await registry.forEachDevice(app: app.id) { page in
+                var lines = ByteBuffer()
+                for record in page {
+                    lines.writeBytes(record.jsonValue.compactData())
+                    lines.writeInteger(UInt8(ascii: "\n"))
+                }
+                try await writer.write(lines)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: body)
+    }
+
+    /// `GET …/users/{openid}`: the device the user is logged in on.
+    static func user(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let openID = try APIValidation.text(try call.parameter("openid"), field: "openid", what: "an openid")
+        guard let record = try await call.api.registry.user(app: app.id, openID: openID) else {
+            throw notLoggedIn(openID, app: app.id)
+        }
+        return APIResponse.json(record.jsonValue)
+    }
+
+    /// `DELETE …/users/{openid}`: logs the user out; the device stays registered with its tags.
+    static func logOut(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let openID = try APIValidation.text(try call.parameter("openid"), field: "openid", what: "an openid")
+        guard let token = try await call.api.registry.logOut(app: app.id, openID: openID) else {
+            throw notLoggedIn(openID, app: app.id)
+        }
+        return APIResponse.json(["openid": .string(openID), "token": .string(token.hex), "logged-out": true])
+    }
+
+    /// `DELETE …/tags/{tag}`: removes the tag from every device of the app that carries it.
+    static func removeAppTag(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let tag = try APIValidation.text(try call.parameter("tag"), field: "tag", what: "a tag")
+        let removed = try await call.api.registry.removeTagFromEveryDevice(app: app.id, tag: tag)
+        return APIResponse.json(["tag": .string(tag), "devices": JSONValue(removed)])
+    }
+
     static func appTags(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         return APIResponse.json(["tags": JSONValue(try await call.api.registry.appTags(app: app.id))])
@@ -131,13 +189,8 @@ enum DeviceRoutes {
 
     // MARK: - Helpers
 
-    static func deviceJSON(_ record: DeviceRecord) -> JSONValue {
-        [
-            "token": .string(record.token.hex), "environment": .string(record.environment.rawValue),
-            "openid": record.openID.map { .string($0) } ?? .null, "tags": JSONValue(record.tags.sorted()),
-            "registered-at": JSONValue(record.registeredAt),
-            "suspect": record.suspicion.map { ["reason": .string($0.reason), "since": JSONValue($0.since)] } ?? .null,
-        ]
+    private static func notLoggedIn(_ openID: String, app: String) -> APIError {
+        APIError.notFound("openid \(openID) is logged in on no device of app \(app)", field: "openid")
     }
 
     private static func notRegistered(_ token: DeviceToken, app: String) -> APIError {

@@ -5,7 +5,7 @@ import PushStore
 
 /// Reads a device file a batch at a time without loading it: CSV (`token,environment,openid,tags`
 /// with tags separated by `|`, an optional header line) or JSON lines (`{"token", "environment",
-/// "openid", "tags"}`). Lines that are not valid are reported with their number and skipped.
+/// "openid", "tags", "registered-at"}`, other keys ignored: what `devices export` writes). Lines that are not valid are reported with their number and skipped.
 struct DeviceFileReader {
     enum Format: String, CaseIterable {
         case csv, jsonl
@@ -93,6 +93,7 @@ struct DeviceFileReader {
         var environmentText: String?
         var openID: String?
         var tags: [String] = []
+        var registeredAt: Int64?
         switch format {
         case .csv:
             let fields = text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
@@ -113,6 +114,11 @@ struct DeviceFileReader {
                 guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else { throw fail("tags: a list of strings is expected") }
                 tags = array.compactMap(\.stringValue)
             }
+            // `devices export` writes it; an import of an export keeps the registration times.
+            if let value = object["registered-at"], value != .null {
+                guard let time = value.intValue, time >= 0 else { throw fail("registered-at: milliseconds since 1970 are expected") }
+                registeredAt = Int64(time)
+            }
         }
         let token: DeviceToken
         do {
@@ -123,7 +129,7 @@ struct DeviceFileReader {
         guard let environment = environmentText.map(APNsEnvironment.init(rawValue:)) ?? defaultEnvironment else {
             throw fail(environmentText == nil ? "environment: missing (or pass --environment)" : "environment: must be sandbox or production")
         }
-        return DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags)
+        return DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt)
     }
 
     private func fail(_ message: String) -> DeviceFileError {

@@ -8,8 +8,8 @@ import PushStore
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "Import, bind, unbind and tag devices in the registry; list and restore suspect ones.",
-        subcommands: [Import.self, Bind.self, Unbind.self, Tags.self, Suspects.self, Restore.self])
+        abstract: "Import, export, bind, unbind and tag devices in the registry; list and restore suspect ones.",
+        subcommands: [Import.self, Export.self, Bind.self, Unbind.self, Tags.self, RemoveTag.self, Suspects.self, Restore.self])
 
     /// `pushfleet devices import FILE --app APP`
     struct Import: AsyncParsableCommand {
@@ -169,11 +169,7 @@ struct DevicesCommand: AsyncParsableCommand {
         private func printDevice(_ token: DeviceToken, session: ClientSession) async throws {
             guard let record = try await session.registry.device(app: app, token: token) else { return }
             if options.json {
-                let value: JSONValue = [
-                    "token": .string(record.token.hex), "environment": .string(record.environment.rawValue),
-                    "openid": record.openID.map { .string($0) } ?? .null, "tags": .array(record.tags.sorted().map { .string($0) }),
-                ]
-                print(String(decoding: value.compactData(), as: UTF8.self))
+                print(String(decoding: record.jsonValue.compactData(), as: UTF8.self))
             } else {
                 print("▸ bound \(record.token.hex) (\(record.environment.rawValue)) openid \(record.openID ?? "-") tags \(record.tags.sorted().joined(separator: ","))")
             }
@@ -238,6 +234,85 @@ struct DevicesCommand: AsyncParsableCommand {
 }
 
 extension DevicesCommand {
+    /// `pushfleet devices export --app APP [--output FILE]`
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write every device of an app as JSON lines, streamed shard by shard (constant memory).",
+            discussion: """
+                One line per device: {"token", "environment", "openid", "tags", "registered-at", "suspect"}, \
+                which `devices import` reads back (registration times included). The file is written under a \
+                temporary name and renamed when complete, so a failed export leaves no partial FILE. \
+                Exit status: 0.
+                """)
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Option(help: "The file to write (default: standard output).") var output: String?
+
+        func run() async throws {
+            let temporary = output.map { "\($0).partial" }
+            let handle: FileHandle
+            if let temporary {
+                guard FileManager.default.createFile(atPath: temporary, contents: nil) else {
+                    throw ValidationError("cannot create \(temporary)")
+                }
+                handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
+            } else {
+                handle = FileHandle.standardOutput
+            }
+            let exported: Int
+            do {
+                exported = try await ClientSession.with(options, kafka: false) { session in
+                    _ = try session.app(app)
+                    var count = 0
+                    try await session.registry.forEachDevice(app: app) { page in
+                        var lines = Data()
+                        for record in page {
+                            lines.append(record.jsonValue.compactData())
+                            lines.append(UInt8(ascii: "\n"))
+                        }
+                        try handle.write(contentsOf: lines)
+                        count += page.count
+                    }
+                    return count
+                }
+                if let temporary, let output {
+                    try handle.close()
+                    _ = try? FileManager.default.removeItem(atPath: output)
+                    try FileManager.default.moveItem(atPath: temporary, toPath: output)
+                }
+            } catch {
+                if let temporary {
+                    try? handle.close()
+                    try? FileManager.default.removeItem(atPath: temporary)
+                }
+                throw error
+            }
+            if let output { printError("▸ exported \(exported) devices of \(app) to \(output)") }
+        }
+    }
+
+    /// `pushfleet devices remove-tag TAG --app APP`
+    struct RemoveTag: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-tag",
+            abstract: "Remove a tag from every device of an app that carries it.",
+            discussion: "Reads every device of the app, shard by shard; devices change one by one, by compare and set. Exit status: 0.")
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Argument(help: "The tag.") var tag: String
+
+        func run() async throws {
+            let removed = try await ClientSession.with(options, kafka: false) { session in
+                _ = try session.app(app)
+                return try await session.registry.removeTagFromEveryDevice(app: app, tag: tag)
+            }
+            let value: JSONValue = ["tag": .string(tag), "devices": .number(JSONNumber(removed))]
+            print(options.json ? String(decoding: value.compactData(), as: UTF8.self) : "▸ removed \(tag) from \(removed) devices")
+        }
+    }
+
     /// `pushfleet devices suspects --app APP [--environment E] [--limit N]`
     struct Suspects: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

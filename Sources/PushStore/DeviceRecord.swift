@@ -1,4 +1,5 @@
 import APNsCore
+import PushCore
 
 /// What the registry holds for one device of an app.
 public struct DeviceRecord: Hashable, Sendable {
@@ -25,5 +26,19 @@ public struct DeviceRecord: Hashable, Sendable {
         self.registeredAt = registeredAt
         self.tags = tags
         self.suspicion = suspicion
+    }
+}
+
+extension DeviceRecord {
+    /// The device as the API and the CLI show it, and as `devices export` writes it (one JSON
+    /// line, which `devices import` reads back): `token`, `environment`, `openid` (or null),
+    /// `tags` (sorted), `registered-at` (ms since 1970), `suspect` (`reason`, `since`; or null).
+    public var jsonValue: JSONValue {
+        [
+            "token": .string(token.hex), "environment": .string(environment.rawValue),
+            "openid": openID.map { .string($0) } ?? .null, "tags": .array(tags.sorted().map { .string($0) }),
+            "registered-at": .number(JSONNumber(Int(registeredAt))),
+            "suspect": suspicion.map { ["reason": .string($0.reason), "since": .number(JSONNumber(Int($0.since)))] } ?? .null,
+        ]
     }
 }

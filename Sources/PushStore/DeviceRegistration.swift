@@ -8,7 +8,7 @@ public struct DeviceRegistration: Hashable, Sendable {
     /// The APNs environment the token was issued for (a debug build's token is a sandbox token).
     public var environment: APNsEnvironment
     /// The user logged in on the device. `nil` leaves the device's current user as it is
-    /// (logging out is ``DeviceRegistry/unbind(app:token:)``).
+    /// (logging out is ``DeviceRegistry/logOut(app:openID:)``; the device stays registered).
     public var openID: String?
     /// Tags to add to the device; tags it already has are kept.
     public var tags: [String]

@@ -125,7 +125,7 @@ extension DeviceRegistry {
     /// as read last.
     ///
     /// - Throws: ``StaleLayout`` when a shard belongs to another epoch than `layout`'s.
-    private func readBuckets(app: String, task: ShardTask, range: Range<Int>, layout: RegistryLayout) async throws -> [(DeviceToken, [UInt8])] {
+    func readBuckets(app: String, task: ShardTask, range: Range<Int>, layout: RegistryLayout) async throws -> [(DeviceToken, [UInt8])] {
         let (first, then) = try layout.shardsOfTask(task.shard, of: task.count)
         // A token lives in one bucket of one shard, except while a reshard copies it from an
         // old shard (`first`) to a new one (`then`): only then is a token read twice, the

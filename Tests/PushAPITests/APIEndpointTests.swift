@@ -94,6 +94,48 @@ import Testing
         }
     }
 
+    @Test func usersLogOutTagsLeaveEveryDeviceAndDevicesExport() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (1...40).map(PipelineStack.token)
+            for (index, device) in tokens.enumerated() {
+                try await stack.registry.bind(
+                    app: Self.app, token: device, environment: index < 20 ? .sandbox : .production,
+                    openID: index == 3 ? "user-3" : nil, tags: index.isMultiple(of: 2) ? ["even", "all"] : ["all"])
+            }
+            try await stack.withAPI { api, _ in
+                let users = "/v1/apps/\(Self.app)/users"
+                let found = try await api.request("GET", "\(users)/user-3")
+                #expect(found.status == 200)
+                #expect(found.json?.objectValue?["token"]?.stringValue == tokens[3].hex)
+                let loggedOut = try await api.request("DELETE", "\(users)/user-3")
+                #expect(loggedOut.json == ["openid": "user-3", "token": .string(tokens[3].hex), "logged-out": true])
+                #expect(try await stack.registry.device(app: Self.app, token: tokens[3])?.tags == ["all"], "the device stays")
+                let gone = try await api.request("GET", "\(users)/user-3")
+                #expect(gone.status == 404 && gone.errorField == "openid")
+                #expect(try await api.request("DELETE", "\(users)/user-3").status == 404)
+                #expect(try await api.request("GET", "\(users)/bad%07id").errorField == "openid")
+
+                let removed = try await api.request("DELETE", "/v1/apps/\(Self.app)/tags/even")
+                #expect(removed.json == ["tag": "even", "devices": 20])
+                let tags = try await api.request("GET", "/v1/apps/\(Self.app)/tags")
+                #expect(tags.json?.objectValue?["tags"] == ["all": 40])
+
+                let export = try await api.request("GET", "/v1/apps/\(Self.app)/devices/export")
+                #expect(export.status == 200)
+                #expect(export.header("Content-Type") == "application/x-ndjson")
+                let lines = String(decoding: export.body, as: UTF8.self).split(separator: "\n")
+                let exported = try lines.map { try JSONValue(parsing: Data($0.utf8)) }
+                #expect(Set(exported.compactMap { $0.objectValue?["token"]?.stringValue }) == Set(tokens.map(\.hex)))
+                let record = try #require(try await stack.registry.device(app: Self.app, token: tokens[25]))
+                #expect(exported.contains(record.jsonValue), "a line is the device as GET …/devices/{token} answers")
+
+                let otherKey = stack.stack.apiKeys[Self.other]
+                #expect(try await api.request("GET", "/v1/apps/\(Self.app)/devices/export", key: otherKey).status == 403)
+                #expect(try await api.request("DELETE", "/v1/apps/\(Self.app)/tags/all", key: otherKey).status == 403)
+            }
+        }
+    }
+
     @Test func badInputIsAnsweredWithTheFieldAtFault() async throws {
         try await PipelineStack.with { stack in
             try await stack.withAPI { api, _ in

@@ -64,6 +64,50 @@ struct CLITests {
         }
     }
 
+    @Test("devices export writes every device, import reads it back; users show and logout; devices remove-tag")
+    func exportUsersAndRemoveTag() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<300).map(PipelineStack.token)
+            for (index, token) in tokens.enumerated() {
+                try await stack.registry.bind(
+                    app: Self.app, token: token, environment: index.isMultiple(of: 2) ? .sandbox : .production,
+                    openID: index.isMultiple(of: 10) ? "user-\(index)" : nil, tags: index.isMultiple(of: 3) ? ["sale", "news"] : ["news"],
+                    registeredAt: Int64(1_000 + index))
+            }
+            let config = ["--app", Self.app, "--config", stack.configurationPath]
+            let file = stack.stack.directory.appendingPathComponent("export.jsonl")
+            let export = try await CLIProcess.run(["devices", "export"] + config + ["--output", file.path])
+            #expect(export.status == 0, "\(export.standardError)")
+            #expect(export.standardError.contains("exported 300 devices"), "\(export.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: file.path + ".partial"))
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == tokens.count)
+
+            let other = EmbeddedStack.otherApp
+            let imported = try await CLIProcess.run(["devices", "import", "--app", other, "--config", stack.configurationPath, file.path])
+            #expect(imported.status == 0, "\(imported.standardError)")
+            for index in [0, 7, 10, 299] {
+                let original = try await stack.registry.device(app: Self.app, token: tokens[index])
+                #expect(try await stack.registry.device(app: other, token: tokens[index]) == original, "device \(index)")
+            }
+
+            let shown = try await CLIProcess.run(["users", "show", "user-10", "--json"] + config)
+            #expect(shown.status == 0, "\(shown.standardError)")
+            #expect(shown.standardOutput.contains(tokens[10].hex))
+            let loggedOut = try await CLIProcess.run(["users", "logout", "user-10"] + config)
+            #expect(loggedOut.status == 0, "\(loggedOut.standardError)")
+            #expect(try await stack.registry.device(app: Self.app, token: tokens[10])?.openID == nil)
+            #expect(try await CLIProcess.run(["users", "logout", "user-10"] + config).status == 2)
+            #expect(try await CLIProcess.run(["users", "show", "user-10"] + config).status == 2)
+
+            let removed = try await CLIProcess.run(["devices", "remove-tag", "sale", "--json"] + config)
+            #expect(removed.status == 0, "\(removed.standardError)")
+            #expect(removed.standardOutput.contains(#""devices":100"#), "\(removed.standardOutput)")
+            #expect(try await stack.registry.appTags(app: Self.app) == ["news": 300])
+            #expect(try await stack.registry.appTags(app: other)["sale"] == 100, "the other app keeps its tag")
+        }
+    }
+
     @Test("registry reshard raises the shard count; registry layout shows it; bad counts are refused")
     func registryReshard() async throws {
         try await PipelineStack.with { stack in

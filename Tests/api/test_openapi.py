@@ -161,6 +161,8 @@ def test_the_routes_are_the_contracts():
         "POST /v1/apps/{app}/jobs/{job}/abort", "PUT /v1/apps/{app}/jobs/{job}/rate",
         "POST /v1/apps/{app}/devices/{token}/restore",
         "POST /v1/apps/{app}/receipts",
+        "GET /v1/apps/{app}/devices/export", "GET /v1/apps/{app}/users/{openid}",
+        "DELETE /v1/apps/{app}/users/{openid}", "DELETE /v1/apps/{app}/tags/{tag}",
     ])
 
 
