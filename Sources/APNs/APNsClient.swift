@@ -329,23 +329,16 @@ public final class APNsClient: Sendable {
     }
 
     private func makeSSLContext(for credential: APNsCredential) throws(APNsError) -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        tls.applicationProtocols = ["h2"]
+        tls.certificateVerification = .fullVerification
+        tls.trustRoots = trustRoots
+        if let identity = try credential.tlsIdentity() {
+            tls.certificateChain = identity.chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(identity.key)
+        }
         do {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.minimumTLSVersion = .tlsv12
-            tls.applicationProtocols = ["h2"]
-            tls.certificateVerification = .fullVerification
-            tls.trustRoots = trustRoots
-            switch credential.material {
-            case .token:
-                break
-            case .certificate(let chainPEM, let keyPEM):
-                tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(chainPEM.utf8)).map { .certificate($0) }
-                tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem))
-            case .pkcs12(let bytes, let passphrase):
-                let bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: passphrase.map { Array($0.utf8) })
-                tls.certificateChain = bundle.certificateChain.map { .certificate($0) }
-                tls.privateKey = .privateKey(bundle.privateKey)
-            }
             return try NIOSSLContext(configuration: tls)
         } catch {
             throw APNsError(.invalidCredential, underlying: error)

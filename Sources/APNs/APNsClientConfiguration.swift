@@ -110,7 +110,7 @@ public struct APNsClientConfiguration: Sendable {
     }
 
     /// The host and port for an environment.
-    func endpoint(for environment: APNsEnvironment) -> Endpoint {
+    public func endpoint(for environment: APNsEnvironment) -> Endpoint {
         environmentEndpoints[environment] ?? endpointOverride ?? Endpoint(host: environment.host, port: applePort)
     }
 }

@@ -56,21 +56,11 @@ public enum APNsRetryAfter {
             yearNumber += 2000
             if yearNumber > thisYear + 50 { yearNumber -= 100 }
         }
-        let days = daysSince1970(year: yearNumber, month: Int64(monthNumber), day: dayNumber)
+        let days = Int64(CivilDays.since1970(year: Int(yearNumber), month: monthNumber, day: Int(dayNumber)))
         return days * 86_400 + hour * 3_600 + minute * 60 + second
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let marchYear = month <= 2 ? year - 1 : year
-        let era = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
-        let yearOfEra = marchYear - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
 }
 
 extension Substring {

@@ -86,9 +86,9 @@ public struct APNsSimulatorTLSIdentity: Sendable {
     ///
     /// The simulator reads the environment from the certificate's organizational unit
     /// (`sandbox` or `production`; anything else is a BadCertificate) and the allowed topic from
-    /// its common name.
+    /// its common name. It is valid from an hour ago for `validFor`.
     public func issueClientCertificate(
-        topic: String, environmentName: String
+        topic: String, environmentName: String, validFor: Duration = .seconds(365 * 86400)
     ) throws -> (certificatePEM: String, privateKeyPEM: String) {
         guard let caKeyPEM = certificateAuthorityPrivateKeyPEM else {
             throw APNsSimulatorError.noCertificateAuthorityKey
@@ -102,7 +102,7 @@ public struct APNsSimulatorTLSIdentity: Sendable {
             serialNumber: Certificate.SerialNumber(),
             publicKey: Certificate.PublicKey(key.publicKey),
             notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(365 * 86400),
+            notValidAfter: now.addingTimeInterval(TimeInterval(validFor.components.seconds)),
             issuer: ca.subject,
             subject: try DistinguishedName {
                 OrganizationalUnitName(environmentName)

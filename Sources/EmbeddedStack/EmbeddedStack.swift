@@ -1,4 +1,4 @@
-import APNsCore
+public import APNsCore
 public import APNsSimulator
 import Crypto
 import EmbeddedKafka
@@ -56,6 +56,10 @@ public final class EmbeddedStack: Sendable {
         /// `apns.request-timeout-ms` of the workers: a minute by default, so that a loaded test
         /// machine never times a request out; the fault suite uses the production default.
         public var apnsRequestTimeoutMilliseconds = 60_000
+        /// App `news` authenticates with client certificates instead of a signing key: one per
+        /// environment (`auth.sandbox`, `auth.production`), issued by the simulators' CA, valid
+        /// for these durations. `nil` (the default): the signing key.
+        public var certificates: [APNsEnvironment: Duration]?
 
         public init() {}
     }
@@ -138,6 +142,21 @@ public final class EmbeddedStack: Sendable {
             let production = try APNsSimulator(configuration: configuration, logger: logger)
             try await production.start()
             productionSimulator = production
+        }
+
+        // App news signs provider tokens, or holds a certificate per environment.
+        var newsAuth = "      token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}"
+        if let certificates = options.certificates {
+            var lines: [String] = []
+            for (environment, validity) in certificates.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                let issued = try simulator.tlsIdentity.issueClientCertificate(
+                    topic: bundleID, environmentName: environment.rawValue, validFor: validity)
+                try issued.certificatePEM.write(to: directory.appendingPathComponent("\(environment.rawValue).pem"), atomically: true, encoding: .utf8)
+                try issued.privateKeyPEM.write(to: directory.appendingPathComponent("\(environment.rawValue)-key.pem"), atomically: true, encoding: .utf8)
+                lines.append(
+                    "      \(environment.rawValue):\n        certificate: {certificate-file: \(environment.rawValue).pem, key-file: \(environment.rawValue)-key.pem}")
+            }
+            newsAuth = lines.joined(separator: "\n")
         }
 
         let cluster = try EmbeddedKafkaCluster(brokers: options.kafkaBrokers, logger: logger)
@@ -225,7 +244,7 @@ public final class EmbeddedStack: Sendable {
                 bundle-id: \(bundleID)
                 environments: \(newsEnvironments)
                 auth:
-                  token: {team-id: \(teamID), key-id: \(keyID), key-file: \(app).p8}
+            \(newsAuth)
                 api-keys: ["\(digests[app] ?? "")", "\(deviceKey.digest) device"]
             \(section(options.appSettings, indent: 4, emptyValue: "# no more settings"))
               \(otherApp):

@@ -2,12 +2,14 @@ public import Logging
 public import Prometheus
 public import PushConfiguration
 public import ServiceLifecycle
+import APNsCore
 import Hummingbird
 import HTTPTypes
 import Kafka
 import NIOCore
-import PushCore
+public import PushCore
 import PushJobs
+import PushStore
 import Redis
 
 /// What every worker process serves on `metrics.port`: `/healthz` (the process answers),
@@ -20,14 +22,18 @@ public struct OperationsServer: Service {
     let port: Int
     /// The consumer groups whose lag `/metrics` reports, with their topics.
     let lagGroups: [(group: String, topic: String)]
+    /// The apps' client certificates, shown in `/readyz` and `/metrics`.
+    let certificates: [CertificateExpiry]
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
 
     public init(
         configuration: PushFleetConfiguration, registry: PrometheusCollectorRegistry, port: Int,
-        lagGroups: [(group: String, topic: String)] = [], logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        lagGroups: [(group: String, topic: String)] = [], certificates: [CertificateExpiry] = [], logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.lagGroups = lagGroups
+        self.certificates = certificates
         self.configuration = configuration
         self.registry = registry
         self.port = port
@@ -38,7 +44,8 @@ public struct OperationsServer: Service {
     public func run() async throws {
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-probe", logger: logger)
         let admin = try configuration.kafka.makeAdmin(logger: logger)
-        let probe = ReadinessProbe(redis: redis, admin: admin)
+        let certificates = self.certificates
+        let probe = ReadinessProbe(redis: redis, admin: admin, certificates: certificates, clock: StoreClock.system)
         let registry = self.registry
         let router = Router()
         router.get("/healthz") { _, _ in APIResponse.json(["status": "ok"]) }
@@ -51,6 +58,7 @@ public struct OperationsServer: Service {
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)
             buffer += Array(await Self.consumerLag(lagGroups, admin: admin).utf8)
+            buffer += Array(Self.certificateExpiry(certificates, now: StoreClock.system()).utf8)
             return APIResponse.text(buffer, contentType: "text/plain; version=0.0.4")
         }
         let result = await HTTPServing.serve(
@@ -58,6 +66,21 @@ public struct OperationsServer: Service {
             onListening: onListening)
         await redis.shutdown()
         try result.get()
+    }
+
+    /// `pushfleet_apns_certificate_expiry_days{app, environment}`: days until each client
+    /// certificate expires (negative once it has), computed at scrape time.
+    static func certificateExpiry(_ certificates: [CertificateExpiry], now: Int64) -> String {
+        guard !certificates.isEmpty else { return "" }
+        var lines = [
+            "# HELP pushfleet_apns_certificate_expiry_days Days until the app's APNs client certificate expires (negative once it has).",
+            "# TYPE pushfleet_apns_certificate_expiry_days gauge",
+        ]
+        for expiry in certificates {
+            let days = (expiry.daysLeft(now: now) * 1000).rounded() / 1000
+            lines.append(#"pushfleet_apns_certificate_expiry_days{app="\#(expiry.app)",environment="\#(expiry.environment.rawValue)"} \#(days)"#)
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// `pushfleet_consumer_lag{group, topic, partition}`: messages of each partition beyond the

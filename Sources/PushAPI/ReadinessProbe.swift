@@ -3,12 +3,29 @@ import PushCore
 import Redis
 
 /// Whether the process can work: Kafka answers a metadata request for `push.jobs` and Redis
-/// answers PING, each within 2 seconds. `/readyz` of the API and of every worker.
+/// answers PING, each within 2 seconds. `/readyz` of the API and of every worker. It also shows
+/// when the apps' client certificates expire (an expiring or expired one does not make the
+/// process unready: the other apps still send).
 struct ReadinessProbe: Sendable {
     let redis: any RedisCommands
     let admin: KafkaAdmin
+    /// `nil` in a process that holds no credentials (the API): no `certificates` then.
+    let certificates: [CertificateExpiry]?
+    let clock: @Sendable () -> Int64
 
-    /// `{"status": "ready"|"unavailable", "checks": {"kafka": "ok"|"unavailable: …", "redis": …}}`
+    init(
+        redis: any RedisCommands, admin: KafkaAdmin, certificates: [CertificateExpiry]? = nil,
+        clock: @escaping @Sendable () -> Int64 = { 0 }
+    ) {
+        self.redis = redis
+        self.admin = admin
+        self.certificates = certificates
+        self.clock = clock
+    }
+
+    /// `{"status": "ready"|"unavailable", "checks": {"kafka": "ok"|"unavailable: …", "redis": …},
+    /// "certificates": [{"app", "environment", "not-valid-after", "days-left", "state"}]}`
+    /// (`certificates` from the workers, which hold the credentials).
     func check() async -> (ready: Bool, body: JSONValue) {
         let admin = self.admin
         let redis = self.redis
@@ -20,7 +37,12 @@ struct ReadinessProbe: Sendable {
         for name in checks.keys.sorted() {
             object[name] = .string(checks[name] ?? "")
         }
-        return (ready, ["status": .string(ready ? "ready" : "unavailable"), "checks": .object(object)])
+        var body: JSONObject = ["status": .string(ready ? "ready" : "unavailable"), "checks": .object(object)]
+        if let certificates {
+            let now = clock()
+            body["certificates"] = .array(certificates.map { $0.jsonValue(now: now) })
+        }
+        return (ready, .object(body))
     }
 
     private static func outcome(_ probe: @Sendable () async throws -> Void) async -> String {

@@ -12,8 +12,12 @@ public struct AppSettings: Sendable, Equatable {
     public var extraTopics: [String]
     /// The APNs environments the app sends to (`environments`); default both, in the order written.
     public var environments: [APNsEnvironment]
-    /// How the app authenticates to APNs (`auth`); required.
+    /// How the app authenticates to APNs (`auth`): the credential of every environment that has
+    /// none of its own in ``environmentAuth``; required.
     public var auth: AppAuth
+    /// Credentials of single environments (`auth.sandbox`, `auth.production`: separate
+    /// development and production certificates, say); default none. See ``auth(for:)``.
+    public var environmentAuth: [APNsEnvironment: AppAuth]
     /// Fleet-wide sends per second (`rate-per-second`), ≥ 0; default 0 = unlimited.
     public var ratePerSecond: Double
     /// Rate-limiter burst (`burst`), ≥ 1; default `max(1, ⌈ratePerSecond⌉)`.
@@ -36,7 +40,7 @@ public struct AppSettings: Sendable, Equatable {
     /// other parameters have the documented defaults.
     public init(
         id: String, bundleID: String, extraTopics: [String] = [], environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
-        ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
+        environmentAuth: [APNsEnvironment: AppAuth] = [:], ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
         connectionsPerPool: Int? = nil, apiKeys: [APIKeyGrant] = [], apiKeysFile: String? = nil
     ) {
         self.id = id
@@ -44,6 +48,7 @@ public struct AppSettings: Sendable, Equatable {
         self.extraTopics = extraTopics
         self.environments = environments
         self.auth = auth
+        self.environmentAuth = environmentAuth
         self.ratePerSecond = ratePerSecond
         self.burst = burst ?? Self.defaultBurst(ratePerSecond: ratePerSecond)
         self.sleepAfter = sleepAfter
@@ -57,6 +62,11 @@ public struct AppSettings: Sendable, Equatable {
     public static func defaultBurst(ratePerSecond: Double) -> Int {
         guard ratePerSecond.isFinite, ratePerSecond > 1 else { return 1 }
         return Int(min(ratePerSecond.rounded(.up), Double(Int32.max)))
+    }
+
+    /// The credential the app sends to `environment` with: its own, else ``auth``.
+    public func auth(for environment: APNsEnvironment) -> AppAuth {
+        environmentAuth[environment] ?? auth
     }
 
     /// The bundle ids a job of the app may address: ``bundleID`` first, then ``extraTopics``.

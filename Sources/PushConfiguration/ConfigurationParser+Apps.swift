@@ -32,12 +32,15 @@ extension ConfigurationParser {
                 extraTopics.append(item.text)
             }
         }
+        let environments = try environments(section, key: "environments")
+        let (auth, environmentAuth) = try credentials(section, key: "auth", environments: environments)
         return AppSettings(
             id: id,
             bundleID: bundleID,
             extraTopics: extraTopics,
-            environments: try environments(section, key: "environments"),
-            auth: try auth(section, key: "auth"),
+            environments: environments,
+            auth: auth,
+            environmentAuth: environmentAuth,
             ratePerSecond: ratePerSecond,
             burst: try section.integer("burst", minimum: 1),
             sleepAfter: try section.integer("sleep-after", default: 0, minimum: 0),
@@ -109,15 +112,41 @@ extension ConfigurationParser {
         }
     }
 
-    /// `apps.<id>.auth`: exactly one of `token`, `certificate`, `pkcs12`.
-    func auth(_ app: ConfigSection, key: String) throws(ConfigurationError) -> AppAuth {
+    /// `apps.<id>.auth`: one method (`token`, `certificate` or `pkcs12`) for every environment,
+    /// and/or a method per environment under `sandbox` / `production` (which wins for its
+    /// environment). Every environment of `environments` needs one; the credential of no listed
+    /// environment is an error. Returns the app's ``AppSettings/auth`` (the shared method, else the
+    /// production one, else the sandbox one) and the per-environment ones.
+    func credentials(
+        _ app: ConfigSection, key: String, environments: [APNsEnvironment]
+    ) throws(ConfigurationError) -> (AppAuth, [APNsEnvironment: AppAuth]) {
         guard app.has(key) else { throw app.missing(key) }
         let section = try app.section(key)
-        let kinds = ["token", "certificate", "pkcs12"]
-        let present = kinds.filter { section.has($0) }
+        var perEnvironment: [APNsEnvironment: AppAuth] = [:]
+        for environment in [APNsEnvironment.sandbox, .production] where section.has(environment.rawValue) {
+            guard environments.contains(environment) else {
+                throw section.error(environment.rawValue, "the app does not send to \(environment) (environments: \(environments.map(\.rawValue).joined(separator: ", ")))")
+            }
+            perEnvironment[environment] = try auth(section, key: environment.rawValue)
+        }
+        let shared: AppAuth? = Self.authKinds.contains(where: { section.has($0) }) || perEnvironment.isEmpty ? try auth(app, key: key) : nil
+        for environment in environments where perEnvironment[environment] == nil && shared == nil {
+            throw section.missing(environment.rawValue)
+        }
+        guard let main = shared ?? perEnvironment[.production] ?? perEnvironment[.sandbox] else { throw app.missing(key) }
+        return (main, perEnvironment)
+    }
+
+    private static let authKinds = ["token", "certificate", "pkcs12"]
+
+    /// One method: exactly one of `token`, `certificate`, `pkcs12` in `parent.key`.
+    func auth(_ parent: ConfigSection, key: String) throws(ConfigurationError) -> AppAuth {
+        guard parent.has(key) else { throw parent.missing(key) }
+        let section = try parent.section(key)
+        let present = Self.authKinds.filter { section.has($0) }
         guard present.count == 1, let kind = present.first else {
             let found = present.isEmpty ? "none" : present.joined(separator: " and ")
-            throw app.error(key, "exactly one of token, certificate or pkcs12 is required, found \(found)")
+            throw parent.error(key, "exactly one of token, certificate or pkcs12 is required, found \(found)")
         }
         let method = try section.section(kind)
         switch kind {

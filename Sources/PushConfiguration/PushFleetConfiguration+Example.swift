@@ -69,6 +69,8 @@ extension PushFleetConfiguration {
               token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: /keys/AuthKey.p8}   # team-id and key-id: 10 chars A-Z0-9
               # certificate: {certificate-file: cert.pem, key-file: key.pem}
               # pkcs12: {file: cert.p12, passphrase-file: pass.txt}    # passphrase-file optional
+              # sandbox: {certificate: {certificate-file: dev.pem, key-file: dev-key.pem}}   # an environment's own credential wins for it
+              # production: {pkcs12: {file: prod.p12}}                 # (then the shared method above is optional)
             rate-per-second: 0                   # default 0 = unlimited; ≥ 0 (fleet-wide)
             burst: null                          # optional ≥ 1; default max(1, rate-per-second)
             sleep-after: 0                       # default 0 = never; ≥ 0: a worker pauses after every N sends

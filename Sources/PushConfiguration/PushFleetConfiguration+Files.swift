@@ -1,3 +1,4 @@
+import APNsCore
 import Foundation
 
 extension PushFleetConfiguration {
@@ -28,16 +29,25 @@ extension PushFleetConfiguration {
         if let passwordFile = redis.passwordFile { files.append(("redis.password-file", passwordFile)) }
         for app in apps.values.sorted(by: { $0.id < $1.id }) {
             if let apiKeysFile = app.apiKeysFile { files.append(("apps.\(app.id).api-keys-file", apiKeysFile)) }
-            let prefix = "apps.\(app.id).auth"
-            switch app.auth {
-            case let .token(_, _, keyFile):
-                files.append(("\(prefix).token.key-file", keyFile))
-            case let .certificate(certificateFile, keyFile):
-                files.append(("\(prefix).certificate.certificate-file", certificateFile))
-                files.append(("\(prefix).certificate.key-file", keyFile))
-            case let .pkcs12(file, passphraseFile):
-                files.append(("\(prefix).pkcs12.file", file))
-                if let passphraseFile { files.append(("\(prefix).pkcs12.passphrase-file", passphraseFile)) }
+            // The shared credential when an environment uses it, then each environment's own.
+            var credentials: [(prefix: String, auth: AppAuth)] = []
+            if app.environments.contains(where: { app.environmentAuth[$0] == nil }) {
+                credentials.append(("apps.\(app.id).auth", app.auth))
+            }
+            for environment in APNsEnvironment.allCases {
+                if let auth = app.environmentAuth[environment] { credentials.append((app.authKey(for: environment), auth)) }
+            }
+            for (prefix, auth) in credentials {
+                switch auth {
+                case let .token(_, _, keyFile):
+                    files.append(("\(prefix).token.key-file", keyFile))
+                case let .certificate(certificateFile, keyFile):
+                    files.append(("\(prefix).certificate.certificate-file", certificateFile))
+                    files.append(("\(prefix).certificate.key-file", keyFile))
+                case let .pkcs12(file, passphraseFile):
+                    files.append(("\(prefix).pkcs12.file", file))
+                    if let passphraseFile { files.append(("\(prefix).pkcs12.passphrase-file", passphraseFile)) }
+                }
             }
         }
         return files

@@ -69,11 +69,14 @@ struct ProcessOptions: ParsableArguments {
 
     func runWorker(roles: Set<WorkerRole>, label: String) async throws {
         try await runService(label: label) { configuration, logger, registry in
-            var services: [any Service] = [try PushWorker(configuration: configuration, roles: roles, logger: logger)]
+            let worker = try PushWorker(configuration: configuration, roles: roles, logger: logger)
+            var services: [any Service] = [worker]
             if let port = configuration.metrics.port {
                 let lagGroups = roles.sorted { $0.rawValue < $1.rawValue }.map { ($0.group(prefix: configuration.kafka.groupPrefix), $0.topic) }
                 services.append(
-                    OperationsServer(configuration: configuration, registry: registry, port: port, lagGroups: lagGroups, logger: logger))
+                    OperationsServer(
+                        configuration: configuration, registry: registry, port: port, lagGroups: lagGroups,
+                        certificates: worker.certificateExpiries, logger: logger))
             }
             return services
         }

@@ -81,7 +81,7 @@ final class NotificationSender: Sendable {
         let headers = job.headers
         // The notification every device of the chunk gets (its device token is each one's).
         var template = APNsRequest(
-            credential: app.credential,
+            credential: app.credential(for: job.environment),
             environment: job.environment,
             deviceToken: deliveries[0].token,
             bundleID: app.settings.bundleID,

@@ -6,7 +6,7 @@ import NIOPosix
 public import Kafka
 public import Logging
 public import PushConfiguration
-import PushCore
+public import PushCore
 import PushJobs
 import PushStore
 public import Redis
@@ -25,11 +25,15 @@ public final class PushWorker: Service, Sendable {
     /// What this worker did so far.
     public let counters: WorkerCounters
     private let apps: [String: PushApp]
+    /// When the apps' client certificates expire (read at start; `/readyz` and `/metrics` of
+    /// the worker's operations server show them, ``run()`` warns of those expiring).
+    public let certificateExpiries: [CertificateExpiry]
     private let logger: Logger
 
     /// Loads the apps' credentials; nothing connects until ``run()``.
     ///
-    /// - Throws: ``ConfigurationError`` when a key or certificate file cannot be read.
+    /// - Throws: ``ConfigurationError`` when a key or certificate file cannot be read, or a
+    ///   certificate is not one.
     public init(
         configuration: PushFleetConfiguration,
         roles: Set<WorkerRole>,
@@ -37,9 +41,13 @@ public final class PushWorker: Service, Sendable {
         logger: Logger
     ) throws(ConfigurationError) {
         var apps: [String: PushApp] = [:]
-        for (id, settings) in configuration.apps {
-            apps[id] = try PushApp.load(settings)
+        var expiries: [CertificateExpiry] = []
+        for (id, settings) in configuration.apps.sorted(by: { $0.key < $1.key }) {
+            let app = try PushApp.load(settings)
+            apps[id] = app
+            expiries += try app.certificateExpiries()
         }
+        self.certificateExpiries = expiries
         self.configuration = configuration
         self.roles = roles
         self.counters = counters
@@ -48,6 +56,16 @@ public final class PushWorker: Service, Sendable {
     }
 
     public func run() async throws {
+        let now = StoreClock.system()
+        for expiry in certificateExpiries {
+            guard let warning = expiry.warning(now: now) else { continue }
+            let metadata: Logger.Metadata = ["app": "\(expiry.app)", "environment": "\(expiry.environment.rawValue)"]
+            if expiry.state(now: now) == .expired {
+                logger.error("\(warning)", metadata: metadata)
+            } else {
+                logger.warning("\(warning)", metadata: metadata)
+            }
+        }
         let kafka = configuration.kafka
         do {
             try await requireTopics()

@@ -48,11 +48,15 @@ struct APNsRetryAfterTests {
         }
     }
 
-    @Test("days since 1970 follow the Gregorian calendar, leap days and the years before 1970 included")
+    @Test("days since 1970 follow the Gregorian calendar, leap days and the years before 1970 included, both ways")
     func calendar() {
-        #expect(APNsRetryAfter.daysSince1970(year: 1970, month: 1, day: 1) == 0)
-        #expect(APNsRetryAfter.daysSince1970(year: 1969, month: 12, day: 31) == -1)
-        #expect(APNsRetryAfter.daysSince1970(year: 2000, month: 2, day: 29) == 951_782_400 / 86_400)
-        #expect(APNsRetryAfter.daysSince1970(year: 2026, month: 11, day: 26) == 20_783)
+        #expect(CivilDays.since1970(year: 1970, month: 1, day: 1) == 0)
+        #expect(CivilDays.since1970(year: 1969, month: 12, day: 31) == -1)
+        #expect(CivilDays.since1970(year: 2000, month: 2, day: 29) == 951_782_400 / 86_400)
+        #expect(CivilDays.since1970(year: 2026, month: 11, day: 26) == 20_783)
+        for days in [-719_468, -1, 0, 11_016, 20_783, 2_932_896] {
+            let date = CivilDays.date(daysSince1970: days)
+            #expect(CivilDays.since1970(year: date.year, month: date.month, day: date.day) == days)
+        }
     }
 }

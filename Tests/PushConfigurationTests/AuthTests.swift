@@ -1,5 +1,6 @@
 import Foundation
-import PushConfiguration
+import APNsCore
+@testable import PushConfiguration
 import Testing
 
 @Suite struct AuthTests {
@@ -60,5 +61,58 @@ import Testing
         #expect(error.key == key)
         #expect(error.message == "is required")
         #expect(error.line == 7)
+    }
+
+    static let sandboxCertificate = "      sandbox:\n        certificate: {certificate-file: dev.pem, key-file: dev-key.pem}\n"
+    static let productionCertificate = "      production:\n        certificate: {certificate-file: prod.pem, key-file: prod-key.pem}\n"
+
+    @Test func aCertificatePerEnvironment() throws {
+        let configuration = try parse(yaml(auth: Self.sandboxCertificate + Self.productionCertificate))
+        let app = try #require(configuration.apps["news"])
+        #expect(app.auth(for: .sandbox) == .certificate(certificateFile: "/etc/pushfleet/dev.pem", keyFile: "/etc/pushfleet/dev-key.pem"))
+        #expect(app.auth(for: .production) == .certificate(certificateFile: "/etc/pushfleet/prod.pem", keyFile: "/etc/pushfleet/prod-key.pem"))
+        #expect(app.auth == app.auth(for: .production))
+        #expect(app.authKey(for: .sandbox) == "apps.news.auth.sandbox")
+        #expect(configuration.referencedFiles.map(\.key) == [
+            "apps.news.auth.sandbox.certificate.certificate-file", "apps.news.auth.sandbox.certificate.key-file",
+            "apps.news.auth.production.certificate.certificate-file", "apps.news.auth.production.certificate.key-file",
+        ])
+    }
+
+    @Test func aSharedCredentialWithOneEnvironmentsOwn() throws {
+        let configuration = try parse(yaml(auth: Self.tokenLine + Self.sandboxCertificate))
+        let app = try #require(configuration.apps["news"])
+        #expect(app.auth(for: .production) == .token(teamID: "ABCDE12345", keyID: "KEY1234567", keyFile: "/etc/pushfleet/AuthKey.p8"))
+        #expect(app.auth(for: .sandbox) == .certificate(certificateFile: "/etc/pushfleet/dev.pem", keyFile: "/etc/pushfleet/dev-key.pem"))
+        #expect(app.authKey(for: .production) == "apps.news.auth")
+        #expect(configuration.referencedFiles.map(\.key) == [
+            "apps.news.auth.token.key-file",
+            "apps.news.auth.sandbox.certificate.certificate-file", "apps.news.auth.sandbox.certificate.key-file",
+        ])
+    }
+
+    @Test func anEnvironmentWithoutACredentialIsNamed() throws {
+        let error = try #require(parseError(yaml(auth: Self.sandboxCertificate)))
+        #expect(error.key == "apps.news.auth.production")
+        #expect(error.message == "is required")
+        // Sending to the sandbox only, its own credential is enough.
+        let sandboxOnly = minimalYAML.replacingOccurrences(of: "    auth:\n" + Self.tokenLine, with: "    environments: [sandbox]\n    auth:\n" + Self.sandboxCertificate)
+        #expect(try parse(sandboxOnly).apps["news"]?.auth(for: .sandbox) == .certificate(certificateFile: "/etc/pushfleet/dev.pem", keyFile: "/etc/pushfleet/dev-key.pem"))
+    }
+
+    @Test func aCredentialForAnEnvironmentTheAppDoesNotSendToIsRefused() throws {
+        let yaml = minimalYAML.replacingOccurrences(
+            of: "    auth:\n" + Self.tokenLine, with: "    environments: [production]\n    auth:\n" + Self.tokenLine + Self.sandboxCertificate)
+        let error = try #require(parseError(yaml))
+        #expect(error.key == "apps.news.auth.sandbox")
+        #expect(error.message.contains("does not send to sandbox"))
+    }
+
+    @Test func anEnvironmentsOwnCredentialNeedsOneMethod() throws {
+        let error = try #require(parseError(yaml(auth: Self.tokenLine + "      production: {}\n")))
+        #expect(error.key == "apps.news.auth.production")
+        #expect(error.message.contains("exactly one of token, certificate or pkcs12"))
+        let missing = try #require(parseError(yaml(auth: "      sandbox:\n        certificate: {key-file: k}\n" + Self.productionCertificate)))
+        #expect(missing.key == "apps.news.auth.sandbox.certificate.certificate-file")
     }
 }

@@ -1,3 +1,4 @@
+import APNsCore
 import Foundation
 import PushConfiguration
 import Testing
@@ -26,7 +27,7 @@ import Testing
     func tokenKey() throws {
         let directory = try Self.directory(["k.p8": Data((Self.secret + "\n").utf8)])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try Self.app(.token(teamID: "T", keyID: "K", keyFile: directory.appendingPathComponent("k.p8").path)).readCredentialFiles()
+        let files = try Self.app(.token(teamID: "T", keyID: "K", keyFile: directory.appendingPathComponent("k.p8").path)).readCredentialFiles(for: .sandbox)
         guard case .token(let teamID, let keyID, let pem) = files else {
             Issue.record("not a token credential: \(files)")
             return
@@ -56,7 +57,7 @@ import Testing
                 default: .pkcs12(file: full, passphraseFile: path)
                 }
             #expect {
-                _ = try Self.app(auth).readCredentialFiles()
+                _ = try Self.app(auth).readCredentialFiles(for: .sandbox)
             } throws: { error in
                 guard let error = error as? ConfigurationError else { return false }
                 return error.key == key && error.message.contains(message) && !error.description.contains("PRIVATE KEY")
@@ -71,7 +72,7 @@ import Testing
             defer { try? FileManager.default.removeItem(at: directory) }
             let files = try Self.app(
                 .pkcs12(file: directory.appendingPathComponent("bundle.p12").path, passphraseFile: directory.appendingPathComponent("passphrase").path)
-            ).readCredentialFiles()
+            ).readCredentialFiles(for: .sandbox)
             guard case .pkcs12(let bytes, let passphrase) = files else {
                 Issue.record("not a PKCS#12 credential: \(files)")
                 return

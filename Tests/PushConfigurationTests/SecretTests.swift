@@ -1,3 +1,4 @@
+import APNsCore
 import Foundation
 import PushConfiguration
 import Testing
@@ -94,15 +95,19 @@ import Testing
         }
     }
 
-    @Test func resolvedPassphraseReadsThePKCS12PassphraseFile() throws {
+    @Test func thePKCS12PassphraseFileIsReadWithTheBundle() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try directory.write("pass.txt", "p12secret\n")
+        try directory.write("id.p12", "bundle")
         let yaml = minimalYAML.replacingOccurrences(
             of: "token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}",
             with: "pkcs12: {file: id.p12, passphrase-file: pass.txt}")
         let configuration = try PushFleetConfiguration.parse(yaml: yaml, baseDirectory: directory.path, environment: [:])
-        #expect(try configuration.apps["news"]?.resolvedPassphrase() == "p12secret")
-        #expect(try parse(minimalYAML).apps["news"]?.resolvedPassphrase() == nil)
+        guard case .pkcs12(_, let passphrase) = try configuration.apps["news"]?.readCredentialFiles(for: .production) else {
+            Issue.record("not a PKCS#12 credential")
+            return
+        }
+        #expect(passphrase == "p12secret")
     }
 }

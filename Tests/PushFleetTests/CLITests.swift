@@ -108,6 +108,46 @@ struct CLITests {
         }
     }
 
+    @Test("credentials check: a certificate per environment is accepted and its expiry shown; a refused key fails")
+    func credentialsCheck() async throws {
+        var options = PipelineStack.Options()
+        options.certificates = [.sandbox: .seconds(10 * 86_400 + 3_600), .production: .seconds(365 * 86_400)]
+        try await PipelineStack.with(options, productionSimulator: { _ in }) { stack in
+            let run = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--json"])
+            #expect(run.status == 0, "\(run.standardOutput)\(run.standardError)")
+            let report = try #require(try JSONValue(parsing: Data(run.standardOutput.utf8)).objectValue)
+            #expect(report["passed"] == true)
+            let listed = report["environments"]?.arrayValue ?? []
+            let environments = listed.compactMap(\.objectValue)
+            try #require(environments.count == 2)
+            #expect(environments.map { $0["environment"] } == ["sandbox", "production"])
+            #expect(environments.map { $0["verdict"] } == ["accepted", "accepted"])
+            #expect(environments.map { $0["credential"] } == ["certificate/news/sandbox", "certificate/news/production"])
+            #expect(environments[0]["certificate"]?.objectValue?["state"] == "expiring")
+            // Valid for 365 days from its issue, at a second's precision.
+            #expect((364...365).contains(environments[1]["certificate"]?.objectValue?["days-left"]?.intValue ?? 0))
+            #expect(!run.standardOutput.contains("PRIVATE KEY"))
+            // Each simulator saw the probe with the certificate of its own environment.
+            #expect(try await stack.simulator.counters().accepted == 1)
+            #expect(try await #require(stack.stack.productionSimulator).counters().accepted == 1)
+
+            let text = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--environment", "sandbox"])
+            #expect(text.status == 0)
+            #expect(text.standardOutput.contains("10 days left, expiring"), "\(text.standardOutput)")
+            #expect(text.standardOutput.contains("accepted: APNs answered 200 accepted to the probe"))
+        }
+        var untrusted = PipelineStack.Options()
+        untrusted.simulatorTrustsKey = false
+        try await PipelineStack.with(untrusted) { stack in
+            let run = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath])
+            #expect(run.status == 1)
+            #expect(run.standardOutput.contains("credential refused: APNs answered 403 InvalidProviderToken"), "\(run.standardOutput)")
+            let usage = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--environment", "production"])
+            #expect(usage.status == 64)
+            #expect(usage.standardError.contains("does not send to production"), "\(usage.standardError)")
+        }
+    }
+
     @Test("registry reshard raises the shard count; registry layout shows it; bad counts are refused")
     func registryReshard() async throws {
         try await PipelineStack.with { stack in
