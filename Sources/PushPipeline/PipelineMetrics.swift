@@ -31,7 +31,7 @@ final class PipelineMetrics: Sendable {
 
     /// `pushfleet_messages_consumed_total{topic}`: jobs, chunks, feedback events taken from Kafka.
     func consumed(topic: String) {
-        counter(in: consumed, key: topic) {
+        cached(in: consumed, key: topic) {
             CoreMetrics.Counter(label: "pushfleet_messages_consumed_total", dimensions: [("topic", topic)])
         }.increment()
     }
@@ -40,11 +40,8 @@ final class PipelineMetrics: Sendable {
     /// consumer group holds now. Across a fleet the values add up to the topic's partitions once
     /// the group is settled, each worker holding its share.
     func rebalanced(group: String, _ event: KafkaRebalanceEvent) {
-        let meter = assigned.withLock { meters in
-            if let meter = meters[group] { return meter }
-            let meter = CoreMetrics.Meter(label: "pushfleet_kafka_assigned_partitions", dimensions: [("group", group)])
-            meters[group] = meter
-            return meter
+        let meter = cached(in: assigned, key: group) {
+            CoreMetrics.Meter(label: "pushfleet_kafka_assigned_partitions", dimensions: [("group", group)])
         }
         switch event {
         case .assigned(let partitions): meter.increment(by: Double(partitions.count))
@@ -54,7 +51,7 @@ final class PipelineMetrics: Sendable {
 
     /// `pushfleet_notifications_total{app, outcome, reason}`: final and retryable outcomes.
     func outcome(app: String, outcome: String, reason: String, count: Int = 1) {
-        counter(in: outcomes, key: "\(app)\u{0}\(outcome)\u{0}\(reason)") {
+        cached(in: outcomes, key: "\(app)\u{0}\(outcome)\u{0}\(reason)") {
             CoreMetrics.Counter(
                 label: "pushfleet_notifications_total", dimensions: [("app", app), ("outcome", outcome), ("reason", reason)])
         }.increment(by: count)
@@ -63,7 +60,7 @@ final class PipelineMetrics: Sendable {
     /// `pushfleet_jobs_stopped_total{app, by, state}`: jobs this worker paused (the circuit
     /// breaker, or APNs refusing the whole request).
     func jobStopped(app: String, by actor: String, state: String) {
-        counter(in: outcomes, key: "stopped\u{0}\(app)\u{0}\(actor)\u{0}\(state)") {
+        cached(in: outcomes, key: "stopped\u{0}\(app)\u{0}\(actor)\u{0}\(state)") {
             CoreMetrics.Counter(label: "pushfleet_jobs_stopped_total", dimensions: [("app", app), ("by", actor), ("state", state)])
         }.increment()
     }
@@ -71,33 +68,24 @@ final class PipelineMetrics: Sendable {
     /// `pushfleet_registry_changes_total{app, change}`: what the feedback worker did with the
     /// answers it was given: `removed`, `kept-aside`, `moved-environment`, `probed`, `unchanged`.
     func registryChange(app: String, change: String, count: Int = 1) {
-        counter(in: outcomes, key: "registry\u{0}\(app)\u{0}\(change)") {
+        cached(in: outcomes, key: "registry\u{0}\(app)\u{0}\(change)") {
             CoreMetrics.Counter(label: "pushfleet_registry_changes_total", dimensions: [("app", app), ("change", change)])
         }.increment(by: count)
     }
 
-    /// `pushfleet_apns_request_duration_seconds{app}`: from handing a request to the APNs client
-    /// to its answer (waiting for a stream included).
     /// `pushfleet_apns_request_duration_seconds{app}`: from handing a notification to the APNs
-    /// client to its result.
+    /// client to its result (waiting for a stream included).
     func apnsLatency(app: String) -> CoreMetrics.Timer {
-        latencies.withLock { timers in
-            if let timer = timers[app] { return timer }
-            let timer = CoreMetrics.Timer(label: "pushfleet_apns_request_duration_seconds", dimensions: [("app", app)])
-            timers[app] = timer
-            return timer
+        cached(in: latencies, key: app) {
+            CoreMetrics.Timer(label: "pushfleet_apns_request_duration_seconds", dimensions: [("app", app)])
         }
     }
 
     /// `pushfleet_resend_buffer_depth{app}`: entries waiting in the app's resend buffer.
     func resendDepth(app: String, _ depth: Int) {
-        let gauge = depths.withLock { gauges in
-            if let gauge = gauges[app] { return gauge }
-            let gauge = CoreMetrics.Gauge(label: "pushfleet_resend_buffer_depth", dimensions: [("app", app)])
-            gauges[app] = gauge
-            return gauge
-        }
-        gauge.record(depth)
+        cached(in: depths, key: app) {
+            CoreMetrics.Gauge(label: "pushfleet_resend_buffer_depth", dimensions: [("app", app)])
+        }.record(depth)
     }
 
     /// `pushfleet_apns_connections_open`, `pushfleet_apns_streams_in_flight` and
@@ -110,23 +98,19 @@ final class PipelineMetrics: Sendable {
     }
 
     private func gauge(_ label: String, _ environment: String) -> CoreMetrics.Gauge {
-        depths.withLock { gauges in
-            let key = label + "\u{0}" + environment
-            if let gauge = gauges[key] { return gauge }
-            let gauge = CoreMetrics.Gauge(label: label, dimensions: [("environment", environment)])
-            gauges[key] = gauge
-            return gauge
+        cached(in: depths, key: label + "\u{0}" + environment) {
+            CoreMetrics.Gauge(label: label, dimensions: [("environment", environment)])
         }
     }
 
-    private func counter(
-        in store: borrowing Mutex<[String: CoreMetrics.Counter]>, key: String, make: () -> CoreMetrics.Counter
-    ) -> CoreMetrics.Counter {
-        store.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = make()
-            counters[key] = counter
-            return counter
+    /// The metric of `store` under `key`, made by `make` the first time (the one lookup-or-create
+    /// of every series here: swift-metrics handles are created once and reused).
+    private func cached<Metric>(in store: borrowing Mutex<[String: Metric]>, key: String, make: () -> Metric) -> Metric {
+        store.withLock { metrics in
+            if let metric = metrics[key] { return metric }
+            let metric = make()
+            metrics[key] = metric
+            return metric
         }
     }
 }

@@ -2,6 +2,7 @@ import APNsCore
 import APNsSimulator
 import EmbeddedStack
 import Foundation
+import LocalRedis
 import PipelineTestSupport
 import PushAPI
 import PushCore
@@ -25,7 +26,7 @@ struct CertificateCredentialTests {
         try await Stack.with(options, productionSimulator: { _ in }) { stack in
             try await stack.register(sandbox)
             try await stack.register(production, environment: .production)
-            let port = try freeLocalPort()
+            let port = try LocalRedisServer.freePort()
             let worker = try WorkerProcess.start(stack: stack, environment: ["PUSHFLEET__METRICS__PORT": String(port)])
             defer { worker.forceStop() }
             try await stack.publish(Stack.job(id: "to-sandbox", audience: .broadcast))

@@ -2,6 +2,7 @@ import APNsCore
 import APNsSimulator
 import EmbeddedStack
 import Foundation
+import LocalRedis
 import PipelineTestSupport
 import PushAPI
 import PushCore
@@ -24,7 +25,7 @@ struct WorkerOperationsTests {
             simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 10_000) })
         }) { stack in
             try await stack.register(tokens)
-            let port = try freeLocalPort()
+            let port = try LocalRedisServer.freePort()
             let worker = try WorkerProcess.start(stack: stack, environment: ["PUSHFLEET__METRICS__PORT": String(port)])
             defer { worker.forceStop() }
             let endpoints = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
