@@ -161,7 +161,7 @@ final class NotificationSender: Sendable {
                         stop = halt
                         break
                     }
-                    if let reason = try await context.suspensions.reason(app: app.id) {
+                    if let reason = try await context.suspensions.reason(app: app.id, environment: job.environment) {
                         stop = .suspended(reason: reason)
                         break
                     }
@@ -234,14 +234,15 @@ final class NotificationSender: Sendable {
         if let reason = plan.suspendApp {
             context.counters.add(.providerSuspensions)
             let suspensions = context.suspensions
-            let isNew = suspensions.hold(app: app, reason: reason)
-            try await Retrying.run("suspending app \(app)", logger: context.logger) {
-                try await suspensions.suspendFleetWide(app: app, reason: reason)
+            let environment = facts.environment
+            let isNew = suspensions.hold(app: app, environment: environment, reason: reason)
+            try await Retrying.run("suspending app \(app) in \(environment.rawValue)", logger: context.logger) {
+                try await suspensions.suspendFleetWide(app: app, environment: environment, reason: reason)
             }
             context.logger.log(
                 level: isNew ? .error : .debug,
-                "APNs refused the credential of app \(app) (\(reason)): its sending is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience waits in the resend buffer. Fix the app's key or certificate.",
-                metadata: ["app": "\(app)", "job": "\(jobID)"])
+                "APNs refused the \(environment.rawValue) credential of app \(app) (\(reason)): its sending to \(environment.rawValue) is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience there waits in the resend buffer. Fix the app's key or certificate (`pushfleet credentials check --app \(app)`).",
+                metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "job": "\(jobID)"])
         }
         if !plan.registryChanges.isEmpty {
             let effects = context.heldEffects

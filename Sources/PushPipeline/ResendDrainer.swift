@@ -39,7 +39,13 @@ struct ResendDrainer: Sendable {
     /// One round for one app; returns the entries it handled.
     func drain(_ app: PushApp) async throws -> Int {
         context.metrics.resendDepth(app: app.id, try await context.resend.depth(app: app.id))
-        if try await context.suspensions.reason(app: app.id) != nil { return 0 }
+        // Suspended everywhere: nothing it claimed could be sent. Suspended in one environment
+        // only: that environment's entries go back to the buffer (not sent) when claimed.
+        var suspended = 0
+        for environment in app.settings.environments where try await context.suspensions.reason(app: app.id, environment: environment) != nil {
+            suspended += 1
+        }
+        if suspended == app.settings.environments.count { return 0 }
         let entries = try await context.resend.claimDue(app: app.id, limit: batchSize)
         guard !entries.isEmpty else { return 0 }
         var byJob: [String: [ResendEntry]] = [:]

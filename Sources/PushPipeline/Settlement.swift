@@ -14,7 +14,7 @@ import PushStore
 /// | `BadDeviceToken`, `DeviceTokenNotForTopic` | counted as failed; the token is kept aside (a registry change, never a removal), except `DeviceTokenNotForTopic` under an extra topic, which says nothing about the token |
 /// | a refusal Apple does not document | counted as failed, dead-lettered |
 /// | a refusal of the whole request (`BadTopic`, `TopicDisallowed`, `InvalidPushType`, `BadCertificateEnvironment`, …) | the job is paused; the notification keeps no outcome and is sent again if the job resumes |
-/// | the credential refused | the app is suspended; the notification waits in the resend buffer until the suspension ends |
+/// | the credential refused | the app's sending to the job's environment is suspended; the notification waits in the resend buffer until the suspension ends |
 /// | no answer (timeout, lost connection), 429, 5xx, not sent | the resend buffer, not due before APNs's `Retry-After` when it sent one |
 /// | the job was cancelled | counted as `cancelled`, never sent |
 ///

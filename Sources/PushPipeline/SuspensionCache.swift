@@ -1,8 +1,10 @@
+import APNsCore
 import PushStore
 import Synchronization
 
-/// Whether an app's sending is suspended fleet-wide (its credential was refused), as this
-/// worker last heard from Redis; refreshed at most once a second per app.
+/// Whether an app's sending to an environment is suspended fleet-wide (the credential it sends
+/// there with was refused), as this worker last heard from Redis; refreshed at most once a
+/// second per app and environment.
 final class SuspensionCache: Sendable {
     private struct Entry {
         var reason: String?
@@ -20,30 +22,37 @@ final class SuspensionCache: Sendable {
         self.store = store
     }
 
-    /// The suspension's reason, or `nil` when the app may send.
-    func reason(app: String) async throws -> String? {
+    /// The suspension's reason, or `nil` when the app may send to `environment`.
+    func reason(app: String, environment: APNsEnvironment) async throws -> String? {
         let now = ContinuousClock.now
-        if let entry = entries.withLock({ $0[app] }), now - entry.checkedAt < Self.refreshInterval {
+        let key = Self.key(app, environment)
+        if let entry = entries.withLock({ $0[key] }), now - entry.checkedAt < Self.refreshInterval {
             return entry.reason
         }
-        let reason = try await store.reason(app: app)
-        entries.withLock { $0[app] = Entry(reason: reason, checkedAt: now) }
+        let reason = try await store.reason(app: app, environment: environment)
+        entries.withLock { $0[key] = Entry(reason: reason, checkedAt: now) }
         return reason
     }
 
-    /// Holds the app suspended in this worker at once; `true` when it was not already held, so
+    /// Holds the app's sending to `environment` suspended in this worker at once; `true` when it was not already held, so
     /// that a refusal is reported once, not once per batch of notifications in flight. Kept
-    /// apart from ``suspendFleetWide(app:reason:)``, which is retried: a retry must not turn
+    /// apart from ``suspendFleetWide(app:environment:reason:)``, which is retried: a retry must not turn
     /// the first refusal into a repeated one.
-    func hold(app: String, reason: String) -> Bool {
-        entries.withLock { entries in
-            defer { entries[app] = Entry(reason: reason, checkedAt: .now) }
-            return entries[app]?.reason == nil
+    func hold(app: String, environment: APNsEnvironment, reason: String) -> Bool {
+        let key = Self.key(app, environment)
+        return entries.withLock { entries in
+            defer { entries[key] = Entry(reason: reason, checkedAt: .now) }
+            return entries[key]?.reason == nil
         }
     }
 
-    /// Suspends the app fleet-wide for ``duration`` from now (each call extends it).
-    func suspendFleetWide(app: String, reason: String) async throws {
-        try await store.suspend(app: app, for: Self.duration, reason: reason)
+    /// Suspends the app's sending to `environment` fleet-wide for ``duration`` from now (each
+    /// call extends it).
+    func suspendFleetWide(app: String, environment: APNsEnvironment, reason: String) async throws {
+        try await store.suspend(app: app, environment: environment, for: Self.duration, reason: reason)
+    }
+
+    private static func key(_ app: String, _ environment: APNsEnvironment) -> String {
+        app + "\u{0}" + environment.rawValue
     }
 }

@@ -1,10 +1,13 @@
+import APNsCore
 import Redis
 
-/// Suspends sending for an app fleet-wide, e.g. after APNs rejected its certificate or topic:
-/// one string key per app holding the reason, expiring when the suspension ends.
+/// Suspends an app's sending to one APNs environment fleet-wide, e.g. after APNs refused the
+/// credential it sends there with: one string key per app and environment holding the reason,
+/// expiring when the suspension ends. An app's environments may hold different credentials
+/// (a development and a production certificate), so a refusal in one leaves the other sending.
 ///
-/// Workers check ``reason(app:)`` before sending; the key `pf:{<app>}:suspended` is in the app's
-/// own slot `{<app>}`.
+/// Workers check ``reason(app:environment:)`` before sending; the key
+/// `pf:{<app>}:suspended:<environment>` is in the app's own slot `{<app>}`.
 public final class AppSuspension: Sendable {
     let client: any RedisCommands
 
@@ -13,31 +16,31 @@ public final class AppSuspension: Sendable {
         self.client = client
     }
 
-    /// Suspends sending for the app fleet-wide for `duration` (at least 1 ms; rounded down to
+    /// Suspends the app's sending to `environment` fleet-wide for `duration` (at least 1 ms; rounded down to
     /// whole milliseconds) with a reason (`SET PX`). Suspending again replaces the reason and
     /// the duration.
     ///
     /// - Throws: ``StoreError`` naming `app` or `duration`; `RedisClientError`.
-    public func suspend(app: String, for duration: Duration, reason: String) async throws {
+    public func suspend(app: String, environment: APNsEnvironment, for duration: Duration, reason: String) async throws {
         try StoreValidation.app(app)
         let milliseconds = duration.wholeMilliseconds
         guard milliseconds >= 1 else {
             throw StoreError(.invalidArgument, field: "duration", message: "must be at least 1 ms, is \(duration)")
         }
-        _ = try await client.send("SET", .string(Self.key(app: app)), .string(reason), "PX", .string(String(milliseconds)))
+        _ = try await client.send("SET", .string(Self.key(app: app, environment: environment)), .string(reason), "PX", .string(String(milliseconds)))
     }
 
     /// The reason when suspended, nil otherwise.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func reason(app: String) async throws -> String? {
+    public func reason(app: String, environment: APNsEnvironment) async throws -> String? {
         try StoreValidation.app(app)
-        let reply = try await client.send("GET", .string(Self.key(app: app)))
+        let reply = try await client.send("GET", .string(Self.key(app: app, environment: environment)))
         if reply.isNull {
             return nil
         }
         guard let reason = reply.string else {
-            throw StoreError.unexpected(reply, from: "GET of app \(app)'s suspension")
+            throw StoreError.unexpected(reply, from: "GET of app \(app)'s suspension in \(environment.rawValue)")
         }
         return reason
     }
@@ -45,13 +48,13 @@ public final class AppSuspension: Sendable {
     /// Ends a suspension early; lifting an app that is not suspended does nothing.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func lift(app: String) async throws {
+    public func lift(app: String, environment: APNsEnvironment) async throws {
         try StoreValidation.app(app)
-        _ = try await client.send("DEL", .string(Self.key(app: app)))
+        _ = try await client.send("DEL", .string(Self.key(app: app, environment: environment)))
     }
 
-    /// `pf:{<app>}:suspended`
-    static func key(app: String) -> String {
-        "pf:{\(app)}:suspended"
+    /// `pf:{<app>}:suspended:<environment>`
+    static func key(app: String, environment: APNsEnvironment) -> String {
+        "pf:{\(app)}:suspended:\(environment.rawValue)"
     }
 }

@@ -7,6 +7,7 @@ import PipelineTestSupport
 import PushAPI
 import PushCore
 import PushJobs
+import PushPipeline
 import PushStore
 import Testing
 
@@ -59,6 +60,38 @@ struct CertificateCredentialTests {
             #expect(!log.contains("(production) expires"))
             #expect(!log.contains("PRIVATE KEY"))
             try await worker.stopGracefully()
+        }
+    }
+
+    @Test("a refused credential suspends its own environment only: the other keeps sending")
+    func refusalSuspendsOneEnvironment() async throws {
+        var options = Stack.Options()
+        options.certificates = [.sandbox: .seconds(365 * 86_400), .production: .seconds(365 * 86_400)]
+        let sandbox = (0..<200).map(Stack.token)
+        let production = (1_000..<1_200).map(Stack.token)
+        // The sandbox refuses every request as APNs does a revoked certificate's (the production
+        // simulator starts from the sandbox's configuration: its faults are cleared).
+        try await Stack.with(
+            options, simulator: { $0.faults.rejectsProviderTokens = true }, productionSimulator: { $0.faults = APNsSimulatorFaults() }
+        ) { stack in
+            try await stack.register(sandbox)
+            try await stack.register(production, environment: .production)
+            try await stack.withWorker { counters in
+                try await stack.publish(Stack.job(id: "refused", audience: .broadcast))
+                _ = try await eventually("the sandbox suspended") {
+                    try await AppSuspension(client: stack.redis).reason(app: Stack.app, environment: .sandbox)
+                } until: { $0 != nil }
+                try await stack.publish(Stack.job(id: "unaffected", audience: .broadcast, environment: .production))
+                let report = try await eventually("the production job completes") { try await stack.report("unaffected") } until: {
+                    $0.isComplete
+                }
+                #expect(report.accepted == production.count)
+                #expect(try await AppSuspension(client: stack.redis).reason(app: Stack.app, environment: .production) == nil)
+                let refused = try await stack.report("refused")
+                #expect(refused.accepted == 0)
+                #expect(counters[.providerSuspensions] >= 1)
+            }
+            #expect(try await #require(stack.stack.productionSimulator).counters().accepted == production.count)
         }
     }
 }

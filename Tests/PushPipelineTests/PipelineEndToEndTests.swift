@@ -435,7 +435,7 @@ struct PipelineEndToEndTests {
                 #expect(report.accepted == 0)
                 #expect(report.deadLettered == 0)
                 #expect(counters[.providerSuspensions] >= 1)
-                let suspension = try await AppSuspension(client: stack.redis).reason(app: Stack.app)
+                let suspension = try await AppSuspension(client: stack.redis).reason(app: Stack.app, environment: .sandbox)
                 #expect(suspension == "InvalidProviderToken")
                 let depth = try await ResendBuffer(client: stack.redis).depth(app: Stack.app)
                 #expect(depth == tokens.count)

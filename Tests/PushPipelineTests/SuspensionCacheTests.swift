@@ -1,3 +1,4 @@
+import APNsCore
 import LocalRedis
 import PushStore
 import Redis
@@ -12,22 +13,23 @@ struct SuspensionCacheTests {
         try await LocalRedisServer.with { server async throws in
             let client = RedisClient(configuration: server.configuration)
             let cache = SuspensionCache(store: AppSuspension(client: client))
-            #expect(try await cache.reason(app: "news") == nil)
-            #expect(cache.hold(app: "news", reason: "InvalidProviderToken"), "the first refusal is new")
-            try await cache.suspendFleetWide(app: "news", reason: "InvalidProviderToken")
-            #expect(!cache.hold(app: "news", reason: "InvalidProviderToken"), "the next batch's is not")
-            #expect(cache.hold(app: "shop", reason: "BadCertificate"), "another app's is")
-            #expect(try await AppSuspension(client: client).reason(app: "news") == "InvalidProviderToken", "fleet-wide")
+            #expect(try await cache.reason(app: "news", environment: .production) == nil)
+            #expect(cache.hold(app: "news", environment: .production, reason: "InvalidProviderToken"), "the first refusal is new")
+            try await cache.suspendFleetWide(app: "news", environment: .production, reason: "InvalidProviderToken")
+            #expect(!cache.hold(app: "news", environment: .production, reason: "InvalidProviderToken"), "the next batch's is not")
+            #expect(cache.hold(app: "shop", environment: .production, reason: "BadCertificate"), "another app's is")
+            #expect(cache.hold(app: "news", environment: .sandbox, reason: "BadCertificate"), "another environment's is")
+            #expect(try await AppSuspension(client: client).reason(app: "news", environment: .production) == "InvalidProviderToken", "fleet-wide")
 
             // Lifted fleet-wide (the suspension ran out): once this worker has seen it, a new
             // refusal is new again.
-            try await AppSuspension(client: client).lift(app: "news")
+            try await AppSuspension(client: client).lift(app: "news", environment: .production)
             let deadline = ContinuousClock.now + .seconds(5)
-            while try await cache.reason(app: "news") != nil, ContinuousClock.now < deadline {
+            while try await cache.reason(app: "news", environment: .production) != nil, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(try await cache.reason(app: "news") == nil)
-            #expect(cache.hold(app: "news", reason: "InvalidProviderToken"))
+            #expect(try await cache.reason(app: "news", environment: .production) == nil)
+            #expect(cache.hold(app: "news", environment: .production, reason: "InvalidProviderToken"))
             await client.shutdown()
         }
     }
