@@ -50,18 +50,27 @@ indirect enum ConfigurationSchema: Sendable {
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
         ("apps", .apps(.section([
             ("bundle-id", .value), ("extra-topics", .value), ("environments", .value),
-            ("auth", .section(authMethods + [("sandbox", .section(authMethods)), ("production", .section(authMethods))])),
+            // The methods, then an environment's own (Tests/deploy reads this table as text:
+            // it stays literal).
+            ("auth", .section([
+                ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+                ("sandbox", .section([
+                    ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                    ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                    ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+                ])),
+                ("production", .section([
+                    ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                    ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                    ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+                ])),
+            ])),
             ("rate-per-second", .value), ("burst", .value), ("sleep-after", .value),
             ("sleep-ms", .value), ("connections-per-pool", .value), ("api-keys", .value), ("api-keys-file", .value),
         ]))),
     ])
-
-    /// The methods of `apps.<id>.auth` and of `apps.<id>.auth.<environment>`.
-    private static let authMethods: [(key: String, schema: ConfigurationSchema)] = [
-        ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
-        ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
-        ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
-    ]
 
     /// `path.key`, or `key` at the top level; an empty key (YAML allows `"": x`) shows as `''`, so that an error always
     /// names a key.
