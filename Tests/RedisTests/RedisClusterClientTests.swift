@@ -134,9 +134,18 @@ struct RedisClusterClientTests {
             let client = RedisClusterClient(configuration: configuration)
             defer { Task { await client.shutdown() } }
             let keys = Self.keys(1_000)
+            // A replica still loading its first copy of the master acknowledges nothing, and the
+            // client's WAIT gives up after 500 ms by design (a lagging replica does not stop the
+            // fleet): the writes below are confirmed once every replica is online.
+            var topology = try await cluster.topology()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !topology.shards.allSatisfy({ shard in shard.nodes.contains { $0.role == .replica && $0.health == "online" } }) {
+                try #require(ContinuousClock.now < deadline, "every master's replica online: \(topology)")
+                try await Task.sleep(for: .milliseconds(100))
+                topology = try await cluster.topology()
+            }
             // Confirmed by each master's replica (WAIT) before the pipeline returns.
             _ = try await client.pipeline(keys.map { ["SET", .string($0), "kept"] })
-            let topology = try await cluster.topology()
             let victim = topology.masters[0]
             await cluster.kill(victim.address)
             // Every key is readable again once the replica took over (its writes were replicated).

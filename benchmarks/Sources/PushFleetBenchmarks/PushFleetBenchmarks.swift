@@ -170,6 +170,8 @@ struct StateCommand: AsyncParsableCommand {
             | redis-benchmark -t hset -P 100 -c 8, same run | \(Int(result.redisBenchmarkHSETPerSecond)) HSET/s |
             | a broadcast's scan of every shard task | \(String(format: "%.1f", result.scanSeconds)) s |
             | recording the job's outcomes | \(String(format: "%.1f", result.outcomesSeconds)) s |
+            | `pushfleet devices export` of every device (process start to exit) | \(Int(Double(result.devices) / result.exportSeconds)) devices/s (\(String(format: "%.1f", result.exportSeconds)) s) |
+            | `pushfleet devices remove-tag` of the tag every device carries (process start to exit) | \(Int(Double(result.devices) / result.removeTagSeconds)) devices/s (\(String(format: "%.1f", result.removeTagSeconds)) s) |
             """
         print(markdown)
         try output.write(name: cluster ? "redis-state-cluster" : "redis-state", result: result, markdown: markdown)

@@ -14,7 +14,9 @@ import Redis
 /// each. The import rate is set beside `redis-benchmark`'s pipelined `HSET` rate against the
 /// same server or cluster in the same run (the machine's raw write rate), and beside
 /// ``DeviceRegistry/bind(_:app:)`` called in-process (the registry without the file and the
-/// process around it). The stack is ``EmbeddedStack``'s, with its configuration file.
+/// process around it). Then the app-wide walks an operator runs: `pushfleet devices export` of
+/// every device and `pushfleet devices remove-tag` of the tag every device carries. The stack is
+/// ``EmbeddedStack``'s, with its configuration file.
 struct StateBenchmark {
     struct Settings: Sendable {
         var devices = 1_000_000
@@ -44,6 +46,10 @@ struct StateBenchmark {
         /// The keys of the job's sent state, and the largest one's share of the job's tokens.
         var sentStateKeys: Int
         var largestSentKeyShare: Double
+        /// `pushfleet devices export --output F`, process start to exit.
+        var exportSeconds: Double
+        /// `pushfleet devices remove-tag` of the tag every device carries, process start to exit.
+        var removeTagSeconds: Double
     }
 
     static let app = EmbeddedStack.app
@@ -153,6 +159,24 @@ struct StateBenchmark {
             try await registry.bind(devices, app: bindApp)
             bindSeconds += seconds(clock.now - bindStart)
         }
+        // The app-wide walks: every device exported, then the tag every device carries removed.
+        let exported = stack.directory.appendingPathComponent("export.jsonl")
+        let exportStart = clock.now
+        let export = try BenchmarkProcess.run(
+            settings.pushfleetPath, ["devices", "export", "--app", app, "--config", stack.configurationPath, "--output", exported.path])
+        let exportSeconds = seconds(clock.now - exportStart)
+        guard export.status == 0, export.standardError.contains("exported \(settings.devices) devices") else {
+            throw BenchmarkError.failed("pushfleet devices export exited \(export.status): \(export.standardError.suffix(2_000))")
+        }
+        try? FileManager.default.removeItem(at: exported)
+        let removeStart = clock.now
+        let remove = try BenchmarkProcess.run(
+            settings.pushfleetPath, ["devices", "remove-tag", "all", "--app", app, "--config", stack.configurationPath, "--json"])
+        let removeTagSeconds = seconds(clock.now - removeStart)
+        guard remove.status == 0, remove.standardOutput.contains("\"devices\":\(settings.devices)") else {
+            throw BenchmarkError.failed("pushfleet devices remove-tag exited \(remove.status): \(remove.standardOutput) \(remove.standardError.suffix(2_000))")
+        }
+
         let hset = try await reference(settings.devices)
         return Result(
             devices: settings.devices, backend: backend, importSeconds: importSeconds,
@@ -161,7 +185,7 @@ struct StateBenchmark {
             registryBytes: afterImport - before, bytesPerDevice: Double(afterImport - before) / Double(settings.devices),
             scanSeconds: scanSeconds, outcomesSeconds: outcomesSeconds, sentStateBytes: afterOutcomes - afterImport,
             bytesPerSentToken: Double(afterOutcomes - afterImport) / Double(settings.devices), sentStateKeys: keys,
-            largestSentKeyShare: Double(largest) / Double(settings.devices))
+            largestSentKeyShare: Double(largest) / Double(settings.devices), exportSeconds: exportSeconds, removeTagSeconds: removeTagSeconds)
     }
 
     /// The ids of every production device, shard task by shard task, 1,000 per page.
