@@ -45,7 +45,7 @@ public struct OperationsServer: Service {
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-probe", logger: logger)
         let admin = try configuration.kafka.makeAdmin(logger: logger)
         let certificates = self.certificates
-        let probe = ReadinessProbe(redis: redis, admin: admin, certificates: certificates, clock: StoreClock.system)
+        let probe = ReadinessProbe(redis: redis, admin: admin, certificates: certificates)
         let registry = self.registry
         let router = Router()
         router.get("/healthz") { _, _ in APIResponse.json(["status": "ok"]) }

@@ -1,5 +1,6 @@
 import Kafka
 import PushCore
+import PushStore
 import Redis
 
 /// Whether the process can work: Kafka answers a metadata request for `push.jobs` and Redis
@@ -15,7 +16,7 @@ struct ReadinessProbe: Sendable {
 
     init(
         redis: any RedisCommands, admin: KafkaAdmin, certificates: [CertificateExpiry]? = nil,
-        clock: @escaping @Sendable () -> Int64 = { 0 }
+        clock: @escaping @Sendable () -> Int64 = StoreClock.system
     ) {
         self.redis = redis
         self.admin = admin

@@ -48,10 +48,10 @@ public struct CertificateExpiry: Sendable, Hashable {
             return nil
         case .expiring:
             return "the APNs certificate of app \(app) (\(environment.rawValue)) expires in \(days) day(s), at "
-                + "\(Self.timestamp(notValidAfter)): renew it before then"
+                + "\(notValidAfterText): renew it before then"
         case .expired:
             return "the APNs certificate of app \(app) (\(environment.rawValue)) expired at "
-                + "\(Self.timestamp(notValidAfter)): APNs refuses it; renew it"
+                + "\(notValidAfterText): APNs refuses it; renew it"
         }
     }
 
@@ -60,13 +60,14 @@ public struct CertificateExpiry: Sendable, Hashable {
     public func jsonValue(now: Int64) -> JSONValue {
         [
             "app": .string(app), "environment": .string(environment.rawValue),
-            "not-valid-after": .string(Self.timestamp(notValidAfter)),
+            "not-valid-after": .string(notValidAfterText),
             "days-left": .number(JSONNumber(Int(daysLeft(now: now).rounded(.down)))),
             "state": .string(state(now: now).rawValue),
         ]
     }
 
-    private static func timestamp(_ milliseconds: Int64) -> String {
-        RFC3339Timestamp.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    /// ``notValidAfter`` as an RFC 3339 timestamp.
+    public var notValidAfterText: String {
+        RFC3339Timestamp.string(from: Date(timeIntervalSince1970: Double(notValidAfter) / 1000))
     }
 }

@@ -77,6 +77,17 @@ struct ClientSession {
         return try result.get()
     }
 
+    /// Opens Redis (the registry commands: no Kafka), runs `body` once `app` is known to be
+    /// configured, and closes Redis whatever happens.
+    static func withRegistry<Value>(
+        _ options: ClientOptions, app: String, _ body: (ClientSession) async throws -> Value
+    ) async throws -> Value {
+        try await with(options, kafka: false) { session in
+            _ = try session.app(app)
+            return try await body(session)
+        }
+    }
+
     /// The configured app, or a usage error listing the apps.
     func app(_ id: String) throws -> AppSettings {
         guard let app = configuration.apps[id] else {

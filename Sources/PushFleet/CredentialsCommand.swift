@@ -7,6 +7,7 @@ import NIOPosix
 import PushConfiguration
 import PushCore
 import PushPipeline
+import PushStore
 
 /// `pushfleet credentials check --app A`: opens a connection to APNs (or the configured
 /// endpoint) with the app's credential and reports what it learned.
@@ -74,7 +75,7 @@ struct CredentialsCommand: AsyncParsableCommand {
                 }
                 let elapsed = ContinuousClock.now - started
                 let verdict = CredentialCheck.verdict(outcome)
-                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                let now = StoreClock.system()
                 let expired = expiry.map { $0.state(now: now) == .expired } ?? false
                 passed = passed && verdict.passed && !expired
                 let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
@@ -89,7 +90,7 @@ struct CredentialsCommand: AsyncParsableCommand {
                     print("\(app) \(environment.rawValue): \(credential.id) at \(endpoint.host):\(endpoint.port)")
                     if let expiry {
                         let state = expiry.state(now: now)
-                        print("  certificate valid until \(RFC3339Timestamp.string(from: Date(timeIntervalSince1970: Double(expiry.notValidAfter) / 1000))) "
+                        print("  certificate valid until \(expiry.notValidAfterText) "
                             + "(\(Int(expiry.daysLeft(now: now).rounded(.down))) days left\(state == .valid ? "" : ", \(state.rawValue)"))")
                     }
                     print("  \(Self.name(verdict)): \(Self.detail(verdict)) (\(milliseconds) ms)")

@@ -5,7 +5,8 @@ import PushStore
 
 /// Reads a device file a batch at a time without loading it: CSV (`token,environment,openid,tags`
 /// with tags separated by `|`, an optional header line) or JSON lines (`{"token", "environment",
-/// "openid", "tags", "registered-at"}`, other keys ignored: what `devices export` writes). Lines that are not valid are reported with their number and skipped.
+/// "openid", "tags", "registered-at"}`, other keys ignored: what `devices export` writes).
+/// Lines that are not valid are reported with their number and skipped.
 struct DeviceFileReader {
     enum Format: String, CaseIterable {
         case csv, jsonl

@@ -61,8 +61,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 throw ValidationError(error.description)
             }
             let start = ContinuousClock.now
-            let (imported, rejected) = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let (imported, rejected) = try await ClientSession.withRegistry(options, app: app) { session in
                 let registry = session.registry
                 var bar = ProgressBar(label: "importing", toStandardError: true)
                 var imported = 0
@@ -159,8 +158,7 @@ struct DevicesCommand: AsyncParsableCommand {
             guard let environment = APNsEnvironment(rawValue: environment) else {
                 throw ValidationError("--environment must be sandbox or production")
             }
-            try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            try await ClientSession.withRegistry(options, app: app) { session in
                 try await session.registry.bind(app: app, token: deviceToken, environment: environment, openID: openid, tags: tags)
                 try await printDevice(deviceToken, session: session)
             }
@@ -188,8 +186,7 @@ struct DevicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let deviceToken = try parseToken(token)
-            let removed = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let removed = try await ClientSession.withRegistry(options, app: app) { session in
                 return try await session.registry.unbind(app: app, token: deviceToken)
             }
             print(options.json ? #"{"token":"\#(deviceToken.hex)","removed":\#(removed)}"# : removed ? "▸ unbound \(deviceToken.hex)" : "device \(deviceToken.hex) is not registered")
@@ -213,8 +210,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let deviceToken = try parseToken(token)
             let tags: [String]
             do {
-                tags = try await ClientSession.with(options, kafka: false) { session in
-                    _ = try session.app(app)
+                tags = try await ClientSession.withRegistry(options, app: app) { session in
                     let registry = session.registry
                     if !add.isEmpty { _ = try await registry.addTags(add, app: app, token: deviceToken) }
                     if !remove.isEmpty { _ = try await registry.removeTags(remove, app: app, token: deviceToken) }
@@ -262,8 +258,7 @@ extension DevicesCommand {
             }
             let exported: Int
             do {
-                exported = try await ClientSession.with(options, kafka: false) { session in
-                    _ = try session.app(app)
+                exported = try await ClientSession.withRegistry(options, app: app) { session in
                     var count = 0
                     try await session.registry.forEachDevice(app: app) { page in
                         var lines = Data()
@@ -304,8 +299,7 @@ extension DevicesCommand {
         @Argument(help: "The tag.") var tag: String
 
         func run() async throws {
-            let removed = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let removed = try await ClientSession.withRegistry(options, app: app) { session in
                 return try await session.registry.removeTagFromEveryDevice(app: app, tag: tag)
             }
             let value: JSONValue = ["tag": .string(tag), "devices": .number(JSONNumber(removed))]
@@ -330,8 +324,7 @@ extension DevicesCommand {
 
         func run() async throws {
             let environments = try selectedEnvironments(environment)
-            try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            try await ClientSession.withRegistry(options, app: app) { session in
                 var listed = 0
                 try await forEachSuspect(session, app: app, environments: environments) { record in
                     guard listed < limit else { return false }
@@ -372,8 +365,7 @@ extension DevicesCommand {
         func run() async throws {
             let environments = try selectedEnvironments(environment)
             let named = try tokens.map(parseToken)
-            let (restored, notSuspect) = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let (restored, notSuspect) = try await ClientSession.withRegistry(options, app: app) { session in
                 let registry = session.registry
                 var restored = 0
                 var notSuspect: [String] = []

@@ -19,8 +19,7 @@ struct RegistryCommand: AsyncParsableCommand {
         @Option(help: "The app id.") var app: String
 
         func run() async throws {
-            try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            try await ClientSession.withRegistry(options, app: app) { session in
                 let layout = try await session.registry.refreshLayout(app: app)
                 let count = try await session.registry.deviceCount(app: app)
                 if options.json {
@@ -62,8 +61,7 @@ struct RegistryCommand: AsyncParsableCommand {
 
         func run() async throws {
             let start = ContinuousClock.now
-            let report = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let report = try await ClientSession.withRegistry(options, app: app) { session in
                 let bar = SharedProgress(ProgressBar(label: "resharding", toStandardError: true))
                 let json = options.json
                 let report = try await session.registry.reshard(app: app, to: shards, concurrency: concurrency) { done, total, moved in

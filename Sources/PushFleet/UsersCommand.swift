@@ -21,8 +21,7 @@ struct UsersCommand: AsyncParsableCommand {
         @Argument(help: "The openid.") var openid: String
 
         func run() async throws {
-            let record = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let record = try await ClientSession.withRegistry(options, app: app) { session in
                 return try await session.registry.user(app: app, openID: openid)
             }
             guard let record else {
@@ -50,8 +49,7 @@ struct UsersCommand: AsyncParsableCommand {
         @Argument(help: "The openid.") var openid: String
 
         func run() async throws {
-            let token = try await ClientSession.with(options, kafka: false) { session in
-                _ = try session.app(app)
+            let token = try await ClientSession.withRegistry(options, app: app) { session in
                 return try await session.registry.logOut(app: app, openID: openid)
             }
             guard let token else {

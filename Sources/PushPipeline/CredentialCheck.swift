@@ -55,12 +55,10 @@ public enum CredentialCheck {
                 return .accepted(answer: answer)
             case .providerAuthentication:
                 return .credentialRefused(reason: answer)
-            case .misconfiguration:
+            case .misconfiguration, .permanent:
                 return .configurationRefused(reason: answer)
             case .retryable:
                 return .inconclusive(reason: answer)
-            case .permanent:
-                return .configurationRefused(reason: answer)
             }
         }
     }

@@ -2,9 +2,8 @@ import Kafka
 
 /// Consumes a consumer's messages with up to `concurrency` handled at once, marking each
 /// processed when its handler returns `true`. A handler returns `false` only when it could not
-/// finish (the worker is stopping): the message stays uncommitted for the next owner, and the consumer's close does not wait for
-/// it. Ends when
-/// the consumer closes.
+/// finish (the worker is stopping): the message stays uncommitted for the next owner, and the
+/// consumer's close does not wait for it. Ends when the consumer closes.
 enum MessageLoop {
     static func run(
         _ consumer: KafkaConsumer,

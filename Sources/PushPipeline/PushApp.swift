@@ -30,18 +30,18 @@ public struct PushApp: Sendable {
     }
 
     /// Loads the app's key or certificate files (``AppSettings/readCredentialFiles(for:)``),
-    /// each file once: an environment with its own credential gets a credential named
-    /// `<app>/<environment>`, the shared one is named `<app>`.
+    /// each credential once (environments with the same one share it): an environment's own
+    /// credential is named `<app>/<environment>`, the shared one `<app>`.
     ///
     /// - Throws: ``ConfigurationError`` naming the file's setting when a file cannot be read or
     ///   is empty.
     public static func load(_ settings: AppSettings) throws(ConfigurationError) -> PushApp {
-        var byKey: [String: APNsCredential] = [:]
+        var loaded: [(auth: AppAuth, credential: APNsCredential)] = []
         var credentials: [APNsEnvironment: APNsCredential] = [:]
         for environment in APNsEnvironment.allCases {
-            let key = settings.authKey(for: environment)
-            if let loaded = byKey[key] {
-                credentials[environment] = loaded
+            let auth = settings.auth(for: environment)
+            if let known = loaded.first(where: { $0.auth == auth }) {
+                credentials[environment] = known.credential
                 continue
             }
             let name = settings.environmentAuth[environment] == nil ? settings.id : "\(settings.id)/\(environment.rawValue)"
@@ -54,7 +54,7 @@ public struct PushApp: Sendable {
             case .pkcs12(let bytes, let passphrase):
                 credential = .pkcs12(name: name, bytes: bytes, passphrase: passphrase)
             }
-            byKey[key] = credential
+            loaded.append((auth, credential))
             credentials[environment] = credential
         }
         return PushApp(settings: settings, credentials: credentials)

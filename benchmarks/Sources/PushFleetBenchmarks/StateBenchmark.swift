@@ -124,12 +124,8 @@ struct StateBenchmark {
         try handle.close()
 
         let before = try await ResourceUsage.redisUsedMemory(client)
-        let importStart = clock.now
-        let run = try BenchmarkProcess.run(
-            settings.pushfleetPath, ["devices", "import", "--app", app, "--config", stack.configurationPath, "--json", file.path])
-        let importSeconds = seconds(clock.now - importStart)
-        guard run.status == 0, run.standardOutput.contains("\"imported\":\(settings.devices)") else {
-            throw BenchmarkError.failed("pushfleet devices import exited \(run.status): \(run.standardOutput) \(run.standardError.suffix(2_000))")
+        let importSeconds = try timedDevicesCommand(settings, stack, ["import", "--json", file.path]) {
+            $0.standardOutput.contains("\"imported\":\(settings.devices)")
         }
         let afterImport = try await ResourceUsage.redisUsedMemory(client)
         guard try await registry.deviceCount(app: app).total == settings.devices else {
@@ -138,14 +134,14 @@ struct StateBenchmark {
 
         let scanStart = clock.now
         let ids = try await scan(registry)
-        let scanSeconds = seconds(clock.now - scanStart)
+        let scanSeconds = (clock.now - scanStart).seconds
         guard ids.count == settings.devices, Set(ids).count == settings.devices else {
             throw BenchmarkError.failed("the broadcast scan found \(ids.count) devices (\(Set(ids).count) ids), not \(settings.devices)")
         }
 
         let outcomesStart = clock.now
         try await recordOutcomes(jobs, positions: ids)
-        let outcomesSeconds = seconds(clock.now - outcomesStart)
+        let outcomesSeconds = (clock.now - outcomesStart).seconds
         let afterOutcomes = try await ResourceUsage.redisUsedMemory(client)
         let (keys, largest) = try await sentKeys(client)
 
@@ -157,24 +153,16 @@ struct StateBenchmark {
             }
             let bindStart = clock.now
             try await registry.bind(devices, app: bindApp)
-            bindSeconds += seconds(clock.now - bindStart)
+            bindSeconds += (clock.now - bindStart).seconds
         }
         // The app-wide walks: every device exported, then the tag every device carries removed.
         let exported = stack.directory.appendingPathComponent("export.jsonl")
-        let exportStart = clock.now
-        let export = try BenchmarkProcess.run(
-            settings.pushfleetPath, ["devices", "export", "--app", app, "--config", stack.configurationPath, "--output", exported.path])
-        let exportSeconds = seconds(clock.now - exportStart)
-        guard export.status == 0, export.standardError.contains("exported \(settings.devices) devices") else {
-            throw BenchmarkError.failed("pushfleet devices export exited \(export.status): \(export.standardError.suffix(2_000))")
+        let exportSeconds = try timedDevicesCommand(settings, stack, ["export", "--output", exported.path]) {
+            $0.standardError.contains("exported \(settings.devices) devices")
         }
         try? FileManager.default.removeItem(at: exported)
-        let removeStart = clock.now
-        let remove = try BenchmarkProcess.run(
-            settings.pushfleetPath, ["devices", "remove-tag", "all", "--app", app, "--config", stack.configurationPath, "--json"])
-        let removeTagSeconds = seconds(clock.now - removeStart)
-        guard remove.status == 0, remove.standardOutput.contains("\"devices\":\(settings.devices)") else {
-            throw BenchmarkError.failed("pushfleet devices remove-tag exited \(remove.status): \(remove.standardOutput) \(remove.standardError.suffix(2_000))")
+        let removeTagSeconds = try timedDevicesCommand(settings, stack, ["remove-tag", "all", "--json"]) {
+            $0.standardOutput.contains("\"devices\":\(settings.devices)")
         }
 
         let hset = try await reference(settings.devices)
@@ -186,6 +174,20 @@ struct StateBenchmark {
             scanSeconds: scanSeconds, outcomesSeconds: outcomesSeconds, sentStateBytes: afterOutcomes - afterImport,
             bytesPerSentToken: Double(afterOutcomes - afterImport) / Double(settings.devices), sentStateKeys: keys,
             largestSentKeyShare: Double(largest) / Double(settings.devices), exportSeconds: exportSeconds, removeTagSeconds: removeTagSeconds)
+    }
+
+    /// Runs `pushfleet devices <arguments> --app <app> --config <stack's>` and returns its
+    /// seconds from process start to exit; fails unless it exits 0 and `succeeded` holds.
+    private static func timedDevicesCommand(
+        _ settings: Settings, _ stack: EmbeddedStack, _ arguments: [String], succeeded: (BenchmarkProcess.Output) -> Bool
+    ) throws -> Double {
+        let run = try BenchmarkProcess.run(
+            settings.pushfleetPath, ["devices"] + arguments + ["--app", app, "--config", stack.configurationPath])
+        guard run.status == 0, succeeded(run) else {
+            throw BenchmarkError.failed(
+                "pushfleet devices \(arguments[0]) exited \(run.status): \(run.standardOutput.suffix(2_000)) \(run.standardError.suffix(2_000))")
+        }
+        return run.elapsed.seconds
     }
 
     /// The ids of every production device, shard task by shard task, 1,000 per page.
@@ -251,9 +253,5 @@ struct StateBenchmark {
             }
         }
         throw BenchmarkError.failed("redis-benchmark reported no HSET figure: \(run.standardOutput.prefix(300))")
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
