@@ -273,8 +273,11 @@ extension DevicesCommand {
                 }
                 if let temporary, let output {
                     try handle.close()
-                    _ = try? FileManager.default.removeItem(atPath: output)
-                    try FileManager.default.moveItem(atPath: temporary, toPath: output)
+                    // rename(2) replaces an earlier FILE in one step: there is never a moment
+                    // without one, and a failed rename leaves the earlier one as it was.
+                    guard rename(temporary, output) == 0 else {
+                        throw ValidationError("cannot rename \(temporary) to \(output): \(String(cString: strerror(errno)))")
+                    }
                 }
             } catch {
                 if let temporary {

@@ -76,6 +76,7 @@ struct CLITests {
             }
             let config = ["--app", Self.app, "--config", stack.configurationPath]
             let file = stack.stack.directory.appendingPathComponent("export.jsonl")
+            try "an earlier export\n".write(to: file, atomically: true, encoding: .utf8)  // replaced whole
             let export = try await CLIProcess.run(["devices", "export"] + config + ["--output", file.path])
             #expect(export.status == 0, "\(export.standardError)")
             #expect(export.standardError.contains("exported 300 devices"), "\(export.standardError)")
