@@ -60,9 +60,9 @@ struct APNsAttempts {
         case .stream(.refused):
             refusals += 1
             return refusals <= maxRefusals ? .sendAgain : .done(.failure(APNsError(.refused)))
-        case .stream(.response(let status, let apnsID, let retryAfter, let body)):
+        case .stream(.response(let status, let headers, let body)):
             attempts += 1
-            let response = APNsClient.response(status: status, apnsID: apnsID, retryAfter: retryAfter, body: body, attempts: attempts)
+            let response = APNsClient.response(status: status, headers: headers, body: body, attempts: attempts)
             let afterAnswer: Next =
                 response.responseClass == .retryable && attempts < maxAttempts && (response.retryAfter ?? .zero) <= Self.longestWait
                 ? .backOff(attempt: attempts, atLeast: response.retryAfter) : .done(.success(response))

@@ -25,6 +25,7 @@ public final class APNsClient: Sendable {
     private struct PoolKey: Hashable {
         var credentialID: String
         var environment: APNsEnvironment
+        var service: APNsService
     }
 
     private struct Pools: ~Copyable {
@@ -52,7 +53,7 @@ public final class APNsClient: Sendable {
     private let pools = Mutex(Pools())
     /// Draws the `apns-id` of requests that carry none: a system random draw per notification
     /// was a system call, two of them per UUID.
-    private let apnsIDs = Mutex(SplitMix64())
+    let apnsIDs = Mutex(SplitMix64())
 
     /// - Parameters:
     ///   - eventLoopGroup: the loops connections run on; `nil` creates (and owns) one thread per
@@ -92,10 +93,14 @@ public final class APNsClient: Sendable {
     /// ``APNsClientConfiguration/maxAttempts`` with jittered backoff, with the same `apns-id`
     /// (the rule is ``APNsAttempts``).
     public func send(_ request: APNsRequest) async throws(APNsError) -> APNsResponse {
-        let (pool, tokens) = try pool(for: request.credential, environment: request.environment)
+        let (pool, tokens) = try pool(for: request.credential, environment: request.environment, service: .push)
         let apnsID = (request.apnsID ?? apnsIDs.withLock { APNsID.random(using: &$0) }).uuidString
         let providerToken = try await currentToken(from: tokens)
-        return try await follow(request, apnsID: apnsID, pool: pool, tokens: tokens, providerToken: providerToken, after: nil).get()
+        let authority = configuration.endpoint(for: request.environment).host
+        return try await follow(
+            payload: request.payload, pool: pool, tokens: tokens, providerToken: providerToken, after: nil,
+            headers: { Self.headers(for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: authority, providerToken: $0) }
+        ).get()
     }
 
     /// Sends `notification` to every device of `tokens` (its own `deviceToken` and `apnsID` are
@@ -118,7 +123,7 @@ public final class APNsClient: Sendable {
         let tokenManager: APNsProviderTokenManager?
         let providerToken: APNsProviderToken?
         do {
-            (pool, tokenManager) = try self.pool(for: notification.credential, environment: notification.environment)
+            (pool, tokenManager) = try self.pool(for: notification.credential, environment: notification.environment, service: .push)
             providerToken = try await currentToken(from: tokenManager)
         } catch {
             for index in tokens.indices { onResult(index, .failure(error)) }
@@ -161,25 +166,29 @@ public final class APNsClient: Sendable {
 
         await withTaskGroup(of: Void.self) { group in
             for await followUp in batch.followUps {
-                var request = notification
-                request.deviceToken = tokens[followUp.index]
+                let deviceToken = tokens[followUp.index]
+                let apnsID = apnsIDs[followUp.index]
                 group.addTask {
                     let result = await self.follow(
-                        request, apnsID: apnsIDs[followUp.index], pool: pool, tokens: tokenManager, providerToken: providerToken,
-                        after: followUp.outcome)
+                        payload: notification.payload, pool: pool, tokens: tokenManager, providerToken: providerToken,
+                        after: followUp.outcome,
+                        headers: {
+                            Self.headers(for: notification, deviceToken: deviceToken, apnsID: apnsID, authority: authority, providerToken: $0)
+                        })
                     onResult(followUp.index, result)
                 }
             }
         }
     }
 
-    /// Sends `request` until ``APNsAttempts`` calls its outcome final, starting from `first`
-    /// (the outcome of a send made in a batch) when given.
-    private func follow(
-        _ request: APNsRequest, apnsID: String, pool: APNsConnectionPool, tokens: APNsProviderTokenManager?,
-        providerToken: APNsProviderToken?, after first: APNsAttempts.Outcome?
+    /// Sends a request until ``APNsAttempts`` calls its outcome final, starting from `first`
+    /// (the outcome of a send made in a batch) when given. `headers` makes the request's header
+    /// list for a provider token (the same request after a token renewal carries the new one).
+    func follow(
+        payload: ByteBuffer, pool: APNsConnectionPool, tokens: APNsProviderTokenManager?,
+        providerToken: APNsProviderToken?, after first: APNsAttempts.Outcome?,
+        headers: (APNsProviderToken?) -> HPACKHeaders
     ) async -> Result<APNsResponse, APNsError> {
-        let authority = configuration.endpoint(for: request.environment).host
         var providerToken = providerToken
         var attempts = APNsAttempts(maxAttempts: configuration.maxAttempts, maxRefusals: configuration.maxRefusedStreamRetries)
         var outcome = first
@@ -188,9 +197,7 @@ public final class APNsClient: Sendable {
             if let outcome {
                 sent = outcome
             } else {
-                let headers = Self.headers(
-                    for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: authority, providerToken: providerToken)
-                sent = await sendOnce(headers: headers, payload: request.payload, pool: pool)
+                sent = await sendOnce(headers: headers(providerToken), payload: payload, pool: pool)
             }
             outcome = nil
             var next = attempts.next(after: sent, usesProviderToken: tokens != nil && providerToken != nil)
@@ -307,10 +314,10 @@ public final class APNsClient: Sendable {
         }
     }
 
-    private func pool(
-        for credential: APNsCredential, environment: APNsEnvironment
+    func pool(
+        for credential: APNsCredential, environment: APNsEnvironment, service: APNsService
     ) throws(APNsError) -> (APNsConnectionPool, APNsProviderTokenManager?) {
-        let key = PoolKey(credentialID: credential.id, environment: environment)
+        let key = PoolKey(credentialID: credential.id, environment: environment, service: service)
         let existing = try pools.withLock { state throws(APNsError) in
             guard !state.isShutdown else { throw APNsError(.shutdown) }
             return state.pools[key]
@@ -319,7 +326,7 @@ public final class APNsClient: Sendable {
         let tokens = try providerTokenManager(for: credential)
         let sslContext = try makeSSLContext(for: credential)
         let pool = APNsConnectionPool(
-            eventLoopGroup: eventLoopGroup, endpoint: configuration.endpoint(for: environment), sslContext: sslContext,
+            eventLoopGroup: eventLoopGroup, endpoint: configuration.endpoint(for: environment, service: service), sslContext: sslContext,
             configuration: configuration, logger: logger)
         return pools.withLock { state in
             if let raced = state.pools[key] { return raced }
@@ -345,7 +352,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    private func currentToken(from tokens: APNsProviderTokenManager?) async throws(APNsError) -> APNsProviderToken? {
+    func currentToken(from tokens: APNsProviderTokenManager?) async throws(APNsError) -> APNsProviderToken? {
         guard let tokens else { return nil }
         do {
             return try await tokens.token()
@@ -422,19 +429,26 @@ public final class APNsClient: Sendable {
     /// APNs's answer from what came on its stream. `nowMilliseconds` (since 1970) dates a
     /// `Retry-After` given as an HTTP date.
     package static func response(
-        status: Int, apnsID: String?, retryAfter: String? = nil, body: ByteBuffer?, attempts: Int,
+        status: Int, headers: APNsAnswerHeaders, body: ByteBuffer?, attempts: Int,
         nowMilliseconds: @autoclosure () -> Int64 = APNsClient.nowMilliseconds()
     ) -> APNsResponse {
         var reason: APNsReason?
         var timestamp: Int64?
-        if status != 200, let body, body.readableBytes > 0,
+        if !(200..<300).contains(status), let body, body.readableBytes > 0,
             let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(body.readableBytesView))
         {
             reason = decoded.reason.map(APNsReason.init(rawValue:))
             timestamp = decoded.timestamp
         }
-        let wait = retryAfter.flatMap { APNsRetryAfter.delay($0, nowMilliseconds: nowMilliseconds()) }
-        return APNsResponse(status: status, apnsID: apnsID, reason: reason, timestamp: timestamp, retryAfter: wait, attempts: attempts)
+        let wait = headers.retryAfter.flatMap { APNsRetryAfter.delay($0, nowMilliseconds: nowMilliseconds()) }
+        var response = APNsResponse(
+            status: status, apnsID: headers.apnsID, reason: reason, timestamp: timestamp, retryAfter: wait, attempts: attempts)
+        response.requestID = headers.requestID
+        response.channelID = headers.channelID
+        if (200..<300).contains(status), let body, body.readableBytes > 0 {
+            response.body = body
+        }
+        return response
     }
 
     /// Milliseconds since 1970 by the system clock.

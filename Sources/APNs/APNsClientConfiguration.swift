@@ -31,6 +31,10 @@ public struct APNsClientConfiguration: Sendable {
     public var endpointOverride: Endpoint?
     /// Overrides the endpoint of one environment, before ``endpointOverride``.
     public var environmentEndpoints: [APNsEnvironment: Endpoint]
+    /// Overrides the channel management endpoint of one environment. Without one, management
+    /// requests go where the environment's notifications go when that is overridden (a relay or
+    /// the simulator serves both), and to Apple's management hosts otherwise.
+    public var channelManagementEndpoints: [APNsEnvironment: Endpoint] = [:]
     /// Default ``TrustRoots/system``.
     public var trustRoots: TrustRoots
     /// Connections per pool (one pool per credential and environment). Default 2.
@@ -109,8 +113,27 @@ public struct APNsClientConfiguration: Sendable {
         self.providerTokenPolicy = providerTokenPolicy
     }
 
-    /// The host and port for an environment.
+    /// The host and port for an environment's notifications.
     public func endpoint(for environment: APNsEnvironment) -> Endpoint {
         environmentEndpoints[environment] ?? endpointOverride ?? Endpoint(host: environment.host, port: applePort)
     }
+
+    /// The host and port of one of an environment's services.
+    public func endpoint(for environment: APNsEnvironment, service: APNsService) -> Endpoint {
+        switch service {
+        case .push:
+            endpoint(for: environment)
+        case .channelManagement:
+            channelManagementEndpoints[environment] ?? environmentEndpoints[environment] ?? endpointOverride
+                ?? Endpoint(host: environment.channelManagementHost, port: environment.channelManagementPort)
+        }
+    }
+}
+
+/// The APNs services a client connects to, each with its own connections.
+public enum APNsService: String, Hashable, Sendable {
+    /// Notifications to devices (`/3/device`) and broadcasts on channels (`/4/broadcasts`).
+    case push
+    /// Apple's channel management API (`/1/apps/<bundle>/channels`).
+    case channelManagement
 }

@@ -65,8 +65,7 @@ struct APNsConnectionStateMachine<Request> {
         /// DATA bytes received on the stream, against the window we advertised.
         var received = 0
         var status: Int?
-        var apnsID: String?
-        var retryAfter: String?
+        var answer = APNsAnswerHeaders()
         var body: ByteBuffer?
     }
 
@@ -319,8 +318,9 @@ struct APNsConnectionStateMachine<Request> {
         guard var stream = streams[streamID] else { return nil }
         if stream.status == nil, let raw = headers.first(name: ":status"), let status = Int(raw), status >= 200 {
             stream.status = status
-            stream.apnsID = headers.first(name: "apns-id")
-            stream.retryAfter = headers.first(name: "retry-after")
+            stream.answer = APNsAnswerHeaders(
+                apnsID: headers.first(name: "apns-id"), retryAfter: headers.first(name: "retry-after"),
+                requestID: headers.first(name: "apns-request-id"), channelID: headers.first(name: "apns-channel-id"))
             streams[streamID] = stream
         }
         return endStream ? finish(streamID) : nil
@@ -386,7 +386,7 @@ struct APNsConnectionStateMachine<Request> {
         guard let status = stream.status else {
             return end(streamID, .connectionLost(HTTP2StreamReset(streamID: streamID, errorCode: HTTP2WireErrorCode.protocolError.rawValue)))
         }
-        return end(streamID, .response(status: status, apnsID: stream.apnsID, retryAfter: stream.retryAfter, body: stream.body))
+        return end(streamID, .response(status: status, headers: stream.answer, body: stream.body))
     }
 
     private mutating func end(_ streamID: UInt32, _ outcome: APNsStreamOutcome) -> Action? {

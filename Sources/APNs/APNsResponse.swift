@@ -1,4 +1,5 @@
 import APNsCore
+import NIOCore
 
 /// APNs's answer to one notification.
 public struct APNsResponse: Sendable, Hashable {
@@ -13,6 +14,12 @@ public struct APNsResponse: Sendable, Hashable {
     /// How long to wait before sending again, when the answer carried a `Retry-After` header
     /// (see ``APNsRetryAfter``); `nil` without one or when it could not be read.
     public var retryAfter: Duration?
+    /// The `apns-request-id` of a channel management request or broadcast.
+    public var requestID: String?
+    /// The `apns-channel-id` of a channel management answer (the channel created).
+    public var channelID: String?
+    /// The body of a successful answer that has one (a channel management read or list).
+    package var body: ByteBuffer?
     /// What to do next.
     public var responseClass: APNsResponseClass
     /// How many times the notification was sent before this answer (refused streams, which
@@ -32,5 +39,5 @@ public struct APNsResponse: Sendable, Hashable {
     }
 
     /// Whether APNs accepted the notification.
-    public var isSuccess: Bool { status == 200 }
+    public var isSuccess: Bool { (200..<300).contains(status) }
 }

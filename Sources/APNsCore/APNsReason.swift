@@ -35,6 +35,13 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
     case internalServerError
     case serviceUnavailable
     case shutdown
+    // Broadcast channels (iOS 18 Live Activities): the management API and `/4/broadcasts`.
+    case badChannelID
+    case cannotCreateChannelConfig
+    case channelNotRegistered
+    case featureNotEnabled
+    case missingChannelID
+    case missingPushType
     /// A reason APNs sent that Apple does not document (yet).
     case unknown(String)
 
@@ -47,7 +54,8 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
         .missingProviderToken, .unrelatedKeyIDInToken, .badEnvironmentKeyIDInToken, .badPath,
         .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
         .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError, .serviceUnavailable,
-        .shutdown,
+        .shutdown, .badChannelID, .cannotCreateChannelConfig, .channelNotRegistered, .featureNotEnabled,
+        .missingChannelID, .missingPushType,
     ]
 
     /// Decodes the `reason` string of a response body.
@@ -93,6 +101,12 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
         case .internalServerError: "InternalServerError"
         case .serviceUnavailable: "ServiceUnavailable"
         case .shutdown: "Shutdown"
+        case .badChannelID: "BadChannelId"
+        case .cannotCreateChannelConfig: "CannotCreateChannelConfig"
+        case .channelNotRegistered: "ChannelNotRegistered"
+        case .featureNotEnabled: "FeatureNotEnabled"
+        case .missingChannelID: "MissingChannelId"
+        case .missingPushType: "MissingPushType"
         case .unknown(let raw): raw
         }
     }
@@ -102,7 +116,8 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .badCollapseID, .badDeviceToken, .badExpirationDate, .badMessageID, .badPriority,
             .badTopic, .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
-            .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed:
+            .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed, .badChannelID,
+            .cannotCreateChannelConfig, .channelNotRegistered, .featureNotEnabled, .missingChannelID, .missingPushType:
             400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
             .invalidProviderToken, .missingProviderToken, .unrelatedKeyIDInToken,

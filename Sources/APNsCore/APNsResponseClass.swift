@@ -24,7 +24,7 @@ public enum APNsResponseClass: String, Hashable, Sendable, Codable, CaseIterable
 
     /// Classifies an APNs answer by its reason, falling back to the status for unknown reasons.
     public init(status: Int, reason: APNsReason?) {
-        if status == 200 {
+        if (200..<300).contains(status) {
             self = .success
             return
         }
@@ -40,7 +40,8 @@ public enum APNsResponseClass: String, Hashable, Sendable, Codable, CaseIterable
             self = .providerAuthentication
         case .badCertificateEnvironment, .forbidden, .badCollapseID, .badExpirationDate, .badMessageID,
             .badPriority, .badTopic, .duplicateHeaders, .invalidPushType, .missingDeviceToken, .missingTopic,
-            .payloadEmpty, .topicDisallowed, .badPath, .methodNotAllowed, .payloadTooLarge:
+            .payloadEmpty, .topicDisallowed, .badPath, .methodNotAllowed, .payloadTooLarge, .badChannelID,
+            .cannotCreateChannelConfig, .channelNotRegistered, .featureNotEnabled, .missingChannelID, .missingPushType:
             self = .misconfiguration
         case .unknown, .none:
             self = Self(status: status)

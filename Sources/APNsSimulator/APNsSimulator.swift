@@ -120,6 +120,8 @@ public final class APNsSimulator: Sendable {
         counters.connectionResets = shared.connectionResets.load(ordering: .relaxed)
         counters.tlsHandshakeFailures = shared.tlsHandshakeFailures.load(ordering: .relaxed)
         counters.idleTimeouts = shared.idleTimeouts.load(ordering: .relaxed)
+        counters.channels = shared.channels.count
+        counters.broadcasts = shared.channels.broadcasts
         return counters
     }
 

@@ -43,6 +43,12 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var idleTimeout: Duration?
     /// The TLS identity; `nil` generates a fresh CA and server certificate at start.
     public var tls: APNsSimulatorTLSIdentity?
+    /// Broadcast channels one bundle id may hold (Apple's limit: 10,000); one more is refused
+    /// with `CannotCreateChannelConfig`.
+    public var maxChannelsPerApp: Int = APNsChannel.maxPerApp
+    /// Bundle ids without the broadcast capability: their channel requests are refused with
+    /// `FeatureNotEnabled`.
+    public var broadcastDisabledBundleIDs: Set<String> = []
 
     public init(
         host: String = "127.0.0.1",

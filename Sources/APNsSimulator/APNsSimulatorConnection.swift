@@ -116,11 +116,13 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
         case accepted(key: APNsSimulatorLoopState.NotificationKey?)
         /// An error status with APNs's JSON reason, and a `Retry-After` header when given.
         case rejected(status: Int, body: ByteBuffer, retryAfter: String?)
+        /// A channel management or broadcast answer, with its own headers.
+        case channel(status: Int, headers: [(String, String)], body: ByteBuffer?)
     }
 
     /// Answers a stream; dropped when the stream is gone (reset by the client) or the
     /// connection is resetting. Returns whether the answer was written.
-    func respond(streamID: UInt32, apnsID: String, _ answer: Answer) -> Bool {
+    func respond(streamID: UInt32, apnsID: String?, _ answer: Answer) -> Bool {
         guard !isResetting, !isClosing, let context, context.channel.isActive else { return false }
         let written: Bool
         switch answer {
@@ -132,6 +134,8 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
             }
         case .rejected(let status, let body, let retryAfter):
             written = state.respond(streamID: streamID, status: status, apnsID: apnsID, retryAfter: retryAfter, body: body)
+        case .channel(let status, let headers, let body):
+            written = state.respond(streamID: streamID, status: status, apnsID: apnsID, headers: headers, body: body)
         }
         guard written else { return false }
         flushes.schedule(on: context.eventLoop) { self.writeOutbound(context: context) }

@@ -34,6 +34,10 @@ public struct APNsSimulatorCounters: Sendable, Hashable, Codable {
     public var pings: Int = 0
     /// Connections silenced by the unresponsive fault.
     public var unresponsiveConnections: Int = 0
+    /// Broadcast channels held (over every bundle id); not zeroed by a reset.
+    public var channels: Int = 0
+    /// Broadcasts accepted per channel id.
+    public var broadcasts: [String: Int] = [:]
 
     public init() {}
 

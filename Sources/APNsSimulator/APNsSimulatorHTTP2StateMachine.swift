@@ -122,7 +122,9 @@ struct APNsSimulatorHTTP2StateMachine {
     /// once the answer is written whole. An answer to a stream that is gone (reset by the
     /// client) is dropped; returns whether it was written.
     @discardableResult
-    mutating func respond(streamID: UInt32, status: Int, apnsID: String, retryAfter: String? = nil, body: ByteBuffer?) -> Bool {
+    mutating func respond(
+        streamID: UInt32, status: Int, apnsID: String?, retryAfter: String? = nil, headers: [(String, String)] = [], body: ByteBuffer?
+    ) -> Bool {
         guard let stream = streams[streamID], stream.requestComplete else { return false }
         let frameStart = outbound.writerIndex
         outbound.writeRepeatingByte(0, count: HTTP2WireFrame.headerSize)
@@ -131,10 +133,17 @@ struct APNsSimulatorHTTP2StateMachine {
             outbound.writeInteger(UInt8(0x20))  // dynamic table size update: 0
         }
         Self.writeStatus(status, into: &outbound)
-        // apns-id: a literal without indexing, with a literal name.
-        outbound.writeInteger(UInt8(0x00))
-        Self.writeString("apns-id", into: &outbound)
-        Self.writeString(apnsID, into: &outbound)
+        if let apnsID {
+            // apns-id: a literal without indexing, with a literal name.
+            outbound.writeInteger(UInt8(0x00))
+            Self.writeString("apns-id", into: &outbound)
+            Self.writeString(apnsID, into: &outbound)
+        }
+        for (name, value) in headers {
+            outbound.writeInteger(UInt8(0x00))
+            Self.writeString(name, into: &outbound)
+            Self.writeString(value, into: &outbound)
+        }
         if let retryAfter {
             // retry-after (static name index 53): a literal without indexing.
             outbound.writeBytes([0x0f, 0x26])

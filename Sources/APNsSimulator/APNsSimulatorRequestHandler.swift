@@ -43,6 +43,10 @@ final class APNsSimulatorRequestHandler {
         }
 
         let now = APNsSimulatorSharedState.nowMilliseconds()
+        if let path = requestHeaders.first(name: ":path"), APNsSimulatorChannels.serves(path: path) {
+            answerChannelRequest(streamID, headers: requestHeaders, body: payload, nowMilliseconds: now)
+            return
+        }
         var outcome = shared.validator.validate(
             headers: requestHeaders, body: payload, authentication: &connection.authentication, nowMilliseconds: now)
         if case .success(let notification) = outcome {
@@ -62,6 +66,35 @@ final class APNsSimulatorRequestHandler {
             }
         } else {
             respond(streamID, outcome: outcome, apnsID: responseAPNsID, requestHeaders: requestHeaders, payload: payload)
+        }
+    }
+
+    /// A channel management request or a broadcast: answered at once, after the injected
+    /// failures a device request gets.
+    private func answerChannelRequest(_ streamID: UInt32, headers: HPACKHeaders, body: ByteBuffer, nowMilliseconds: Int64) {
+        guard let connection = owner else { return }
+        let shared = connection.shared
+        let loopState = connection.loopState
+        var answer: APNsSimulatorChannels.Answer
+        if let reason = injectedFailure(faults: loopState.faults, loopState: loopState) {
+            answer = .refused(reason, requestID: headers.first(name: "apns-request-id") ?? UUID().uuidString)
+        } else {
+            answer = shared.channels.handle(headers: headers, body: body, bundleIDs: shared.validator.bundleIDs) {
+                shared.validator.authenticate(
+                    headers: headers, authentication: &connection.authentication, nowSeconds: nowMilliseconds / 1000)
+            }
+        }
+        if answer.reason == nil {
+            connection.authentication.hasSucceeded = true
+            connection.advertiseFullStreamLimit()
+        }
+        if answer.status == 429 || answer.status == 503, let retryAfter = loopState.faults.retryAfter {
+            answer.headers.append(("retry-after", retryAfter))
+        }
+        guard connection.respond(streamID: streamID, apnsID: nil, .channel(status: answer.status, headers: answer.headers, body: answer.body.map { ByteBuffer(string: $0) }))
+        else { return }
+        if let reason = answer.reason {
+            loopState.rejections[reason.rawValue, default: 0] += 1
         }
     }
 

@@ -124,7 +124,7 @@ struct APNsSimulatorRequestValidator: Sendable {
 
     /// Token or certificate authentication; returns the certificate's topic when a certificate
     /// authenticated the request.
-    private func authenticate(
+    func authenticate(
         headers: HPACKHeaders, authentication: inout APNsSimulatorConnectionAuthentication, nowSeconds: Int64
     ) -> Result<String?, Rejection> {
         guard let authorization = headers.first(name: "authorization") else {

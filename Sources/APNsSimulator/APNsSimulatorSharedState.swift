@@ -8,6 +8,7 @@ import NIOCore
 final class APNsSimulatorSharedState: Sendable {
     let configuration: APNsSimulatorConfiguration
     let validator: APNsSimulatorRequestValidator
+    let channels: APNsSimulatorChannels
     private let loopStates: [ObjectIdentifier: APNsSimulatorLoopState]
     /// Complete requests across the simulator, for "every N streams" faults.
     let streams = ManagedAtomic<Int>(0)
@@ -22,6 +23,8 @@ final class APNsSimulatorSharedState: Sendable {
     init(configuration: APNsSimulatorConfiguration, eventLoops: [any EventLoop]) {
         self.configuration = configuration
         self.validator = APNsSimulatorRequestValidator(configuration: configuration)
+        self.channels = APNsSimulatorChannels(
+            maxPerApp: configuration.maxChannelsPerApp, disabledBundleIDs: configuration.broadcastDisabledBundleIDs)
         var states: [ObjectIdentifier: APNsSimulatorLoopState] = [:]
         for loop in eventLoops {
             states[ObjectIdentifier(loop)] = APNsSimulatorLoopState(faults: configuration.faults, latency: configuration.latency)
@@ -52,6 +55,7 @@ final class APNsSimulatorSharedState: Sendable {
             counter.store(0, ordering: .relaxed)
         }
         deviceWindows.withLockedValue { $0 = [:] }
+        channels.resetBroadcasts()
     }
 
     /// Milliseconds since 1970 on the server's clock.

@@ -6,7 +6,7 @@ import Testing
 struct APNsReasonTests {
     @Test("every documented reason round-trips through its string")
     func roundTrip() {
-        #expect(APNsReason.documented.count == 32)
+        #expect(APNsReason.documented.count == 38)
         for reason in APNsReason.documented {
             #expect(APNsReason(rawValue: reason.rawValue) == reason)
             #expect(reason.documentedStatus != nil)
@@ -33,6 +33,9 @@ struct APNsReasonTests {
             (.badExpirationDate, .misconfiguration), (.badMessageID, .misconfiguration), (.badCollapseID, .misconfiguration),
             (.duplicateHeaders, .misconfiguration), (.invalidPushType, .misconfiguration), (.missingDeviceToken, .misconfiguration),
             (.badPath, .misconfiguration), (.methodNotAllowed, .misconfiguration),
+            // Broadcast channels: the channel or the app's broadcast capability is wrong for every send.
+            (.badChannelID, .misconfiguration), (.channelNotRegistered, .misconfiguration), (.missingChannelID, .misconfiguration),
+            (.cannotCreateChannelConfig, .misconfiguration), (.featureNotEnabled, .misconfiguration), (.missingPushType, .misconfiguration),
         ])
     func classification(reason: APNsReason, expected: APNsResponseClass) {
         #expect(APNsResponseClass(status: reason.documentedStatus!, reason: reason) == expected)

@@ -19,7 +19,7 @@ struct APNsAttemptsTests {
     static func answer(_ status: Int, _ reason: String? = nil, retryAfter: String? = nil) -> APNsAttempts.Outcome {
         .stream(
             .response(
-                status: status, apnsID: "id", retryAfter: retryAfter, body: reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }))
+                status: status, headers: APNsAnswerHeaders(apnsID: "id", retryAfter: retryAfter), body: reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }))
     }
 
     @Test("a Retry-After of up to the longest wait sets the backoff's least; a longer one ends the sends with the answer")

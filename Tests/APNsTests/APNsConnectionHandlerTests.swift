@@ -104,8 +104,8 @@ struct APNsConnectionHandlerTests {
         let result = EventLog()
         future.whenSuccess { outcome in
             switch outcome {
-            case .response(let status, let apnsID, _, let body):
-                result.add("\(status) \(apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")")
+            case .response(let status, let headers, let body):
+                result.add("\(status) \(headers.apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")")
             case .refused: result.add("refused")
             case .connectionLost: result.add("lost")
             case .timedOut: result.add("timeout")

@@ -109,8 +109,8 @@ struct APNsConnectionStateMachineTests {
 
     static func describe(_ outcome: APNsStreamOutcome) -> String {
         switch outcome {
-        case .response(let status, let apnsID, let retryAfter, let body):
-            "\(status) \(apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")" + (retryAfter.map { " retry-after \($0)" } ?? "")
+        case .response(let status, let headers, let body):
+            "\(status) \(headers.apnsID ?? "-") \(body.map { String(buffer: $0) } ?? "-")" + (headers.retryAfter.map { " retry-after \($0)" } ?? "")
         case .refused: "refused"
         case .connectionLost(let error): "lost (\(error))"
         case .timedOut: "timeout"

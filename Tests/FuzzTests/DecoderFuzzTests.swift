@@ -51,7 +51,7 @@ struct DecoderFuzzTests {
         run("apns-error", corpus: FuzzRun.corpus("apns-error")) { input in
             var body = ByteBufferAllocator().buffer(capacity: input.count)
             body.writeBytes(input)
-            let response = APNsClient.response(status: 400, apnsID: "x", body: body, attempts: 1)
+            let response = APNsClient.response(status: 400, headers: APNsAnswerHeaders(apnsID: "x"), body: body, attempts: 1)
             guard response.status == 400, response.attempts == 1 else { throw FuzzFinding("the answer lost its status") }
             if let reason = response.reason, reason.rawValue.isEmpty, !String(decoding: input, as: UTF8.self).contains("\"\"") {
                 throw FuzzFinding("an empty reason out of a body without an empty string")

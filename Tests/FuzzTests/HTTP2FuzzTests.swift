@@ -158,7 +158,7 @@ struct HTTP2FuzzTests {
             promise.futureResult.whenComplete { result in
                 outcomes.add("any")
                 switch result {
-                case .success(.response(let status, _, _, let body)):
+                case .success(.response(let status, _, let body)):
                     let reason = body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.readableBytesView)) as? [String: Any] }?["reason"]
                     outcomes.add(reason.map { "\(status) \($0)" } ?? "\(status)")
                 case .success(.refused): outcomes.add("refused")

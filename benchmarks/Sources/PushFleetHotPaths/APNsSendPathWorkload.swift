@@ -58,8 +58,8 @@ struct APNsSendPathWorkload {
                     for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: "api.push.apple.com", providerToken: providerToken)
                 let promise = channel.eventLoop.makePromise(of: APNsStreamOutcome.self)
                 promise.futureResult.whenSuccess { outcome in
-                    guard case .response(let status, let apnsID, let retryAfter, let body) = outcome else { return }
-                    let response = APNsClient.response(status: status, apnsID: apnsID, retryAfter: retryAfter, body: body, attempts: 1)
+                    guard case .response(let status, let answer, let body) = outcome else { return }
+                    let response = APNsClient.response(status: status, headers: answer, body: body, attempts: 1)
                     if response.status == 200 { accepted.value += 1 }
                 }
                 handler.send(headers: headers, payload: request.payload, timeout: .seconds(10), promise: promise)
