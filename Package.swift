@@ -255,7 +255,9 @@ let package = Package(
         .target(
             name: "PushAPI",
             dependencies: [
+                "APNs",
                 "APNsCore",
+                "PushPipeline",
                 "Kafka",
                 "PushConfiguration",
                 "PushCore",

@@ -2,6 +2,7 @@ import Kafka
 import Logging
 import PushConfiguration
 import PushJobs
+import PushPipeline
 import PushStore
 import Redis
 
@@ -16,6 +17,7 @@ final class APIEnvironment: Sendable {
     let jobOperator: JobOperator
     let redis: any RedisCommands
     let readiness: ReadinessProbe
+    let channels: ChannelManager
     let metrics: APIMetrics
     let maxBodyBytes: Int
     let logger: Logger
@@ -23,8 +25,9 @@ final class APIEnvironment: Sendable {
 
     init(
         configuration: PushFleetConfiguration, keys: LiveAPIKeyring, redis: any RedisCommands, producer: KafkaProducer,
-        admin: KafkaAdmin, metrics: APIMetrics, logger: Logger
+        admin: KafkaAdmin, channels: ChannelManager, metrics: APIMetrics, logger: Logger
     ) {
+        self.channels = channels
         apps = configuration.apps
         self.keys = keys
         registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))

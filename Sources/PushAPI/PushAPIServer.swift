@@ -2,10 +2,14 @@ public import Logging
 public import Prometheus
 public import PushConfiguration
 public import ServiceLifecycle
+import APNs
 import Hummingbird
 import Kafka
 import NIOCore
+import NIOPosix
 import PushJobs
+import PushPipeline
+import PushStore
 import Redis
 
 /// `pushfleet api`: the HTTP API (Hummingbird) over the device registry, `push.jobs` and the
@@ -36,11 +40,17 @@ public struct PushAPIServer: Service, CustomStringConvertible {
 
     public func run() async throws {
         let keys = try LiveAPIKeyring(apps: configuration.apps.values.sorted { $0.id < $1.id }, logger: logger)
+        // Channel management is the API's only use of APNs: its connections open on the first
+        // channel request, and the app's credential is read then.
+        let apnsClient = try APNsClient(
+            configuration: configuration.apns.clientConfiguration(connectionsPerPool: 1), eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: logger)
         let producer = try configuration.kafka.makeProducer(clientID: "pushfleet-api", logger: logger)
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-api", logger: logger)
         let admin = try configuration.kafka.makeAdmin(logger: logger)
         let environment = APIEnvironment(
             configuration: configuration, keys: keys, redis: redis, producer: producer, admin: admin,
+            channels: ChannelManager(client: apnsClient, store: ChannelStore(client: redis)),
             metrics: APIMetrics(registry: registry), logger: logger)
         let watcher = Task { await keys.watch() }
         let result = await HTTPServing.serve(
@@ -48,6 +58,7 @@ public struct PushAPIServer: Service, CustomStringConvertible {
             logger: logger, onListening: onListening)
         watcher.cancel()
         await producer.close()
+        await environment.channels.shutdown()
         await redis.shutdown()
         try result.get()
     }

@@ -1,7 +1,7 @@
 import APNsCore
 
 extension Audience: Codable {
-    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast"]
+    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast", "channel"]
 
     /// Decodes the `audience` object: exactly one of its selectors, unknown keys rejected.
     /// Token format is checked here (a ``DeviceToken`` cannot hold a bad one); list sizes are
@@ -10,7 +10,7 @@ extension Audience: Codable {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
         guard let kind = object.keys.first else {
-            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast")
+            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast, channel")
         }
         guard object.count == 1 else {
             throw MessageValidationError(
@@ -36,6 +36,13 @@ extension Audience: Codable {
             self = .openIDs(try value.decodeStringArray(at: valuePath))
         case "tags":
             self = .tags(try TagExpression(json: value, at: valuePath))
+        case "channel":
+            let text = try value.decodeString(at: valuePath)
+            guard let id = APNsChannelID(text) else {
+                throw MessageValidationError(
+                    valuePath, .invalidValue, "must be a broadcast channel id (base64, 1 to \(APNsChannelID.maxLength) characters)")
+            }
+            self = .channel(id)
         default:
             guard let flag = value.boolValue else { throw .type(valuePath, expected: "true", got: value) }
             guard flag else { throw MessageValidationError(valuePath, .invalidValue, "must be true") }
@@ -50,6 +57,7 @@ extension Audience: Codable {
         case .openIDs(let openIDs): ["openids": .array(openIDs.map(JSONValue.string))]
         case .tags(let expression): ["tags": expression.jsonValue]
         case .broadcast: ["broadcast": true]
+        case .channel(let id): ["channel": .string(id.rawValue)]
         }
     }
 
@@ -70,7 +78,7 @@ extension Audience: Codable {
             }
         case .tags(let expression):
             try expression.validate(at: valuePath)
-        case .broadcast:
+        case .broadcast, .channel:
             break
         }
     }

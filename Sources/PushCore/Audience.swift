@@ -10,17 +10,21 @@ public enum Audience: Hashable, Sendable {
     case tags(TagExpression)
     /// Every registered device of the app in the job's environment.
     case broadcast
+    /// The devices subscribed to a Live Activity broadcast channel (iOS 18): one request to
+    /// APNs, which delivers it to them.
+    case channel(APNsChannelID)
 
     /// The most tokens one job may list; larger sends are several jobs or a tag or broadcast.
     public static let maxTokens = 10_000
 
-    /// The selector's name in JSON: `tokens`, `openids`, `tags` or `broadcast`.
+    /// The selector's name in JSON: `tokens`, `openids`, `tags`, `broadcast` or `channel`.
     public var kind: String {
         switch self {
         case .tokens: "tokens"
         case .openIDs: "openids"
         case .tags: "tags"
         case .broadcast: "broadcast"
+        case .channel: "channel"
         }
     }
 }

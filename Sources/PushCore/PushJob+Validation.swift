@@ -1,4 +1,5 @@
 public import Foundation
+import APNsCore
 
 extension PushJob {
     /// Parses, decodes and validates a job from its JSON bytes.
@@ -30,11 +31,29 @@ extension PushJob {
         }
         try audience.validate(at: root.key("audience"))
         try headers.validate(at: root.key("headers"))
+        if case .channel = audience {
+            try Self.validateChannelHeaders(headers, at: root.key("headers"))
+        }
         try throttle?.validate(at: root.key("throttle"))
         if let idempotencyKey {
             try Self.validateIdentifier(idempotencyKey, at: root.key("idempotency-key"))
         }
         try notification.validate(at: root.key("notification"), pushType: headers.pushType)
+    }
+
+    /// A broadcast on a channel is a Live Activity update sent to `/4/broadcasts`: push type
+    /// `liveactivity`, and no topic or collapse id (the request carries neither).
+    private static func validateChannelHeaders(_ headers: PushHeaders, at path: FieldPath) throws(MessageValidationError) {
+        guard headers.pushType == .liveactivity else {
+            throw MessageValidationError(
+                path.key("push-type"), .invalidValue, "must be liveactivity for a channel audience, is \(headers.pushType)")
+        }
+        if headers.topic != nil {
+            throw MessageValidationError(path.key("topic"), .invalidValue, "must be absent for a channel audience: a broadcast names the app's bundle id")
+        }
+        if headers.collapseID != nil {
+            throw MessageValidationError(path.key("collapse-id"), .invalidValue, "must be absent for a channel audience: broadcasts take no collapse id")
+        }
     }
 
     private static func validateIdentifier(_ value: String, at path: FieldPath) throws(MessageValidationError) {

@@ -1,3 +1,4 @@
+import APNs
 import APNsCore
 import Foundation
 import Kafka
@@ -14,6 +15,7 @@ import PushStore
 /// - tokens: as given, duplicates dropped;
 /// - openids: resolved through the registry (unknown ones and devices of the other environment
 ///   are counted);
+/// - channel: sent here, as one broadcast request (``broadcast(on:job:jobID:app:message:)``);
 /// - tags and broadcast: one shard task per registry shard (``ShardTask``, header `shard` =
 ///   `<shard>/<count>`), published back to `push.jobs`; each task scans its shards bucket by
 ///   bucket, filtered by environment and tags, and streams chunks, so memory does not grow with
@@ -30,6 +32,8 @@ import PushStore
 /// when it resumes (``JobOperator/resume(jobID:at:)``).
 struct ExpandStage: Sendable {
     let context: PipelineContext
+    /// The APNs client of each app, for broadcasts on channels.
+    let clients: [String: APNsClient]
     /// Chunks published per producer call.
     var publishWindow = 8
 
@@ -127,6 +131,8 @@ struct ExpandStage: Sendable {
             try await context.jobs.saveSpec(jobID: jobID, json: spec)
         }
         switch job.audience {
+        case .channel(let channelID):
+            try await broadcast(on: channelID, job: job, jobID: jobID, app: app, message: message)
         case .tokens(let tokens):
             var seen = Set<DeviceToken>()
             let unique = tokens.filter { seen.insert($0).inserted }
@@ -174,7 +180,7 @@ struct ExpandStage: Sendable {
         switch job.audience {
         case .broadcast: filter = .devices
         case .tags(let expression): filter = .tags(expression)
-        case .tokens, .openIDs: return
+        case .tokens, .openIDs, .channel: return
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
         let registry = context.registry
@@ -214,7 +220,7 @@ struct ExpandStage: Sendable {
     }
 
     /// Throws ``JobCancelled`` when the job was cancelled, ``JobPaused`` when it is paused.
-    fileprivate func stopIfHalted(_ jobID: String) async throws {
+    func stopIfHalted(_ jobID: String) async throws {
         let controls = context.controls
         let state = try await Retrying.run("checking whether job \(jobID) may go on", logger: context.logger) {
             var state = try await controls.current(jobID).state
@@ -230,7 +236,7 @@ struct ExpandStage: Sendable {
         }
     }
 
-    private func setCounters(_ counters: [JobCounter: Int], jobID: String) async throws {
+    func setCounters(_ counters: [JobCounter: Int], jobID: String) async throws {
         try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
             try await context.jobs.set(jobID: jobID, counters)
         }

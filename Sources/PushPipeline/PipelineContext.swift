@@ -26,6 +26,7 @@ final class PipelineContext: Sendable {
     /// last read it.
     let controls: JobControlCache
     let idempotency: IdempotencyKeys
+    let channels: ChannelStore
     let metrics = PipelineMetrics()
     let counters: WorkerCounters
     let logger: Logger
@@ -53,6 +54,7 @@ final class PipelineContext: Sendable {
         self.suspensions = SuspensionCache(store: AppSuspension(client: redis))
         self.controls = JobControlCache(store: jobs)
         self.idempotency = IdempotencyKeys(client: redis)
+        self.channels = ChannelStore(client: redis)
         self.counters = counters
         self.logger = logger
         self.clock = clock

@@ -91,7 +91,7 @@ public final class PushWorker: Service, Sendable {
 
         var consumers: [(KafkaConsumer, Int, @Sendable (KafkaConsumerMessage) async -> Bool)] = []
         if roles.contains(.expand) {
-            let stage = ExpandStage(context: context)
+            let stage = ExpandStage(context: context, clients: clients)
             consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: context.metrics), worker.expansionsInFlight, stage.handle))
         }
         if roles.contains(.send) {
