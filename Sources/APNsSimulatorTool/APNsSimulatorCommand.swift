@@ -31,6 +31,10 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var keys: [String] = []
     @Option(name: .customLong("bundle-id"), help: "An allowed bundle id; repeatable.")
     var bundleIDs: [String] = []
+    @Option(name: .customLong("max-channels"), help: "Broadcast channels one bundle id may hold (Apple's limit: 10000).")
+    var maxChannels: Int = 10_000
+    @Option(name: .customLong("broadcast-disabled"), help: "A bundle id whose channel requests get FeatureNotEnabled; repeatable.")
+    var broadcastDisabled: [String] = []
     @Option(name: .customLong("unregistered"), help: "A token answered 410 Unregistered; repeatable.")
     var unregistered: [String] = []
     @Option(name: .customLong("bad-token"), help: "A token answered 400 BadDeviceToken; repeatable.")
@@ -81,6 +85,9 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
             maxConcurrentStreams: maxConcurrentStreams, providerKeys: try keys.map(Self.parseKey),
             bundleIDs: Set(bundleIDs), tracksDuplicates: !noDuplicateTracking)
         if let threads { configuration.threads = threads }
+        guard maxChannels >= 0 else { throw ValidationError("--max-channels must be at least 0") }
+        configuration.maxChannelsPerApp = maxChannels
+        configuration.broadcastDisabledBundleIDs = Set(broadcastDisabled)
         configuration.devices.unregistered = Dictionary(
             unregistered.map { ($0.lowercased(), Int64(Date().timeIntervalSince1970 * 1000)) },
             uniquingKeysWith: { first, _ in first })

@@ -66,6 +66,15 @@ import Testing
                 }
                 #expect(try await stack.simulator.counters().broadcasts == [id: 1, storedID: 1])
 
+                // A channel kept here that APNs no longer has: the job completes, failed with APNs's reason.
+                let forgotten = try #require(APNsChannelID("Zm9yZ290dGVu"))
+                #expect(try await ChannelStore(client: stack.redis).add(
+                    app: Self.app, environment: .sandbox, ChannelRecord(id: forgotten, messageStoragePolicy: .noMessageStored, createdAt: 1)))
+                try await stack.publish(try Self.job(id: "on-forgotten", channel: forgotten.rawValue))
+                let failed = try await eventually("on-forgotten completes") { try await stack.report("on-forgotten") } until: { $0.isComplete }
+                #expect(failed.failedByReason == ["ChannelNotRegistered": 1] && failed.accepted == 0, "\(failed)")
+                #expect(try await ChannelStore(client: stack.redis).remove(app: Self.app, environment: .sandbox, id: forgotten))
+
                 // A job naming a channel PushFleet does not know is dead-lettered, naming the field.
                 try await stack.publish(try Self.job(id: "on-unknown", channel: "bm90LWEtY2hhbm5lbA=="))
                 let letters = try await stack.readTopic(PushTopic.deadLetters, count: 1).map { try DeadLetter.decode(from: Data($0.value)) }

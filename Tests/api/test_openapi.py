@@ -163,6 +163,8 @@ def test_the_routes_are_the_contracts():
         "POST /v1/apps/{app}/receipts",
         "GET /v1/apps/{app}/devices/export", "GET /v1/apps/{app}/users/{openid}",
         "DELETE /v1/apps/{app}/users/{openid}", "DELETE /v1/apps/{app}/tags/{tag}",
+        "POST /v1/apps/{app}/channels/{environment}", "GET /v1/apps/{app}/channels/{environment}",
+        "GET /v1/apps/{app}/channels/{environment}/{channel}", "DELETE /v1/apps/{app}/channels/{environment}/{channel}",
     ])
 
 
@@ -203,7 +205,8 @@ def test_v1_operations_document_the_common_errors(path, method, operation):
     if operation["operationId"] in ("publishPush", "cancelJob"):
         assert "409" in statuses
     success = [s for s in statuses if s.startswith("2")]
-    assert success == (["202"] if operation["operationId"] == "publishPush" else ["200"])
+    created = {"publishPush": ["202"], "createChannel": ["201"]}
+    assert success == created.get(operation["operationId"], ["200"])
 
 
 def test_readyz_documents_503_as_readiness():
