@@ -18,6 +18,7 @@ final class APIEnvironment: Sendable {
     let redis: any RedisCommands
     let readiness: ReadinessProbe
     let channels: ChannelManager
+    let activityTokens: ActivityTokenStore
     let metrics: APIMetrics
     let maxBodyBytes: Int
     let logger: Logger
@@ -28,6 +29,7 @@ final class APIEnvironment: Sendable {
         admin: KafkaAdmin, channels: ChannelManager, metrics: APIMetrics, logger: Logger
     ) {
         self.channels = channels
+        activityTokens = ActivityTokenStore(client: redis)
         apps = configuration.apps
         self.keys = keys
         registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))

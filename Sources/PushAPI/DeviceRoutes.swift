@@ -24,7 +24,23 @@ enum DeviceRoutes {
         APIRoute(.delete, "/v1/apps/{app}/users/{openid}", "logOutUser", scope: .device, logOut),
         APIRoute(.get, "/v1/apps/{app}/tags", "getAppTags", appTags),
         APIRoute(.delete, "/v1/apps/{app}/tags/{tag}", "removeAppTag", removeAppTag),
+        // The other token kinds (VoIP, push-to-start per attributes type): a registry each.
+        APIRoute(.put, "/v1/apps/{app}/tokens/{kind}/{token}", "bindToken", scope: .device, bind),
+        APIRoute(.delete, "/v1/apps/{app}/tokens/{kind}/{token}", "unbindToken", scope: .device, unbind),
+        APIRoute(.get, "/v1/apps/{app}/tokens/{kind}/{token}", "getToken", scope: .device, device),
+        APIRoute(.get, "/v1/apps/{app}/tokens/{kind}", "countTokens", count),
     ]
+
+    /// The registry a route works on: the app's own (its device tokens), or, on
+    /// `/tokens/{kind}/…`, the registry of that token kind (``TokenKind/registry(of:)``).
+    private static func registry(_ call: APICall, of app: AppSettings) throws -> String {
+        guard call.parameters["kind"] != nil else { return app.id }
+        let text = try call.parameter("kind")
+        guard let kind = TokenKind(text) else {
+            throw APIError.invalid("kind", "must be device, voip or push-to-start:<ActivityAttributes type>")
+        }
+        return kind.registry(of: app.id)
+    }
 
     static func bind(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
@@ -44,8 +60,9 @@ enum DeviceRoutes {
             openID = try APIValidation.text(text, field: "openid", what: "an openid")
         }
         let tags = try body["tags"].map { try APIValidation.tags($0, field: "tags", nonEmpty: false) } ?? []
-        try await call.api.registry.bind(app: app.id, token: token, environment: environment, openID: openID, tags: tags)
-        guard let record = try await call.api.registry.device(app: app.id, token: token) else {
+        let registryApp = try registry(call, of: app)
+        try await call.api.registry.bind(app: registryApp, token: token, environment: environment, openID: openID, tags: tags)
+        guard let record = try await call.api.registry.device(app: registryApp, token: token) else {
             throw APIError(.conflict, "conflict", "the device was unbound while it was being bound; bind it again", field: "token")
         }
         return APIResponse.json(record.jsonValue)
@@ -54,7 +71,7 @@ enum DeviceRoutes {
     static func unbind(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         let token = try APIValidation.token(try call.parameter("token"))
-        guard try await call.api.registry.unbind(app: app.id, token: token) else {
+        guard try await call.api.registry.unbind(app: try registry(call, of: app), token: token) else {
             throw notRegistered(token, app: app.id)
         }
         return APIResponse.json(["token": .string(token.hex), "removed": true])
@@ -63,7 +80,7 @@ enum DeviceRoutes {
     static func device(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         let token = try APIValidation.token(try call.parameter("token"))
-        guard let record = try await call.api.registry.device(app: app.id, token: token) else {
+        guard let record = try await call.api.registry.device(app: try registry(call, of: app), token: token) else {
             throw notRegistered(token, app: app.id)
         }
         return APIResponse.json(record.jsonValue)
@@ -123,7 +140,7 @@ enum DeviceRoutes {
 
     static func count(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
-        let count = try await call.api.registry.deviceCount(app: app.id)
+        let count = try await call.api.registry.deviceCount(app: try registry(call, of: app))
         return APIResponse.json([
             "sandbox": JSONValue(count.sandbox), "production": JSONValue(count.production),
             "suspect": ["sandbox": JSONValue(count.suspectSandbox), "production": JSONValue(count.suspectProduction)],

@@ -57,8 +57,22 @@ extension APNsPayload: Codable {
             guard (0...1).contains(score) else {
                 throw MessageValidationError(path, .invalidValue, "must be between 0 and 1, got \(score)")
             }
-        case "thread-id", "category", "target-content-id", "filter-criteria", "attributes-type":
+        case "thread-id", "category", "target-content-id", "filter-criteria":
             _ = try value.decodeString(at: path)
+        case "attributes-type":
+            let name = try value.decodeString(at: path)
+            guard TokenKind.isValidAttributesType(name) else {
+                throw MessageValidationError(path, .invalidValue, "must be a type name: 1 to \(TokenKind.maxAttributesTypeBytes) characters of A-Z a-z 0-9 _ .")
+            }
+        case "input-push-token":
+            guard try value.decodeInt(at: path) == 1 else {
+                throw MessageValidationError(path, .invalidValue, "must be 1: the started activity reports an update token")
+            }
+        case "input-push-channel":
+            let text = try value.decodeString(at: path)
+            guard APNsChannelID(text) != nil else {
+                throw MessageValidationError(path, .invalidValue, "must be a broadcast channel id (base64)")
+            }
         case "content-state", "attributes":
             _ = try value.decodeObject(at: path)
         default:

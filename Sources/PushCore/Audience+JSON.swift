@@ -1,7 +1,7 @@
 import APNsCore
 
 extension Audience: Codable {
-    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast", "channel"]
+    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast", "channel", "activity"]
 
     /// Decodes the `audience` object: exactly one of its selectors, unknown keys rejected.
     /// Token format is checked here (a ``DeviceToken`` cannot hold a bad one); list sizes are
@@ -10,7 +10,7 @@ extension Audience: Codable {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
         guard let kind = object.keys.first else {
-            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast, channel")
+            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast, channel, activity")
         }
         guard object.count == 1 else {
             throw MessageValidationError(
@@ -43,6 +43,13 @@ extension Audience: Codable {
                     valuePath, .invalidValue, "must be a broadcast channel id (base64, 1 to \(APNsChannelID.maxLength) characters)")
             }
             self = .channel(id)
+        case "activity":
+            let text = try value.decodeString(at: valuePath)
+            guard let id = LiveActivityID(text) else {
+                throw MessageValidationError(
+                    valuePath, .invalidValue, "must be a Live Activity id: 1 to \(LiveActivityID.maxLength) characters of A-Z a-z 0-9 . _ -")
+            }
+            self = .activity(id)
         default:
             guard let flag = value.boolValue else { throw .type(valuePath, expected: "true", got: value) }
             guard flag else { throw MessageValidationError(valuePath, .invalidValue, "must be true") }
@@ -58,6 +65,7 @@ extension Audience: Codable {
         case .tags(let expression): ["tags": expression.jsonValue]
         case .broadcast: ["broadcast": true]
         case .channel(let id): ["channel": .string(id.rawValue)]
+        case .activity(let id): ["activity": .string(id.rawValue)]
         }
     }
 
@@ -78,7 +86,7 @@ extension Audience: Codable {
             }
         case .tags(let expression):
             try expression.validate(at: valuePath)
-        case .broadcast, .channel:
+        case .broadcast, .channel, .activity:
             break
         }
     }

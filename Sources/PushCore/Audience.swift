@@ -13,11 +13,14 @@ public enum Audience: Hashable, Sendable {
     /// The devices subscribed to a Live Activity broadcast channel (iOS 18): one request to
     /// APNs, which delivers it to them.
     case channel(APNsChannelID)
+    /// The devices running one Live Activity, by the update tokens they registered for it
+    /// (kept until they expire).
+    case activity(LiveActivityID)
 
     /// The most tokens one job may list; larger sends are several jobs or a tag or broadcast.
     public static let maxTokens = 10_000
 
-    /// The selector's name in JSON: `tokens`, `openids`, `tags`, `broadcast` or `channel`.
+    /// The selector's name in JSON: `tokens`, `openids`, `tags`, `broadcast`, `channel` or `activity`.
     public var kind: String {
         switch self {
         case .tokens: "tokens"
@@ -25,6 +28,7 @@ public enum Audience: Hashable, Sendable {
         case .tags: "tags"
         case .broadcast: "broadcast"
         case .channel: "channel"
+        case .activity: "activity"
         }
     }
 }

@@ -2,7 +2,7 @@ public import APNsCore
 public import Foundation
 
 extension FeedbackEvent {
-    static let fieldNames: Set<String> = ["app", "token", "environment", "reason", "invalid-since", "job-id"]
+    static let fieldNames: Set<String> = ["app", "token", "environment", "reason", "invalid-since", "job-id", "kind"]
 
     /// The event as compact JSON.
     public func jsonData() -> Data {
@@ -13,6 +13,9 @@ extension FeedbackEvent {
         object["reason"] = .string(reason)
         object["invalid-since"] = .number(JSONNumber(Int(invalidSince)))
         object["job-id"] = jobID.map(JSONValue.string)
+        if kind != .device {
+            object["kind"] = .string(kind.description)
+        }
         return JSONValue.object(object).compactData()
     }
 
@@ -39,13 +42,22 @@ extension FeedbackEvent {
         guard let environment = APNsEnvironment(rawValue: rawEnvironment) else {
             throw MessageValidationError(root.key("environment"), .unknownEnvironment, "'\(rawEnvironment)' is not sandbox or production")
         }
+        var kind = TokenKind.device
+        if let value = object["kind"] {
+            let text = try value.decodeString(at: root.key("kind"))
+            guard let parsed = TokenKind(text) else {
+                throw MessageValidationError(root.key("kind"), .invalidValue, "'\(text)' is not device, voip or push-to-start:<AttributesType>")
+            }
+            kind = parsed
+        }
         return FeedbackEvent(
             app: app,
             token: token,
             environment: environment,
             reason: try object.require("reason", at: root).decodeString(at: root.key("reason")),
             invalidSince: Int64(try object.require("invalid-since", at: root).decodeInt(at: root.key("invalid-since"))),
-            jobID: try object["job-id"]?.decodeString(at: root.key("job-id"))
+            jobID: try object["job-id"]?.decodeString(at: root.key("job-id")),
+            kind: kind
         )
     }
 }

@@ -17,8 +17,14 @@ public struct FeedbackEvent: Hashable, Sendable {
     public var invalidSince: Int64
     /// The job whose notification found out, for its statistics.
     public var jobID: String?
+    /// The kind of the token (its registry, ``TokenKind/registry(of:)``).
+    public var kind: TokenKind
 
-    public init(app: String, token: DeviceToken, environment: APNsEnvironment, reason: String, invalidSince: Int64, jobID: String?) {
+    public init(
+        app: String, token: DeviceToken, environment: APNsEnvironment, reason: String, invalidSince: Int64, jobID: String?,
+        kind: TokenKind = .device
+    ) {
+        self.kind = kind
         self.app = app
         self.token = token
         self.environment = environment

@@ -34,11 +34,23 @@ extension PushJob {
         if case .channel = audience {
             try Self.validateChannelHeaders(headers, at: root.key("headers"))
         }
+        if case .activity = audience, headers.pushType != .liveactivity {
+            throw MessageValidationError(
+                root.key("headers").key("push-type"), .invalidValue,
+                "must be liveactivity for an activity audience (its update tokens take nothing else), is \(headers.pushType)")
+        }
         try throttle?.validate(at: root.key("throttle"))
         if let idempotencyKey {
             try Self.validateIdentifier(idempotencyKey, at: root.key("idempotency-key"))
         }
         try notification.validate(at: root.key("notification"), pushType: headers.pushType)
+        if headers.pushType == .liveactivity, notification.aps?["event"]?.stringValue == "start" {
+            guard notification.aps?["attributes-type"] != nil else {
+                throw MessageValidationError(
+                    root.key("notification").key("aps").key("attributes-type"), .missingField,
+                    "is required to start a Live Activity: it names the ActivityAttributes type (and the push-to-start tokens the job goes to)")
+            }
+        }
     }
 
     /// A broadcast on a channel is a Live Activity update sent to `/4/broadcasts`: push type

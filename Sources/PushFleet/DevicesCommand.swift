@@ -27,6 +27,7 @@ struct DevicesCommand: AsyncParsableCommand {
 
         @Option(help: "The app id.")
         var app: String
+        @OptionGroup var kind: TokenKindOption
 
         @Option(help: "csv or jsonl (default: from the file's extension).")
         var format: String?
@@ -115,7 +116,7 @@ struct DevicesCommand: AsyncParsableCommand {
             var refused = 0
             while !devices.isEmpty {
                 do {
-                    try await registry.bind(devices, app: app)
+                    try await registry.bind(devices, app: try kind.registry(of: app))
                     return (devices.count, refused)
                 } catch let error as StoreError {
                     guard let field = error.field, field.hasPrefix("devices["),
@@ -151,6 +152,7 @@ struct DevicesCommand: AsyncParsableCommand {
         @Option(help: "sandbox or production.") var environment: String
         @Option(help: "The user logged in on the device.") var openid: String?
         @Option(name: .customLong("tag"), help: "A tag (repeatable).") var tags: [String] = []
+        @OptionGroup var kind: TokenKindOption
         @Argument(help: "The device token (hex).") var token: String
 
         func run() async throws {
@@ -159,13 +161,13 @@ struct DevicesCommand: AsyncParsableCommand {
                 throw ValidationError("--environment must be sandbox or production")
             }
             try await ClientSession.withRegistry(options, app: app) { session in
-                try await session.registry.bind(app: app, token: deviceToken, environment: environment, openID: openid, tags: tags)
+                try await session.registry.bind(app: try kind.registry(of: app), token: deviceToken, environment: environment, openID: openid, tags: tags)
                 try await printDevice(deviceToken, session: session)
             }
         }
 
         private func printDevice(_ token: DeviceToken, session: ClientSession) async throws {
-            guard let record = try await session.registry.device(app: app, token: token) else { return }
+            guard let record = try await session.registry.device(app: try kind.registry(of: app), token: token) else { return }
             if options.json {
                 print(String(decoding: record.jsonValue.compactData(), as: UTF8.self))
             } else {
@@ -182,12 +184,13 @@ struct DevicesCommand: AsyncParsableCommand {
 
         @OptionGroup var options: ClientOptions
         @Option(help: "The app id.") var app: String
+        @OptionGroup var kind: TokenKindOption
         @Argument(help: "The device token (hex).") var token: String
 
         func run() async throws {
             let deviceToken = try parseToken(token)
             let removed = try await ClientSession.withRegistry(options, app: app) { session in
-                return try await session.registry.unbind(app: app, token: deviceToken)
+                return try await session.registry.unbind(app: try kind.registry(of: app), token: deviceToken)
             }
             print(options.json ? #"{"token":"\#(deviceToken.hex)","removed":\#(removed)}"# : removed ? "▸ unbound \(deviceToken.hex)" : "device \(deviceToken.hex) is not registered")
             if !removed { throw ExitCode(2) }
@@ -204,6 +207,7 @@ struct DevicesCommand: AsyncParsableCommand {
         @Option(help: "The app id.") var app: String
         @Option(help: "A tag to add (repeatable).") var add: [String] = []
         @Option(help: "A tag to remove (repeatable).") var remove: [String] = []
+        @OptionGroup var kind: TokenKindOption
         @Argument(help: "The device token (hex).") var token: String
 
         func run() async throws {
@@ -212,9 +216,10 @@ struct DevicesCommand: AsyncParsableCommand {
             do {
                 tags = try await ClientSession.withRegistry(options, app: app) { session in
                     let registry = session.registry
-                    if !add.isEmpty { _ = try await registry.addTags(add, app: app, token: deviceToken) }
-                    if !remove.isEmpty { _ = try await registry.removeTags(remove, app: app, token: deviceToken) }
-                    return try await registry.tags(app: app, token: deviceToken).sorted()
+                    let registryApp = try kind.registry(of: app)
+                    if !add.isEmpty { _ = try await registry.addTags(add, app: registryApp, token: deviceToken) }
+                    if !remove.isEmpty { _ = try await registry.removeTags(remove, app: registryApp, token: deviceToken) }
+                    return try await registry.tags(app: registryApp, token: deviceToken).sorted()
                 }
             } catch let error as StoreError where error.code == .deviceNotRegistered {
                 printError("pushfleet: device \(deviceToken.hex) is not registered for app \(app)")
@@ -244,6 +249,7 @@ extension DevicesCommand {
         @OptionGroup var options: ClientOptions
         @Option(help: "The app id.") var app: String
         @Option(help: "The file to write (default: standard output).") var output: String?
+        @OptionGroup var kind: TokenKindOption
 
         func run() async throws {
             let temporary = output.map { "\($0).partial" }
@@ -260,7 +266,7 @@ extension DevicesCommand {
             do {
                 exported = try await ClientSession.withRegistry(options, app: app) { session in
                     var count = 0
-                    try await session.registry.forEachDevice(app: app) { page in
+                    try await session.registry.forEachDevice(app: try kind.registry(of: app)) { page in
                         var lines = Data()
                         for record in page {
                             lines.append(record.jsonValue.compactData())
@@ -433,5 +439,19 @@ func parseToken(_ text: String) throws -> DeviceToken {
         return try DeviceToken(hex: text)
     } catch {
         throw ValidationError("'\(text.prefix(80))' is not a device token: \(error)")
+    }
+}
+
+/// `--kind`: which of the devices' tokens a registry command works on.
+struct TokenKindOption: ParsableArguments {
+    @Option(help: "The token kind: device, voip or push-to-start:<ActivityAttributes type>.")
+    var kind: String = "device"
+
+    /// The registry of the kind's tokens of `app` (``TokenKind/registry(of:)``).
+    func registry(of app: String) throws -> String {
+        guard let parsed = TokenKind(kind) else {
+            throw ValidationError("--kind must be device, voip or push-to-start:<type> (1 to 64 characters of A-Z a-z 0-9 _ .), got '\(kind)'")
+        }
+        return parsed.registry(of: app)
     }
 }

@@ -77,7 +77,7 @@ struct ExpandStage: Sendable {
             let registry = context.registry
             // Read afresh: the task may come from a layout this process has not seen yet.
             let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
-                try await registry.refreshLayout(app: app.id)
+                try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id))
             }
             // A bare shard number comes from a release before shard counts could grow.
             let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
@@ -138,9 +138,17 @@ struct ExpandStage: Sendable {
             let unique = tokens.filter { seen.insert($0).inserted }
             try await setCounters([.targeted: unique.count], jobID: jobID)
             try await publishList(unique, positions: unique.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
+        case .activity(let activity):
+            let store = context.activityTokens
+            let now = context.clock()
+            let tokens = try await Retrying.run("reading the update tokens of activity \(activity) of job \(jobID)", logger: context.logger) {
+                try await store.tokens(app: app.id, environment: job.environment, activity: activity, now: now)
+            }
+            try await setCounters([.targeted: tokens.count], jobID: jobID)
+            try await publishList(tokens, positions: tokens.indices.map { UInt32($0) }, prefix: "a", of: job, jobID: jobID)
         case .openIDs(let openIDs):
             let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
-                try await context.registry.resolveOpenIDs(app: app.id, environment: job.environment, openIDs: openIDs)
+                try await context.registry.resolveOpenIDs(app: job.tokenKind.registry(of: app.id), environment: job.environment, openIDs: openIDs)
             }
             try await setCounters(
                 [
@@ -160,7 +168,7 @@ struct ExpandStage: Sendable {
                 if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
                     return first
                 }
-                return try await registry.refreshLayout(app: app.id).taskCount
+                return try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id)).taskCount
             }
             try await setCounters([.shards: shards], jobID: jobID)
             let tasks = (0..<shards).map { shard in
@@ -180,17 +188,18 @@ struct ExpandStage: Sendable {
         switch job.audience {
         case .broadcast: filter = .devices
         case .tags(let expression): filter = .tags(expression)
-        case .tokens, .openIDs, .channel: return
+        case .tokens, .openIDs, .channel, .activity: return
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
         let registry = context.registry
+        let registryApp = job.tokenKind.registry(of: job.app)
         let environment = job.environment
         let count = chunkSize
         var cursor: UInt64 = 0
         var scanned = false
         func nextPage() async throws -> ShardScanPage {
             let page = try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: context.logger) { [cursor] in
-                try await registry.scanShard(app: job.app, task: task, environment: environment, filter: filter, cursor: cursor, count: count)
+                try await registry.scanShard(app: registryApp, task: task, environment: environment, filter: filter, cursor: cursor, count: count)
             }
             cursor = page.cursor
             scanned = page.cursor == 0

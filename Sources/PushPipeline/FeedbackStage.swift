@@ -53,7 +53,9 @@ struct FeedbackStage: Sendable {
         }
         let change = RegistryChange(
             reason: event.reason, invalidSince: event.invalidSince, appEnvironments: app.settings.environments,
-            environment: event.environment, probing: context.configuration.registry.probesOtherEnvironment)
+            // Only a device token is probed: the probe is a background notification, which a
+            // VoIP or push-to-start token would refuse whatever its environment.
+            environment: event.environment, probing: context.configuration.registry.probesOtherEnvironment && event.kind == .device)
         switch change {
         case .remove(let invalidSince):
             try await remove(event, invalidSince: invalidSince)
@@ -71,7 +73,7 @@ struct FeedbackStage: Sendable {
         let registry = context.registry
         let removed = try await Retrying.run("removing an invalid token of \(event.app)", logger: context.logger) {
             try await registry.removeIfNotRegisteredSince(
-                app: event.app, token: event.token, environment: event.environment, invalidSince: invalidSince)
+                app: event.kind.registry(of: event.app), token: event.token, environment: event.environment, invalidSince: invalidSince)
         }
         try await count(removed, event, worker: .feedbackRemoved, job: .removed, change: "removed")
     }
@@ -79,7 +81,8 @@ struct FeedbackStage: Sendable {
     private func keepAside(_ event: FeedbackEvent, reason: String) async throws {
         let registry = context.registry
         let marked = try await Retrying.run("keeping a token of \(event.app) aside", logger: context.logger) {
-            try await registry.markSuspect(app: event.app, token: event.token, environment: event.environment, reason: reason, at: event.invalidSince)
+            try await registry.markSuspect(
+                app: event.kind.registry(of: event.app), token: event.token, environment: event.environment, reason: reason, at: event.invalidSince)
         }
         try await count(marked, event, worker: .feedbackKeptAside, job: .suspect, change: "kept-aside")
     }

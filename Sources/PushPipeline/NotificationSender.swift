@@ -96,8 +96,8 @@ final class NotificationSender: Sendable {
         let notification = template
         let counters = context.counters
         let facts = Settlement.Facts(
-            app: app.id, jobID: jobID, environment: job.environment, usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID),
-            now: 0, suspension: SuspensionCache.duration)
+            app: app.id, jobID: jobID, environment: job.environment, kind: job.tokenKind,
+            usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID), now: 0, suspension: SuspensionCache.duration)
         let outcomes = SendResultQueue()
         // Sending and settling run side by side. A notification keeps its slot of the in-flight
         // window until its outcome is settled (its sent marker written), so the window bounds

@@ -27,6 +27,7 @@ final class PipelineContext: Sendable {
     let controls: JobControlCache
     let idempotency: IdempotencyKeys
     let channels: ChannelStore
+    let activityTokens: ActivityTokenStore
     let metrics = PipelineMetrics()
     let counters: WorkerCounters
     let logger: Logger
@@ -55,6 +56,7 @@ final class PipelineContext: Sendable {
         self.controls = JobControlCache(store: jobs)
         self.idempotency = IdempotencyKeys(client: redis)
         self.channels = ChannelStore(client: redis)
+        self.activityTokens = ActivityTokenStore(client: redis)
         self.counters = counters
         self.logger = logger
         self.clock = clock

@@ -26,6 +26,8 @@ enum Settlement {
         var app: String
         var jobID: String
         var environment: APNsEnvironment
+        /// The kind of the job's tokens: the registry their feedback changes.
+        var kind: TokenKind = .device
         /// Whether the job goes out with its app's own topic (not one of its extra topics).
         var usesOwnTopic: Bool
         /// Milliseconds since 1970.
@@ -260,7 +262,8 @@ extension Settlement.Plan {
 
 extension Settlement.Facts {
     fileprivate func event(_ delivery: Delivery, reason: String, at time: Int64) -> FeedbackEvent {
-        FeedbackEvent(app: app, token: delivery.token, environment: environment, reason: reason, invalidSince: time, jobID: jobID)
+        FeedbackEvent(
+            app: app, token: delivery.token, environment: environment, reason: reason, invalidSince: time, jobID: jobID, kind: kind)
     }
 
     fileprivate func failure(_ delivery: Delivery, attempts: Int, reason: String, retryAfter: Duration?) -> ResendFailure {

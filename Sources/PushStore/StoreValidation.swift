@@ -1,13 +1,16 @@
 /// Input rules of the store (app ids, tags, openids, tokens…); each throws a ``StoreError`` naming the field.
 enum StoreValidation {
-    static let maxAppBytes = 64
+    /// An app id is at most 64 bytes; a registry of one of its token kinds adds `~start~` and an
+    /// attributes type of up to 64 (``TokenKind/registry(of:)``).
+    static let maxAppBytes = 64 + 7 + 64
     static let maxTagBytes = 128
     static let maxOpenIDBytes = 128
     /// Tags of one expression (all + any + none): every one is a key of one script call.
     static let maxExpressionTags = 1_000
 
-    /// 1–64 bytes of `A-Z a-z 0-9 . _ -`: no braces (they would break the hash tag), no `:`
-    /// (it would make `{a:openid:…}` and `{a:<shard>}` ambiguous across apps).
+    /// 1–135 bytes of `A-Z a-z 0-9 . _ - ~`: no braces (they would break the hash tag), no `:`
+    /// (it would make `{a:openid:…}` and `{a:<shard>}` ambiguous across apps). `~` joins an app
+    /// and a token kind (`news~voip`, ``TokenKind/registry(of:)``); configured app ids never hold it.
     static func app(_ app: String, field: String = "app") throws(StoreError) {
         guard !app.isEmpty else {
             throw StoreError(.invalidApp, field: field, message: "must not be empty")
@@ -17,10 +20,10 @@ enum StoreValidation {
         }
         let allowed = app.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "~")
         }
         guard allowed else {
-            throw StoreError(.invalidApp, field: field, message: "may hold only A-Z, a-z, 0-9, '.', '_' and '-'")
+            throw StoreError(.invalidApp, field: field, message: "may hold only A-Z, a-z, 0-9, '.', '_', '-' and '~'")
         }
     }
 

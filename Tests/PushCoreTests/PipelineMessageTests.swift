@@ -98,6 +98,14 @@ struct PipelineMessageTests {
         var anonymous = event
         anonymous.jobID = nil
         #expect(try FeedbackEvent.decode(from: anonymous.jsonData()) == anonymous)
+        #expect(!String(decoding: event.jsonData(), as: UTF8.self).contains("kind"), "a device token's event is as before")
+        for kind in [TokenKind.voip, .pushToStart(attributesType: "MatchAttributes")] {
+            var other = event
+            other.kind = kind
+            #expect(try FeedbackEvent.decode(from: other.jsonData()) == other)
+        }
+        let unknownKind = #"{"app":"news","token":"0a0b","environment":"sandbox","reason":"Unregistered","invalid-since":1,"kind":"fax"}"#
+        #expect(throws: MessageValidationError.self) { try FeedbackEvent.decode(from: Data(unknownKind.utf8)) }
     }
 
     @Test func feedbackEventNamesTheBadField() throws {

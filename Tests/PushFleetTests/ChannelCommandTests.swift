@@ -42,4 +42,39 @@ struct ChannelCommandTests {
             #expect(try await CLIProcess.run(["channels", "list"] + target).standardOutput.isEmpty)
         }
     }
+
+    @Test("devices bind, export and unbind --kind work on the kind's own registry")
+    func tokenKinds() async throws {
+        try await PipelineStack.with { stack in
+            let config = ["--app", Self.app, "--config", stack.configurationPath]
+            let token = PipelineStack.token(5).hex
+            let bound = try await CLIProcess.run(["devices", "bind", token, "--environment", "sandbox", "--openid", "user-5", "--kind", "voip", "--json"] + config)
+            #expect(bound.status == 0, "\(bound.standardError)")
+            #expect(try await stack.registry.device(app: TokenKind.voip.registry(of: Self.app), token: PipelineStack.token(5))?.openID == "user-5")
+            #expect(try await stack.registry.device(app: Self.app, token: PipelineStack.token(5)) == nil)
+            let exported = try await CLIProcess.run(["devices", "export", "--kind", "voip"] + config)
+            #expect(exported.status == 0 && exported.standardOutput.contains(token), "\(exported.standardError)")
+            #expect(try await CLIProcess.run(["devices", "export"] + config).standardOutput.isEmpty, "no device token was bound")
+            let bad = try await CLIProcess.run(["devices", "unbind", token, "--kind", "fax"] + config)
+            #expect(bad.status == 64 && bad.standardError.contains("--kind"))
+            #expect(try await CLIProcess.run(["devices", "unbind", token, "--kind", "voip"] + config).status == 0)
+            #expect(try await CLIProcess.run(["devices", "unbind", token, "--kind", "voip"] + config).status == 2)
+        }
+    }
+
+    @Test("activities bind, show and unbind an activity's update tokens")
+    func activityTokens() async throws {
+        try await PipelineStack.with { stack in
+            let target = ["--app", Self.app, "--environment", "sandbox", "--activity", "match-42", "--config", stack.configurationPath]
+            let token = PipelineStack.token(9).hex
+            let kept = try await CLIProcess.run(["activities", "bind", token, "--expires-in", "600", "--json"] + target)
+            #expect(kept.status == 0 && kept.standardOutput.contains(#""expires-at":"#), "\(kept.standardError)")
+            #expect(try await CLIProcess.run(["activities", "show"] + target).standardOutput == token + "\n")
+            let tooLong = try await CLIProcess.run(["activities", "bind", token, "--expires-in", "90000"] + target)
+            #expect(tooLong.status == 64)
+            #expect(try await CLIProcess.run(["activities", "unbind", token] + target).status == 0)
+            #expect(try await CLIProcess.run(["activities", "unbind", token] + target).status == 2)
+            #expect(try await CLIProcess.run(["activities", "show"] + target).standardOutput.isEmpty)
+        }
+    }
 }

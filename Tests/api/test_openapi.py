@@ -165,6 +165,11 @@ def test_the_routes_are_the_contracts():
         "DELETE /v1/apps/{app}/users/{openid}", "DELETE /v1/apps/{app}/tags/{tag}",
         "POST /v1/apps/{app}/channels/{environment}", "GET /v1/apps/{app}/channels/{environment}",
         "GET /v1/apps/{app}/channels/{environment}/{channel}", "DELETE /v1/apps/{app}/channels/{environment}/{channel}",
+        "PUT /v1/apps/{app}/tokens/{kind}/{token}", "GET /v1/apps/{app}/tokens/{kind}/{token}",
+        "DELETE /v1/apps/{app}/tokens/{kind}/{token}", "GET /v1/apps/{app}/tokens/{kind}",
+        "PUT /v1/apps/{app}/activities/{environment}/{activity}/tokens/{token}",
+        "DELETE /v1/apps/{app}/activities/{environment}/{activity}/tokens/{token}",
+        "GET /v1/apps/{app}/activities/{environment}/{activity}",
     ])
 
 
