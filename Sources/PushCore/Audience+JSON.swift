@@ -37,24 +37,30 @@ extension Audience: Codable {
         case "tags":
             self = .tags(try TagExpression(json: value, at: valuePath))
         case "channel":
-            let text = try value.decodeString(at: valuePath)
-            guard let id = APNsChannelID(text) else {
-                throw MessageValidationError(
-                    valuePath, .invalidValue, "must be a broadcast channel id (base64, 1 to \(APNsChannelID.maxLength) characters)")
-            }
-            self = .channel(id)
+            self = .channel(
+                try Self.identifier(
+                    value, at: valuePath, APNsChannelID.init,
+                    "must be a broadcast channel id (base64, 1 to \(APNsChannelID.maxLength) characters)"))
         case "activity":
-            let text = try value.decodeString(at: valuePath)
-            guard let id = LiveActivityID(text) else {
-                throw MessageValidationError(
-                    valuePath, .invalidValue, "must be a Live Activity id: 1 to \(LiveActivityID.maxLength) characters of A-Z a-z 0-9 . _ -")
-            }
-            self = .activity(id)
+            self = .activity(
+                try Self.identifier(
+                    value, at: valuePath, LiveActivityID.init,
+                    "must be a Live Activity id: 1 to \(LiveActivityID.maxLength) characters of A-Z a-z 0-9 . _ -"))
         default:
             guard let flag = value.boolValue else { throw .type(valuePath, expected: "true", got: value) }
             guard flag else { throw MessageValidationError(valuePath, .invalidValue, "must be true") }
             self = .broadcast
         }
+    }
+
+    /// A string `make` accepts, or an error at `path` saying what it must be.
+    private static func identifier<Identifier>(
+        _ value: JSONValue, at path: FieldPath, _ make: (String) -> Identifier?, _ mustBe: String
+    ) throws(MessageValidationError) -> Identifier {
+        guard let identifier = make(try value.decodeString(at: path)) else {
+            throw MessageValidationError(path, .invalidValue, mustBe)
+        }
+        return identifier
     }
 
     /// The `audience` object.
