@@ -167,7 +167,8 @@ struct DeviceRegistryBindingTests {
                 ("empty app", .invalidApp, "app", { try await registry.bind(app: "", token: a, environment: .sandbox) }),
                 ("brace in app", .invalidApp, "app", { try await registry.bind(app: "a}b", token: a, environment: .sandbox) }),
                 ("colon in app", .invalidApp, "app", { try await registry.unbind(app: "a:b", token: a) }),
-                ("long app", .invalidApp, "app", { _ = try await registry.deviceCount(app: String(repeating: "a", count: 65)) }),
+                ("long app", .invalidApp, "app", { _ = try await registry.deviceCount(app: String(repeating: "a", count: 136)) }),
+                ("space in app", .invalidApp, "app", { _ = try await registry.deviceCount(app: "news~start~Has Space") }),
                 ("empty tag", .invalidTag, "tags[1]", { try await registry.bind(app: app, token: a, environment: .sandbox, tags: ["ok", ""]) }),
                 (
                     "long tag", .invalidTag, "tags[0]",
