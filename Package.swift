@@ -124,7 +124,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Frame-level helpers over NIO's HTTP/2 handler (the simulator), and the DATA body collector
-        // the client's own codec shares.
+        // the client's own codec shares; the frames of APNs's legacy binary interface, which the
+        // client and the simulator both speak.
         .target(
             name: "HTTP2Frames",
             dependencies: [
@@ -139,6 +140,7 @@ let package = Package(
             name: "APNs",
             dependencies: [
                 "APNsCore",
+                .product(name: "DequeModule", package: "swift-collections"),
                 "FlowControl",
                 "HTTP2Frames",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -44,7 +44,7 @@ public final class APNsClient: Sendable {
     static let backoffJitter = 0.5
 
     public let configuration: APNsClientConfiguration
-    private let eventLoopGroup: any EventLoopGroup
+    let eventLoopGroup: any EventLoopGroup
     private let ownsEventLoopGroup: Bool
     private let trustRoots: NIOSSLTrustRoots
     private let providerTokenClock: @Sendable () -> Date
@@ -54,6 +54,8 @@ public final class APNsClient: Sendable {
     /// Draws the `apns-id` of requests that carry none: a system random draw per notification
     /// was a system call, two of them per UUID.
     let apnsIDs = Mutex(SplitMix64())
+    /// The binary interface's idle connections and the next frame identifier.
+    let binary = Mutex(BinaryState())
 
     /// - Parameters:
     ///   - eventLoopGroup: the loops connections run on; `nil` creates (and owns) one thread per
@@ -306,6 +308,13 @@ public final class APNsClient: Sendable {
             state.isShutdown = true
             return state.pools.values.map(\.pool)
         }
+        let idle = binary.withLock { state in
+            defer { state.idle = [:] }
+            return state.idle.values.flatMap { $0 }
+        }
+        for connection in idle {
+            connection.close()
+        }
         for pool in pools {
             await pool.shutdown()
         }
@@ -335,10 +344,10 @@ public final class APNsClient: Sendable {
         }
     }
 
-    private func makeSSLContext(for credential: APNsCredential) throws(APNsError) -> NIOSSLContext {
+    func makeSSLContext(for credential: APNsCredential, http2: Bool = true) throws(APNsError) -> NIOSSLContext {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
-        tls.applicationProtocols = ["h2"]
+        tls.applicationProtocols = http2 ? ["h2"] : []
         tls.certificateVerification = .fullVerification
         tls.trustRoots = trustRoots
         if let identity = try credential.tlsIdentity() {

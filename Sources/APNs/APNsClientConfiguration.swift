@@ -35,6 +35,24 @@ public struct APNsClientConfiguration: Sendable {
     /// requests go where the environment's notifications go when that is overridden (a relay or
     /// the simulator serves both), and to Apple's management hosts otherwise.
     public var channelManagementEndpoints: [APNsEnvironment: Endpoint] = [:]
+    /// Overrides the binary interface's gateway of one environment (Apple's:
+    /// gateway(.sandbox).push.apple.com:2195). It speaks another protocol than the HTTP/2
+    /// endpoints, so no other override applies to it.
+    public var binaryGatewayEndpoints: [APNsEnvironment: Endpoint] = [:]
+    /// Overrides the feedback service of one environment (Apple's:
+    /// feedback(.sandbox).push.apple.com:2196).
+    public var feedbackServiceEndpoints: [APNsEnvironment: Endpoint] = [:]
+    /// How long the binary interface's gateway has to refuse a frame: a frame no error response
+    /// named within this time after it was written counts as taken. Default 500 ms.
+    public var binaryQuietPeriod: Duration = .milliseconds(500)
+    /// How often a frame is written on the binary interface when connections close without an
+    /// error response (nothing then says whether it was taken) before it fails. Default 3.
+    public var binaryMaxWrites = 3
+    /// Frames written on a binary connection before the quiet period is waited out. A connection
+    /// that closes without an error response leaves its last slice to be written again, so a
+    /// slice should be well below the number of frames a connection carries. Default 1000: with
+    /// the quiet period, 2,000 frames per second per connection.
+    public var binarySliceFrames = 1000
     /// Default ``TrustRoots/system``.
     public var trustRoots: TrustRoots
     /// Connections per pool (one pool per credential and environment). Default 2.
@@ -126,6 +144,12 @@ public struct APNsClientConfiguration: Sendable {
         case .channelManagement:
             channelManagementEndpoints[environment] ?? environmentEndpoints[environment] ?? endpointOverride
                 ?? Endpoint(host: environment.channelManagementHost, port: environment.channelManagementPort)
+        case .binaryGateway:
+            binaryGatewayEndpoints[environment]
+                ?? Endpoint(host: environment == .sandbox ? "gateway.sandbox.push.apple.com" : "gateway.push.apple.com", port: 2195)
+        case .feedbackService:
+            feedbackServiceEndpoints[environment]
+                ?? Endpoint(host: environment == .sandbox ? "feedback.sandbox.push.apple.com" : "feedback.push.apple.com", port: 2196)
         }
     }
 }
@@ -136,4 +160,9 @@ public enum APNsService: String, Hashable, Sendable {
     case push
     /// Apple's channel management API (`/1/apps/<bundle>/channels`).
     case channelManagement
+    /// The legacy binary interface's gateway (retired by Apple in 2021; gateways that still
+    /// speak it remain).
+    case binaryGateway
+    /// The legacy feedback service: the tokens that stopped being valid, as tuples.
+    case feedbackService
 }

@@ -97,7 +97,7 @@ final class APNsConnection: Sendable {
 
 extension String {
     /// Whether this is a literal IPv4 or IPv6 address.
-    fileprivate var isIPAddress: Bool {
+    var isIPAddress: Bool {
         (try? SocketAddress(ipAddress: self, port: 0)) != nil
     }
 }

@@ -32,7 +32,7 @@ public final class APNsSimulator: Sendable {
     public let tlsIdentity: APNsSimulatorTLSIdentity
     private let logger: Logger
     private let state = NIOLockedValueBox(State.idle)
-    private let ports = NIOLockedValueBox<(server: Int, control: Int?)>((0, nil))
+    private let ports = NIOLockedValueBox<(server: Int, control: Int?, binary: Int?, feedback: Int?)>((0, nil, nil, nil))
 
     /// Creates a simulator; nothing listens until ``start()``.
     public init(configuration: APNsSimulatorConfiguration, logger: Logger = Logger(label: "apns-simulator")) throws {
@@ -45,6 +45,10 @@ public final class APNsSimulator: Sendable {
     public var port: Int { ports.withLockedValue { $0.server } }
     /// The HTTP/1.1 control port, once started, if enabled.
     public var controlPort: Int? { ports.withLockedValue { $0.control } }
+    /// The binary interface's gateway port, once started, if enabled.
+    public var binaryPort: Int? { ports.withLockedValue { $0.binary } }
+    /// The feedback service's port, once started, if enabled.
+    public var feedbackPort: Int? { ports.withLockedValue { $0.feedback } }
 
     /// Binds the ports and starts serving.
     public func start() async throws {
@@ -62,13 +66,24 @@ public final class APNsSimulator: Sendable {
                 channels.append(control)
                 controlPort = control.localAddress?.port
             }
+            var binaryPorts: [Int?] = []
+            for (requested, role) in [(configuration.binaryPort, APNsSimulatorBinaryHandler.Role.gateway), (configuration.feedbackPort, .feedback)] {
+                guard let requested else {
+                    binaryPorts.append(nil)
+                    continue
+                }
+                let listener = try await Self.binaryBootstrap(group: group, shared: shared, sslContext: sslContext, role: role)
+                    .bind(host: configuration.host, port: requested).get()
+                channels.append(listener)
+                binaryPorts.append(listener.localAddress?.port)
+            }
             let started = state.withLockedValue { state -> Bool in
                 guard case .idle = state else { return false }
                 state = .running(group: group, channels: channels, shared: shared)
                 return true
             }
             guard started else { throw APNsSimulatorError.notStartable }
-            ports.withLockedValue { $0 = (server.localAddress?.port ?? 0, controlPort) }
+            ports.withLockedValue { $0 = (server.localAddress?.port ?? 0, controlPort, binaryPorts[0], binaryPorts[1]) }
             logger.info("APNs simulator listening", metadata: ["port": "\(server.localAddress?.port ?? 0)"])
         } catch {
             try? await group.shutdownGracefully()
@@ -193,6 +208,24 @@ public final class APNsSimulator: Sendable {
         tls.certificateVerification = .optionalVerification
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(tlsIdentity.certificateAuthorityPEM.utf8)))
         return tls
+    }
+
+    /// A listener of the binary interface (gateway or feedback service), TLS with the
+    /// simulator's identity.
+    private static func binaryBootstrap(
+        group: MultiThreadedEventLoopGroup, shared: APNsSimulatorSharedState, sslContext: NIOSSLContext, role: APNsSimulatorBinaryHandler.Role
+    ) async throws -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                shared.connections.wrappingIncrement(ordering: .relaxed)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    try channel.pipeline.syncOperations.addHandler(APNsSimulatorBinaryHandler(shared: shared, role: role))
+                }
+            }
     }
 
     private func makeServerBootstrap(

@@ -49,6 +49,11 @@ public struct APNsSimulatorConfiguration: Sendable {
     /// Bundle ids without the broadcast capability: their channel requests are refused with
     /// `FeatureNotEnabled`.
     public var broadcastDisabledBundleIDs: Set<String> = []
+    /// The legacy binary interface's gateway port (``APNsSimulatorBinaryHandler``); `nil`
+    /// serves none, 0 picks a free one.
+    public var binaryPort: Int?
+    /// The legacy feedback service's port; `nil` serves none, 0 picks a free one.
+    public var feedbackPort: Int?
 
     public init(
         host: String = "127.0.0.1",

@@ -31,6 +31,9 @@ public struct APNsSimulatorFaults: Sendable, Hashable {
     /// that request and every later one, PINGs included, get no answer, as behind a dead
     /// network path. The TCP connection stays open.
     public var unresponsiveAfterStreams: Int?
+    /// The binary gateway answers `Shutdown` after every N-th frame it takes on a connection,
+    /// naming that frame, and closes: the frames written behind it are to be written again.
+    public var binaryShutdownEveryFrames: Int? = nil
 
     public init(
         internalServerErrorRate: Double = 0,

@@ -48,7 +48,7 @@ final class APNsSimulatorHandshakeHandler: ChannelInboundHandler, RemovableChann
     }
 
     /// Reads the environment (organizational unit) and topic (common name) of a client certificate.
-    private static func describe(_ certificate: NIOSSLCertificate) -> APNsSimulatorConnectionAuthentication.ClientCertificate {
+    static func describe(_ certificate: NIOSSLCertificate) -> APNsSimulatorConnectionAuthentication.ClientCertificate {
         guard let der = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: der) else {
             return .init(environmentName: nil, topic: nil)
         }

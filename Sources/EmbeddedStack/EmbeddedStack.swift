@@ -60,6 +60,10 @@ public final class EmbeddedStack: Sendable {
         /// environment (`auth.sandbox`, `auth.production`), issued by the simulators' CA, valid
         /// for these durations. `nil` (the default): the signing key.
         public var certificates: [APNsEnvironment: Duration]?
+        /// App `news` sends over the legacy binary interface (`transport: binary`), to the
+        /// simulator's binary gateway, and the feedback workers read its feedback service every
+        /// second. Needs ``certificates``.
+        public var binaryInterface = false
 
         public init() {}
     }
@@ -127,6 +131,11 @@ public final class EmbeddedStack: Sendable {
             threads: options.simulatorThreads,
             providerKeys: [APNsSimulatorProviderKey(keyID: keyID, teamID: teamID, publicKey: trusted)],
             bundleIDs: [bundleID, otherBundleID])
+        if options.binaryInterface {
+            precondition(options.certificates != nil, "the binary interface authenticates with certificates")
+            simulatorConfiguration.binaryPort = 0
+            simulatorConfiguration.feedbackPort = 0
+        }
         configureSimulator(&simulatorConfiguration)
         let simulator = try APNsSimulator(configuration: simulatorConfiguration, logger: logger)
         try await simulator.start()
@@ -200,6 +209,19 @@ public final class EmbeddedStack: Sendable {
             """
         } ?? "  # one endpoint for both environments"
         let newsEnvironments = productionSimulator == nil ? "[sandbox]" : "[sandbox, production]"
+        var binarySettings = "  # HTTP/2 only"
+        var newsTransport = "    # transport: http2"
+        if options.binaryInterface, let binaryPort = simulator.binaryPort, let feedbackPort = simulator.feedbackPort {
+            binarySettings = """
+                  binary-endpoints:
+                    sandbox: {host: 127.0.0.1, port: \(binaryPort)}
+                  feedback-endpoints:
+                    sandbox: {host: 127.0.0.1, port: \(feedbackPort)}
+                  binary-quiet-period-ms: 200
+                  feedback-interval-seconds: 1
+                """
+            newsTransport = "    transport: binary"
+        }
         let redisSection: String
         if let redisCluster {
             redisSection = "  cluster-nodes: [\(redisCluster.seeds.map { "\"\($0)\"" }.joined(separator: ", "))]"
@@ -225,6 +247,7 @@ public final class EmbeddedStack: Sendable {
             apns:
               endpoint: {host: 127.0.0.1, port: \(simulator.port)}
             \(endpoints)
+            \(binarySettings)
               ca-file: ca.pem
               connections-per-pool: 2
               request-timeout-ms: \(options.apnsRequestTimeoutMilliseconds)
@@ -243,6 +266,7 @@ public final class EmbeddedStack: Sendable {
               \(app):
                 bundle-id: \(bundleID)
                 environments: \(newsEnvironments)
+            \(newsTransport)
                 auth:
             \(newsAuth)
                 api-keys: ["\(digests[app] ?? "")", "\(deviceKey.digest) device"]

@@ -26,6 +26,18 @@ public struct APNsSettings: Sendable, Equatable {
     /// loop cost 1.31–1.38 CPU-s per 100,000 notifications where two cost 1.50–1.63, the
     /// threads waking each other less.
     public var eventLoops: Int?
+    /// The legacy binary interface's gateway per environment (`binary-endpoints.<environment>`),
+    /// for apps with `transport: binary`; default Apple's (gateway(.sandbox).push.apple.com:2195).
+    public var binaryEndpoints: [APNsEnvironment: APNsEndpoint] = [:]
+    /// The legacy feedback service per environment (`feedback-endpoints.<environment>`); default
+    /// Apple's (feedback(.sandbox).push.apple.com:2196).
+    public var feedbackEndpoints: [APNsEnvironment: APNsEndpoint] = [:]
+    /// How long the binary gateway has to refuse a frame before it counts as taken
+    /// (`binary-quiet-period-ms`), ≥ 1; default 500.
+    public var binaryQuietPeriod: Duration = .milliseconds(500)
+    /// How often the feedback worker reads the feedback service of each binary app and
+    /// environment (`feedback-interval-seconds`), ≥ 1; default 3600.
+    public var feedbackInterval: Duration = .seconds(3600)
 
     /// Creates APNs settings; every parameter has the documented default.
     public init(

@@ -35,6 +35,9 @@ public struct AppSettings: Sendable, Equatable {
     /// secret), read when the API starts and again whenever it changes (``APIKeyGrant``);
     /// default none. An app without any key cannot be used through the API.
     public var apiKeysFile: String?
+    /// How the app's notifications reach APNs (`transport`): `http2` (the default) or `binary`,
+    /// the legacy binary interface, for gateways that still speak it (certificates only).
+    public var transport: AppTransport = .http2
 
     /// Creates app settings. `burst: nil` (the default) resolves to `max(1, ⌈ratePerSecond⌉)`; the
     /// other parameters have the documented defaults.
@@ -74,4 +77,12 @@ public struct AppSettings: Sendable, Equatable {
 
     /// The pause after every ``sleepAfter`` sends, as a `Duration`.
     public var sleepDuration: Duration { .milliseconds(sleepMilliseconds) }
+}
+
+/// How an app's notifications reach APNs (`apps.<id>.transport`).
+public enum AppTransport: String, Sendable, Equatable, CaseIterable {
+    /// APNs's HTTP/2 provider API.
+    case http2
+    /// APNs's legacy binary interface (command 2 frames, error responses, the feedback service).
+    case binary
 }

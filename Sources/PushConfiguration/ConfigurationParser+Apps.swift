@@ -34,7 +34,22 @@ extension ConfigurationParser {
         }
         let environments = try environments(section, key: "environments")
         let (auth, environmentAuth) = try credentials(section, key: "auth", environments: environments)
-        return AppSettings(
+        var transport = AppTransport.http2
+        if let name = try section.string("transport") {
+            guard let chosen = AppTransport(rawValue: name) else {
+                throw section.error("transport", "must be http2 or binary, got '\(name)'")
+            }
+            transport = chosen
+        }
+        if transport == .binary {
+            for environment in environments {
+                if case .token = environmentAuth[environment] ?? auth {
+                    throw section.error(
+                        "transport", "binary needs a client certificate (auth.certificate or auth.pkcs12) for \(environment.rawValue): the binary interface takes no signing key")
+                }
+            }
+        }
+        var settings = AppSettings(
             id: id,
             bundleID: bundleID,
             extraTopics: extraTopics,
@@ -48,6 +63,8 @@ extension ConfigurationParser {
             connectionsPerPool: try section.integer("connections-per-pool", minimum: 1),
             apiKeys: try apiKeys(section, key: "api-keys"),
             apiKeysFile: try section.path("api-keys-file", baseDirectory: baseDirectory))
+        settings.transport = transport
+        return settings
     }
 
     /// `apps.<id>.environments`: a non-empty list of `sandbox` / `production` without duplicates

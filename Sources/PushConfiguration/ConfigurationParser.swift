@@ -127,7 +127,7 @@ struct ConfigurationParser {
         guard port == 443 || port == 2197 else {
             throw section.error("port", "must be 443 or 2197, got \(port)")
         }
-        return APNsSettings(
+        var settings = APNsSettings(
             endpoint: endpoint,
             endpoints: endpoints,
             caFile: try section.path("ca-file", baseDirectory: baseDirectory),
@@ -136,6 +136,15 @@ struct ConfigurationParser {
             streamsPerConnection: try section.integer("streams-per-connection", default: 100, minimum: 1, maximum: 1000),
             requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)),
             eventLoops: try section.integer("event-loops", minimum: 1))
+        for (key, path) in [("binary-endpoints", \APNsSettings.binaryEndpoints), ("feedback-endpoints", \APNsSettings.feedbackEndpoints)] {
+            let perEnvironment = try section.section(key)
+            for environment in APNsEnvironment.allCases where perEnvironment.has(environment.rawValue) {
+                settings[keyPath: path][environment] = try self.endpoint(perEnvironment.section(environment.rawValue))
+            }
+        }
+        settings.binaryQuietPeriod = .milliseconds(try section.integer("binary-quiet-period-ms", default: 500, minimum: 1))
+        settings.feedbackInterval = .seconds(try section.integer("feedback-interval-seconds", default: 3600, minimum: 1))
+        return settings
     }
 
     /// `apns.endpoint:` and `apns.endpoints.<environment>:`.

@@ -31,8 +31,17 @@ indirect enum ConfigurationSchema: Sendable {
                 ("sandbox", .section([("host", .value), ("port", .value)])),
                 ("production", .section([("host", .value), ("port", .value)])),
             ])),
+            ("binary-endpoints", .section([
+                ("sandbox", .section([("host", .value), ("port", .value)])),
+                ("production", .section([("host", .value), ("port", .value)])),
+            ])),
+            ("feedback-endpoints", .section([
+                ("sandbox", .section([("host", .value), ("port", .value)])),
+                ("production", .section([("host", .value), ("port", .value)])),
+            ])),
             ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("streams-per-connection", .value),
-            ("request-timeout-ms", .value), ("event-loops", .value),
+            ("request-timeout-ms", .value), ("event-loops", .value), ("binary-quiet-period-ms", .value),
+            ("feedback-interval-seconds", .value),
         ])),
         ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),
         ("worker", .section([
@@ -49,7 +58,7 @@ indirect enum ConfigurationSchema: Sendable {
         ("metrics", .section([("port", .value)])),
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
         ("apps", .apps(.section([
-            ("bundle-id", .value), ("extra-topics", .value), ("environments", .value),
+            ("bundle-id", .value), ("extra-topics", .value), ("environments", .value), ("transport", .value),
             // The methods, then an environment's own (Tests/deploy reads this table as text:
             // it stays literal).
             ("auth", .section([

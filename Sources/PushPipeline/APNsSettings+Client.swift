@@ -5,7 +5,7 @@ extension APNsSettings {
     /// The APNs client configuration: Apple's hosts on `port`, or the configured endpoint,
     /// trusting the system's roots or the CA file.
     public func clientConfiguration(connectionsPerPool: Int) -> APNsClientConfiguration {
-        APNsClientConfiguration(
+        var configuration = APNsClientConfiguration(
             applePort: port,
             endpointOverride: endpoint.map { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
             environmentEndpoints: endpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) },
@@ -13,5 +13,9 @@ extension APNsSettings {
             connectionsPerPool: connectionsPerPool,
             maxConcurrentStreamsPerConnection: streamsPerConnection,
             requestTimeout: requestTimeout)
+        configuration.binaryGatewayEndpoints = binaryEndpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) }
+        configuration.feedbackServiceEndpoints = feedbackEndpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) }
+        configuration.binaryQuietPeriod = binaryQuietPeriod
+        return configuration
     }
 }

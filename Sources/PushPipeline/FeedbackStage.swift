@@ -55,7 +55,9 @@ struct FeedbackStage: Sendable {
             reason: event.reason, invalidSince: event.invalidSince, appEnvironments: app.settings.environments,
             // Only a device token is probed: the probe is a background notification, which a
             // VoIP or push-to-start token would refuse whatever its environment.
-            environment: event.environment, probing: context.configuration.registry.probesOtherEnvironment && event.kind == .device)
+            // nor over the binary interface, whose gateway answers no probe.
+            environment: event.environment,
+            probing: context.configuration.registry.probesOtherEnvironment && event.kind == .device && app.settings.transport == .http2)
         switch change {
         case .remove(let invalidSince):
             try await remove(event, invalidSince: invalidSince)

@@ -149,6 +149,7 @@ final class NotificationSender: Sendable {
         let metrics = context.metrics
         let latency = metrics.apnsLatency(app: app.id)
         let controls = context.controls
+        let binary = app.settings.transport == .binary
         var stop = Stop.stopping
         var next = 0
         await withTaskGroup(of: Void.self) { group in
@@ -185,12 +186,17 @@ final class NotificationSender: Sendable {
                         let tokens = deliveries[first..<(first + size)].map(\.token)
                         let start = ContinuousClock.now
                         group.addTask {
-                            await client.send(notification, to: tokens) { index, result in
+                            let onResult: @Sendable (Int, Result<APNsResponse, APNsError>) -> Void = { index, result in
                                 metrics.sendFinished(after: .now - start, latency: latency)
                                 switch result {
                                 case .success(let response): outcomes.add(first + index, .response(response))
                                 case .failure(let error): outcomes.add(first + index, .failure(error))
                                 }
+                            }
+                            if binary {
+                                await client.sendOverBinaryInterface(notification, to: tokens, onResult: onResult)
+                            } else {
+                                await client.send(notification, to: tokens, onResult: onResult)
                             }
                         }
                         next = first + size

@@ -118,6 +118,9 @@ public final class PushWorker: Service, Sendable {
             if roles.contains(.expand) {
                 group.addTask { await ScheduleReleaser(context: context).run() }
             }
+            if roles.contains(.feedback) {
+                group.addTask { await FeedbackServicePoller(context: context, clients: clients).run() }
+            }
         }
         await producer.close()
         for client in distinctClients {
