@@ -31,6 +31,12 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var keys: [String] = []
     @Option(name: .customLong("bundle-id"), help: "An allowed bundle id; repeatable.")
     var bundleIDs: [String] = []
+    @Option(help: "Also serve the legacy binary interface's gateway on this port (0 picks one); client certificates only.")
+    var binaryPort: Int?
+    @Option(help: "Also serve the legacy feedback service on this port (0 picks one): the --unregistered tokens.")
+    var feedbackPort: Int?
+    @Option(help: "The binary gateway answers Shutdown after every N frames it takes on a connection.")
+    var binaryShutdownEvery: Int?
     @Option(name: .customLong("max-channels"), help: "Broadcast channels one bundle id may hold (Apple's limit: 10000).")
     var maxChannels: Int = 10_000
     @Option(name: .customLong("broadcast-disabled"), help: "A bundle id whose channel requests get FeatureNotEnabled; repeatable.")
@@ -87,6 +93,8 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
         if let threads { configuration.threads = threads }
         guard maxChannels >= 0 else { throw ValidationError("--max-channels must be at least 0") }
         configuration.maxChannelsPerApp = maxChannels
+        configuration.binaryPort = binaryPort
+        configuration.feedbackPort = feedbackPort
         configuration.broadcastDisabledBundleIDs = Set(broadcastDisabled)
         configuration.devices.unregistered = Dictionary(
             unregistered.map { ($0.lowercased(), Int64(Date().timeIntervalSince1970 * 1000)) },
@@ -104,6 +112,7 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
             goAwayEveryStreams: goAwayEvery, connectionResetEveryStreams: resetEvery,
             stallRate: stallRate, tlsHandshakeFailureRate: tlsFailureRate,
             unresponsiveAfterStreams: unresponsiveAfterStreams)
+        configuration.faults.binaryShutdownEveryFrames = binaryShutdownEvery
         configuration.idleTimeout = idleTimeoutSeconds.map { .seconds($0) }
         if let certificate, let privateKey, let certificateAuthority {
             configuration.tls = APNsSimulatorTLSIdentity(
@@ -121,7 +130,7 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
             try simulator.tlsIdentity.writeCertificateAuthority(to: caOut)
         }
         try await simulator.start()
-        let ports = #"{"port":\#(simulator.port),"controlPort":\#(simulator.controlPort.map(String.init) ?? "null")}"#
+        let ports = #"{"port":\#(simulator.port),"controlPort":\#(simulator.controlPort.map(String.init) ?? "null"),"binaryPort":\#(simulator.binaryPort.map(String.init) ?? "null"),"feedbackPort":\#(simulator.feedbackPort.map(String.init) ?? "null")}"#
         if let portsOut {
             try Data(ports.utf8).write(to: URL(fileURLWithPath: portsOut), options: .atomic)
         }

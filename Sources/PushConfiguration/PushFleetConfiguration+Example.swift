@@ -33,6 +33,10 @@ extension PushFleetConfiguration {
           streams-per-connection: 100            # default 100, 1...1000 (the server may allow fewer)
           request-timeout-ms: 10000              # default 10000, ≥ 1
           # event-loops: 1                       # optional, ≥ 1: threads for a worker's APNs connections; default half the cores
+          binary-endpoints: {}                   # optional, apps with transport: binary: {sandbox: {host, port}, …}; default Apple's gateway(.sandbox).push.apple.com:2195
+          feedback-endpoints: {}                 # optional: the legacy feedback service; default Apple's feedback(.sandbox).push.apple.com:2196
+          binary-quiet-period-ms: 500            # default 500, ≥ 1: a binary frame no error response named within this counts as taken
+          feedback-interval-seconds: 3600        # default 3600, ≥ 1: how often feedback workers read the feedback service of binary apps
         registry:
           shards: 16                             # default 16, 1...1024: a new app's shard count, stored with its first device (grow it with pushfleet registry reshard)
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
@@ -65,6 +69,7 @@ extension PushFleetConfiguration {
             bundle-id: com.example.news          # required; a job's headers.topic must be it (or an extra topic) with its push type's suffix
             extra-topics: []                     # default none: more bundle ids the app's jobs may address (extensions, variants)
             environments: [sandbox, production]  # default both; each must be sandbox or production; non-empty, no duplicates
+            transport: http2                     # default http2; binary: APNs's legacy binary interface (client certificates only)
             auth:                                # required: exactly one of token / certificate / pkcs12
               token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: /keys/AuthKey.p8}   # team-id and key-id: 10 chars A-Z0-9
               # certificate: {certificate-file: cert.pem, key-file: key.pem}
