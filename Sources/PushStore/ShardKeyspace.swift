@@ -65,20 +65,6 @@ func openIDKey(app: String, openID: String) -> String {
     "pf:{\(app):openid:\(openID)}"
 }
 
-extension DeviceToken {
-    /// The token whose binary form is `bytes` (a field of a bucket hash).
-    init?(markerBytes bytes: [UInt8]) {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        guard let token = try? DeviceToken(hex: String(decoding: hex, as: UTF8.self)) else { return nil }
-        self = token
-    }
-}
 
 /// The `KEYS` of a script call on one shard: the shard's counts (and tag counts), then each
 /// bucket the call touches once.
