@@ -28,6 +28,12 @@ struct APICall {
         return decoded
     }
 
+    /// A query parameter, percent-decoded; `nil` when absent.
+    func query(_ name: String) throws -> String? {
+        guard let raw = request.uri.queryParameters[Substring(name)] else { return nil }
+        return String(raw)
+    }
+
     /// The app named by the path, once the request proved it holds one of the app's keys:
     /// unknown app → 404; no `Authorization: Bearer …` → 401; another app's key or none → 403;
     /// a device key on a route that needs more → 403.

@@ -1,3 +1,4 @@
+import APNsCore
 import Foundation
 import Hummingbird
 import PushConfiguration
@@ -134,5 +135,82 @@ enum JobRoutes {
 
     static func statusJSON(_ jobID: String, app: String, _ api: APIEnvironment) async throws -> JSONValue {
         try await JobReport.load(jobID: jobID, from: api.jobs).json(app: app)
+    }
+}
+
+/// `GET /v1/apps/{app}/jobs` (the app's jobs, newest first) and
+/// `POST /v1/apps/{app}/audience/estimate` (how many devices an audience reaches).
+enum JobListRoutes {
+    static let routes: [APIRoute] = [
+        APIRoute(.get, "/v1/apps/{app}/jobs", "listJobs", list),
+        APIRoute(.post, "/v1/apps/{app}/audience/estimate", "estimateAudience", estimate),
+    ]
+
+    /// The most jobs one answer lists.
+    static let maxLimit = 200
+
+    /// `GET …/jobs?limit=N&state=S&since=MS`: each job's status (as `getJobStatus`) and when it
+    /// was first seen (`listed-at`), newest first.
+    static func list(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let limit = try call.query("limit").map { text -> Int in
+            guard let value = Int(text), (1...maxLimit).contains(value) else {
+                throw APIError.invalid("limit", "must be a whole number from 1 to \(maxLimit)")
+            }
+            return value
+        } ?? 50
+        let since = try call.query("since").map { text -> Int64 in
+            guard let value = Int64(text), value >= 0 else { throw APIError.invalid("since", "must be milliseconds since 1970") }
+            return value
+        } ?? 0
+        let states: Set<String> = ["queued", "scheduled", "in-progress", "paused", "complete", "cancelled"]
+        let state = try call.query("state").map { text -> String in
+            guard states.contains(text) else { throw APIError.invalid("state", "must be one of \(states.sorted().joined(separator: ", "))") }
+            return text
+        }
+        // With a state filter, read further back so that `limit` jobs of that state can be found.
+        let listed = try await call.api.jobs.index.recent(app: app.id, since: since, limit: state == nil ? limit : JobIndex.maxJobs)
+        var jobs: [JSONValue] = []
+        for (jobID, at) in listed where jobs.count < limit {
+            let report = try await JobReport.load(jobID: jobID, from: call.api.jobs)
+            guard state == nil || report.state == state else { continue }
+            jobs.append(["listed-at": .number(JSONNumber(Int(at))), "status": report.json(app: app.id)])
+        }
+        return APIResponse.json(["jobs": .array(jobs)])
+    }
+
+    /// `POST …/audience/estimate` `{"environment", "audience"}`: ``AudienceEstimate``.
+    static func estimate(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let body = try await call.jsonObject()
+        try APIValidation.onlyKeys(body, ["environment", "audience"])
+        guard let environment = APNsEnvironment(rawValue: try APIValidation.string(body, "environment")),
+            app.environments.contains(environment)
+        else {
+            throw APIError.invalid("environment", "must be an environment app \(app.id) sends to: \(app.environments.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let value = body["audience"] else { throw APIError.invalid("audience", "is required", code: "missing-field") }
+        let audience: Audience
+        do {
+            audience = try Audience.decodeAndValidate(value)
+        } catch {
+            throw APIError(.badRequest, error.code.rawValue, error.description, field: error.field)
+        }
+        let registry = call.api.registry
+        let count = try await registry.deviceCount(app: app.id)
+        let devices = environment == .sandbox ? count.sandbox : count.production
+        var tagCounts: [String: Int] = [:]
+        if case .tags = audience {
+            tagCounts = try await registry.appTags(app: app.id)
+        }
+        var activityTokens: Int?
+        if case .activity(let activity) = audience {
+            activityTokens = try await call.api.activityTokens.tokens(app: app.id, environment: environment, activity: activity, now: call.api.clock()).count
+        }
+        let estimate = AudienceEstimate(audience, environmentDevices: devices, tagCounts: tagCounts, activityTokens: activityTokens)
+        return APIResponse.json([
+            "audience": .string(audience.kind), "environment": .string(environment.rawValue),
+            "devices": estimate.devices.map { JSONValue.number(JSONNumber($0)) } ?? .null, "exact": .bool(estimate.isExact),
+        ])
     }
 }

@@ -63,6 +63,14 @@ extension Audience: Codable {
         return identifier
     }
 
+    /// Decodes and checks an `audience` object on its own (field paths start at `audience`).
+    public static func decodeAndValidate(_ json: JSONValue) throws(MessageValidationError) -> Audience {
+        let path = FieldPath.root.key("audience")
+        let audience = try Audience(json: json, at: path)
+        try audience.validate(at: path)
+        return audience
+    }
+
     /// The `audience` object.
     public var jsonValue: JSONValue {
         switch self {

@@ -1,3 +1,4 @@
+import Foundation
 public import Kafka
 public import PushCore
 public import PushStore
@@ -67,6 +68,7 @@ public struct JobPublisher: Sendable {
         }
         do {
             try await jobs.saveSpec(jobID: jobID, json: json)
+            try await jobs.index.add(app: job.app, jobID: jobID, at: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
             _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: json))
         } catch {
             if let key = job.idempotencyKey {

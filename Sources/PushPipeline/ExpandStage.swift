@@ -116,6 +116,9 @@ struct ExpandStage: Sendable {
         }
         // The job with its id, as stored for resends, scheduled, and sent as shard tasks.
         let spec = Array(job.jsonData())
+        _ = try await Retrying.run("listing job \(jobID)", logger: context.logger) {
+            try await context.jobs.index.add(app: app.id, jobID: jobID, at: context.clock())
+        }
         if let sendAt = job.sendAt, sendAt.timeIntervalSinceNow > 0.5 {
             let dueAt = Int64((sendAt.timeIntervalSince1970 * 1000).rounded(.up))
             _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {

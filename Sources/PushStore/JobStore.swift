@@ -36,6 +36,9 @@ public final class JobStore: Sendable {
         self.timeToLiveMilliseconds = specTimeToLive.wholeMilliseconds
     }
 
+    /// The jobs of each app, newest first (over the same client).
+    public var index: JobIndex { JobIndex(client: client) }
+
     // MARK: - Spec
 
     /// Stores the job's JSON once (`SET NX` with the TTL); an existing spec is kept.

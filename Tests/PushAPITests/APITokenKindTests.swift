@@ -84,4 +84,44 @@ import Testing
             }
         }
     }
+
+    @Test func jobsAreListedNewestFirstAndAudiencesEstimated() async throws {
+        try await PipelineStack.with { stack in
+            try await stack.register((0..<30).map(PipelineStack.token), tags: ["sports"])
+            try await stack.register((30..<40).map(PipelineStack.token), tags: ["news"])
+            try await stack.withAPI { api, _ in
+                for (id, audience) in [("first", ["broadcast": true]), ("second", ["tags": ["all": ["news"]]])] as [(String, JSONValue)] {
+                    let pushed = try await api.request(
+                        "POST", "/v1/apps/\(Self.app)/push",
+                        json: ["environment": "sandbox", "audience": audience, "headers": ["push-type": "alert"], "notification": ["aps": ["alert": .string(id)]]])
+                    #expect(pushed.status == 202, "\(String(decoding: pushed.body, as: UTF8.self))")
+                    let jobID = try #require(pushed.json?.objectValue?["job"]?.stringValue)
+                    _ = try await eventually("\(id) completes") { try await stack.report(jobID) } until: { $0.isComplete }
+                }
+                let listed = try await api.request("GET", "/v1/apps/\(Self.app)/jobs?limit=10")
+                #expect(listed.status == 200, "\(String(decoding: listed.body, as: UTF8.self))")
+                let jobs = listed.json?.objectValue?["jobs"]?.arrayValue ?? []
+                #expect(jobs.count == 2)
+                #expect(jobs.first?.objectValue?["status"]?.objectValue?["targeted"]?.intValue == 10, "newest first")
+                #expect(jobs.last?.objectValue?["status"]?.objectValue?["accepted"]?.intValue == 40)
+                let one = try await api.request("GET", "/v1/apps/\(Self.app)/jobs?limit=1&state=complete")
+                #expect(one.json?.objectValue?["jobs"]?.arrayValue?.count == 1)
+                #expect(try await api.request("GET", "/v1/apps/\(Self.app)/jobs?state=paused").json?.objectValue?["jobs"]?.arrayValue?.isEmpty == true)
+                let badLimit = try await api.request("GET", "/v1/apps/\(Self.app)/jobs?limit=0")
+                #expect(badLimit.status == 400 && badLimit.errorField == "limit")
+                let otherApp = try await api.request("GET", "/v1/apps/\(EmbeddedStack.otherApp)/jobs", key: stack.stack.apiKeys[EmbeddedStack.otherApp])
+                #expect(otherApp.json?.objectValue?["jobs"]?.arrayValue?.isEmpty == true, "another app's jobs are not listed")
+
+                let estimate = try await api.request(
+                    "POST", "/v1/apps/\(Self.app)/audience/estimate", json: ["environment": "sandbox", "audience": ["tags": ["all": ["sports"]]]])
+                #expect(estimate.json?.objectValue?["devices"]?.intValue == 30 && estimate.json?.objectValue?["exact"] == false)
+                let broadcast = try await api.request(
+                    "POST", "/v1/apps/\(Self.app)/audience/estimate", json: ["environment": "sandbox", "audience": ["broadcast": true]])
+                #expect(broadcast.json?.objectValue?["devices"]?.intValue == 40 && broadcast.json?.objectValue?["exact"] == true)
+                let invalid = try await api.request(
+                    "POST", "/v1/apps/\(Self.app)/audience/estimate", json: ["environment": "sandbox", "audience": ["tokens": []]])
+                #expect(invalid.status == 400 && invalid.errorField == "audience.tokens")
+            }
+        }
+    }
 }
