@@ -452,10 +452,11 @@ public final class APNsClient: Sendable {
         let wait = headers.retryAfter.flatMap { APNsRetryAfter.delay($0, nowMilliseconds: nowMilliseconds()) }
         var response = APNsResponse(
             status: status, apnsID: headers.apnsID, reason: reason, timestamp: timestamp, retryAfter: wait, attempts: attempts)
-        response.requestID = headers.requestID
-        response.channelID = headers.channelID
-        if (200..<300).contains(status), let body, body.readableBytes > 0 {
-            response.body = body
+        if let channel = headers.channel {
+            response.channel = channel
+            if (200..<300).contains(status), let body, body.readableBytes > 0 {
+                response.body = body
+            }
         }
         return response
     }

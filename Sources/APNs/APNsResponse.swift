@@ -15,10 +15,18 @@ public struct APNsResponse: Sendable, Hashable {
     /// (see ``APNsRetryAfter``); `nil` without one or when it could not be read.
     public var retryAfter: Duration?
     /// The `apns-request-id` of a channel management request or broadcast.
-    public var requestID: String?
+    public var requestID: String? {
+        get { channel?.requestID }
+        set { channel = APNsChannelHeaders(requestID: newValue, channelID: channel?.channelID) }
+    }
     /// The `apns-channel-id` of a channel management answer (the channel created).
-    public var channelID: String?
-    /// The body of a successful answer that has one (a channel management read or list).
+    public var channelID: String? {
+        get { channel?.channelID }
+        set { channel = APNsChannelHeaders(requestID: channel?.requestID, channelID: newValue) }
+    }
+    /// The channel headers, `nil` for a device send's answer.
+    package var channel: APNsChannelHeaders?
+    /// The body of a successful channel management answer that has one (a read or a list).
     package var body: ByteBuffer?
     /// What to do next.
     public var responseClass: APNsResponseClass

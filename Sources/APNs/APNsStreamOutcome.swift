@@ -13,21 +13,29 @@ package enum APNsStreamOutcome: Sendable {
     case timedOut
 }
 
-/// The answer headers APNs's endpoints send that the client reads, as sent.
+/// The answer headers APNs's endpoints send that the client reads, as sent. A device send's
+/// answer carries `apns-id` (and `retry-after` on 429 and 503) only: the channel headers stay
+/// `nil` for it, so the answers of a campaign copy no more than they need.
 package struct APNsAnswerHeaders: Sendable, Hashable {
     /// `apns-id`: the notification's id (device sends).
     package var apnsID: String?
     /// `retry-after`: how long to wait before sending again (429 and 503).
     package var retryAfter: String?
-    /// `apns-request-id`: the request's id (channel management and broadcasts).
-    package var requestID: String?
-    /// `apns-channel-id`: the channel a management request created or named.
-    package var channelID: String?
+    /// The headers of a channel management or broadcast answer; `nil` when it had none.
+    package var channel: APNsChannelHeaders?
 
     package init(apnsID: String? = nil, retryAfter: String? = nil, requestID: String? = nil, channelID: String? = nil) {
         self.apnsID = apnsID
         self.retryAfter = retryAfter
-        self.requestID = requestID
-        self.channelID = channelID
+        if requestID != nil || channelID != nil {
+            channel = APNsChannelHeaders(requestID: requestID, channelID: channelID)
+        }
     }
+}
+
+/// `apns-request-id` (the request's id) and `apns-channel-id` (the channel a management request
+/// created or named).
+package struct APNsChannelHeaders: Sendable, Hashable {
+    package var requestID: String?
+    package var channelID: String?
 }
