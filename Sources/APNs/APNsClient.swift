@@ -453,10 +453,8 @@ public final class APNsClient: Sendable {
         var response = APNsResponse(
             status: status, apnsID: headers.apnsID, reason: reason, timestamp: timestamp, retryAfter: wait, attempts: attempts)
         if let channel = headers.channel {
-            response.channel = channel
-            if (200..<300).contains(status), let body, body.readableBytes > 0 {
-                response.body = body
-            }
+            let kept = (200..<300).contains(status) && (body?.readableBytes ?? 0) > 0 ? body : nil
+            response.channel = APNsChannelHeaders(requestID: channel.requestID, channelID: channel.channelID, body: kept)
         }
         return response
     }

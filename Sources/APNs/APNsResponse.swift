@@ -17,17 +17,17 @@ public struct APNsResponse: Sendable, Hashable {
     /// The `apns-request-id` of a channel management request or broadcast.
     public var requestID: String? {
         get { channel?.requestID }
-        set { channel = APNsChannelHeaders(requestID: newValue, channelID: channel?.channelID) }
+        set { channel = APNsChannelHeaders(requestID: newValue, channelID: channel?.channelID, body: channel?.body) }
     }
     /// The `apns-channel-id` of a channel management answer (the channel created).
     public var channelID: String? {
         get { channel?.channelID }
-        set { channel = APNsChannelHeaders(requestID: channel?.requestID, channelID: newValue) }
+        set { channel = APNsChannelHeaders(requestID: channel?.requestID, channelID: newValue, body: channel?.body) }
     }
-    /// The channel headers, `nil` for a device send's answer.
+    /// The channel headers and body, `nil` for a device send's answer.
     package var channel: APNsChannelHeaders?
     /// The body of a successful channel management answer that has one (a read or a list).
-    package var body: ByteBuffer?
+    package var body: ByteBuffer? { channel?.body }
     /// What to do next.
     public var responseClass: APNsResponseClass
     /// How many times the notification was sent before this answer (refused streams, which

@@ -34,8 +34,26 @@ package struct APNsAnswerHeaders: Sendable, Hashable {
 }
 
 /// `apns-request-id` (the request's id) and `apns-channel-id` (the channel a management request
-/// created or named).
-package struct APNsChannelHeaders: Sendable, Hashable {
-    package var requestID: String?
-    package var channelID: String?
+/// created or named), and the body of a successful management answer. A reference: a device
+/// send's answer carries `nil`, one word that costs nothing to copy.
+package final class APNsChannelHeaders: Sendable, Hashable {
+    package let requestID: String?
+    package let channelID: String?
+    package let body: ByteBuffer?
+
+    package init(requestID: String?, channelID: String?, body: ByteBuffer? = nil) {
+        self.requestID = requestID
+        self.channelID = channelID
+        self.body = body
+    }
+
+    package static func == (lhs: APNsChannelHeaders, rhs: APNsChannelHeaders) -> Bool {
+        lhs.requestID == rhs.requestID && lhs.channelID == rhs.channelID && lhs.body == rhs.body
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(requestID)
+        hasher.combine(channelID)
+        hasher.combine(body)
+    }
 }

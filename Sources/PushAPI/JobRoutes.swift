@@ -143,6 +143,7 @@ enum JobRoutes {
 enum JobListRoutes {
     static let routes: [APIRoute] = [
         APIRoute(.get, "/v1/apps/{app}/jobs", "listJobs", list),
+        APIRoute(.get, "/v1/apps/{app}/jobs/{job}/events", "streamJobEvents", events),
         APIRoute(.post, "/v1/apps/{app}/audience/estimate", "estimateAudience", estimate),
     ]
 
@@ -177,6 +178,57 @@ enum JobListRoutes {
             jobs.append(["listed-at": .number(JSONNumber(Int(at))), "status": report.json(app: app.id)])
         }
         return APIResponse.json(["jobs": .array(jobs)])
+    }
+
+    /// How long one event stream lasts at most; the client (an `EventSource`) connects again.
+    static let streamLifetime: Duration = .seconds(25)
+    /// How often a stream reads the job's counters.
+    static let streamInterval: Duration = .seconds(1)
+
+    /// `GET …/jobs/{job}/events`: the job's status as server-sent events (`text/event-stream`),
+    /// one `status` event whenever it changes, read every second, while the job is in progress;
+    /// then an `end` event when it is complete or cancelled. A job that is not in progress
+    /// (queued, scheduled, paused) gets its status and the stream ends, with `retry: 5000`:
+    /// an `EventSource` asks again 5 s later. A stream ends after 25 s in any case (proxies
+    /// cut longer ones); the `EventSource` reconnects.
+    static func events(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let jobID = try APIValidation.jobID(try call.parameter("job"))
+        let api = call.api
+        guard try await api.jobs.spec(jobID: jobID).flatMap({ try? JSONValue(parsing: Data($0)).objectValue?["app"]?.stringValue }) == app.id else {
+            throw APIError.notFound("no job '\(jobID)' of app \(app.id)", field: "job")
+        }
+        let first = try await JobRoutes.statusJSON(jobID, app: app.id, api)
+        let body = ResponseBody { writer in
+            var status = first
+            var sent: JSONValue?
+            let deadline = ContinuousClock.now + streamLifetime
+            try await writer.write(ByteBuffer(string: "retry: 5000\n\n"))
+            while true {
+                let state = status.objectValue?["state"]?.stringValue ?? ""
+                if state == "complete" || state == "cancelled" {
+                    try await writer.write(Self.event("end", status))
+                    break
+                }
+                if status != sent {
+                    try await writer.write(Self.event("status", status))
+                    sent = status
+                }
+                guard state == "in-progress", ContinuousClock.now < deadline else { break }
+                try await Task.sleep(for: streamInterval)
+                status = try await JobRoutes.statusJSON(jobID, app: app.id, api)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+    }
+
+    /// One server-sent event.
+    static func event(_ name: String, _ data: JSONValue) -> ByteBuffer {
+        var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
+        buffer.writeBytes(data.compactData())
+        buffer.writeString("\n\n")
+        return buffer
     }
 
     /// `POST …/audience/estimate` `{"environment", "audience"}`: ``AudienceEstimate``.

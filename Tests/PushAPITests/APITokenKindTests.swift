@@ -124,4 +124,33 @@ import Testing
             }
         }
     }
+
+    @Test func aJobsProgressStreamsAsServerSentEventsUntilItEnds() async throws {
+        try await PipelineStack.with { stack in
+            try await stack.register((0..<60).map(PipelineStack.token))
+            try await stack.withAPI { api, _ in
+                // 20 notifications a second: the job is in progress for about three seconds.
+                let pushed = try await api.request(
+                    "POST", "/v1/apps/\(Self.app)/push",
+                    json: [
+                        "environment": "sandbox", "audience": ["broadcast": true], "headers": ["push-type": "alert"],
+                        "notification": ["aps": ["alert": "hi"]], "throttle": ["rate-per-second": 20],
+                    ])
+                let jobID = try #require(pushed.json?.objectValue?["job"]?.stringValue)
+                _ = try await eventually("the job is in progress") { try await stack.report(jobID) } until: { $0.state == "in-progress" }
+                let stream = try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)/events")
+                #expect(stream.status == 200 && stream.header("Content-Type") == "text/event-stream")
+                let text = String(decoding: stream.body, as: UTF8.self)
+                #expect(text.hasPrefix("retry: 5000\n\n"))
+                let events = text.components(separatedBy: "\n\n").filter { $0.hasPrefix("event: ") }
+                let statuses = events.filter { $0.hasPrefix("event: status\n") }
+                #expect(statuses.count >= 2, "progress was streamed: \(text)")
+                let end = try #require(events.last)
+                #expect(end.hasPrefix("event: end\ndata: "))
+                let final = try JSONValue(parsing: Data(end.dropFirst("event: end\ndata: ".count).utf8))
+                #expect(final.objectValue?["state"] == "complete" && final.objectValue?["accepted"]?.intValue == 60)
+                #expect(try await api.request("GET", "/v1/apps/\(Self.app)/jobs/no-such-job/events").status == 404)
+            }
+        }
+    }
 }

@@ -170,7 +170,7 @@ def test_the_routes_are_the_contracts():
         "PUT /v1/apps/{app}/activities/{environment}/{activity}/tokens/{token}",
         "DELETE /v1/apps/{app}/activities/{environment}/{activity}/tokens/{token}",
         "GET /v1/apps/{app}/activities/{environment}/{activity}",
-        "GET /v1/apps/{app}/jobs", "POST /v1/apps/{app}/audience/estimate",
+        "GET /v1/apps/{app}/jobs", "POST /v1/apps/{app}/audience/estimate", "GET /v1/apps/{app}/jobs/{job}/events",
     ])
 
 
