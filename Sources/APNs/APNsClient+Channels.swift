@@ -64,14 +64,10 @@ public struct APNsChannelAnswer: Sendable, Hashable {
 extension APNsClient {
     /// Sends one broadcast on a channel, with the retries ``send(_:)`` makes (``APNsAttempts``).
     public func broadcast(_ request: APNsBroadcastRequest) async throws(APNsError) -> APNsResponse {
-        let (pool, tokens) = try pool(for: request.credential, environment: request.environment, service: .push)
         let requestID = (request.requestID ?? apnsIDs.withLock { APNsID.random(using: &$0) }).uuidString
-        let providerToken = try await currentToken(from: tokens)
-        let authority = configuration.endpoint(for: request.environment, service: .push).host
-        return try await follow(
-            payload: request.payload, pool: pool, tokens: tokens, providerToken: providerToken, after: nil,
-            headers: { Self.broadcastHeaders(for: request, requestID: requestID, authority: authority, providerToken: $0) }
-        ).get()
+        return try await sendOne(credential: request.credential, environment: request.environment, service: .push, payload: request.payload) {
+            Self.broadcastHeaders(for: request, requestID: requestID, authority: $0, providerToken: $1)
+        }
     }
 
     /// Sends one request to the channel management API of `environment` for the app
@@ -83,21 +79,14 @@ extension APNsClient {
         _ operation: APNsChannelOperation, bundleID: String, credential: APNsCredential, environment: APNsEnvironment,
         requestID: APNsID? = nil
     ) async throws(APNsError) -> APNsChannelAnswer {
-        let (pool, tokens) = try pool(for: credential, environment: environment, service: .channelManagement)
         let requestID = (requestID ?? apnsIDs.withLock { APNsID.random(using: &$0) }).uuidString
-        let providerToken = try await currentToken(from: tokens)
-        let authority = configuration.endpoint(for: environment, service: .channelManagement).host
         var payload = ByteBuffer()
         if case .create(let policy) = operation {
             payload = ByteBuffer(string: #"{"message-storage-policy":\#(policy.rawValue),"push-type":"LiveActivity"}"#)
         }
-        let response = try await follow(
-            payload: payload, pool: pool, tokens: tokens, providerToken: providerToken, after: nil,
-            headers: {
-                Self.managementHeaders(
-                    for: operation, bundleID: bundleID, requestID: requestID, authority: authority, providerToken: $0)
-            }
-        ).get()
+        let response = try await sendOne(credential: credential, environment: environment, service: .channelManagement, payload: payload) {
+            Self.managementHeaders(for: operation, bundleID: bundleID, requestID: requestID, authority: $0, providerToken: $1)
+        }
         return Self.channelAnswer(to: operation, response: response)
     }
 

@@ -95,13 +95,27 @@ public final class APNsClient: Sendable {
     /// ``APNsClientConfiguration/maxAttempts`` with jittered backoff, with the same `apns-id`
     /// (the rule is ``APNsAttempts``).
     public func send(_ request: APNsRequest) async throws(APNsError) -> APNsResponse {
-        let (pool, tokens) = try pool(for: request.credential, environment: request.environment, service: .push)
         let apnsID = (request.apnsID ?? apnsIDs.withLock { APNsID.random(using: &$0) }).uuidString
+        return try await sendOne(
+            credential: request.credential, environment: request.environment, service: .push, payload: request.payload
+        ) { authority, providerToken in
+            Self.headers(for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: authority, providerToken: providerToken)
+        }
+    }
+
+    /// Sends one request of `service` (a notification, a broadcast, a channel management
+    /// request) until ``APNsAttempts`` calls its outcome final. `headers` makes its header list
+    /// for the endpoint's authority and a provider token.
+    func sendOne(
+        credential: APNsCredential, environment: APNsEnvironment, service: APNsService, payload: ByteBuffer,
+        headers: (String, APNsProviderToken?) -> HPACKHeaders
+    ) async throws(APNsError) -> APNsResponse {
+        let (pool, tokens) = try pool(for: credential, environment: environment, service: service)
         let providerToken = try await currentToken(from: tokens)
-        let authority = configuration.endpoint(for: request.environment).host
+        let authority = configuration.endpoint(for: environment, service: service).host
         return try await follow(
-            payload: request.payload, pool: pool, tokens: tokens, providerToken: providerToken, after: nil,
-            headers: { Self.headers(for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: authority, providerToken: $0) }
+            payload: payload, pool: pool, tokens: tokens, providerToken: providerToken, after: nil,
+            headers: { headers(authority, $0) }
         ).get()
     }
 
@@ -186,7 +200,7 @@ public final class APNsClient: Sendable {
     /// Sends a request until ``APNsAttempts`` calls its outcome final, starting from `first`
     /// (the outcome of a send made in a batch) when given. `headers` makes the request's header
     /// list for a provider token (the same request after a token renewal carries the new one).
-    func follow(
+    private func follow(
         payload: ByteBuffer, pool: APNsConnectionPool, tokens: APNsProviderTokenManager?,
         providerToken: APNsProviderToken?, after first: APNsAttempts.Outcome?,
         headers: (APNsProviderToken?) -> HPACKHeaders
@@ -323,7 +337,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    func pool(
+    private func pool(
         for credential: APNsCredential, environment: APNsEnvironment, service: APNsService
     ) throws(APNsError) -> (APNsConnectionPool, APNsProviderTokenManager?) {
         let key = PoolKey(credentialID: credential.id, environment: environment, service: service)
@@ -361,7 +375,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    func currentToken(from tokens: APNsProviderTokenManager?) async throws(APNsError) -> APNsProviderToken? {
+    private func currentToken(from tokens: APNsProviderTokenManager?) async throws(APNsError) -> APNsProviderToken? {
         guard let tokens else { return nil }
         do {
             return try await tokens.token()
@@ -441,9 +455,10 @@ public final class APNsClient: Sendable {
         status: Int, headers: APNsAnswerHeaders, body: ByteBuffer?, attempts: Int,
         nowMilliseconds: @autoclosure () -> Int64 = APNsClient.nowMilliseconds()
     ) -> APNsResponse {
+        let isSuccess = (200..<300).contains(status)
         var reason: APNsReason?
         var timestamp: Int64?
-        if !(200..<300).contains(status), let body, body.readableBytes > 0,
+        if !isSuccess, let body, body.readableBytes > 0,
             let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(body.readableBytesView))
         {
             reason = decoded.reason.map(APNsReason.init(rawValue:))
@@ -453,7 +468,7 @@ public final class APNsClient: Sendable {
         var response = APNsResponse(
             status: status, apnsID: headers.apnsID, reason: reason, timestamp: timestamp, retryAfter: wait, attempts: attempts)
         if let channel = headers.channel {
-            let kept = (200..<300).contains(status) && (body?.readableBytes ?? 0) > 0 ? body : nil
+            let kept = isSuccess && (body?.readableBytes ?? 0) > 0 ? body : nil
             response.channel = APNsChannelHeaders(requestID: channel.requestID, channelID: channel.channelID, body: kept)
         }
         return response
