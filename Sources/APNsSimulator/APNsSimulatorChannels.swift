@@ -70,7 +70,7 @@ final class APNsSimulatorChannels: Sendable {
     /// Answers one complete request; `authenticate` checks its credential (the same rule as a
     /// device request) and returns the certificate's topic when a certificate authenticated it.
     func handle(
-        headers: HPACKHeaders, body: ByteBuffer, bundleIDs: Set<String>,
+        headers: HPACKHeaders, body: ByteBuffer, validator: APNsSimulatorRequestValidator,
         authenticate: () -> Result<String?, APNsSimulatorRequestValidator.Rejection>
     ) -> Answer {
         let requestID = headers.first(name: "apns-request-id") ?? UUID().uuidString
@@ -102,8 +102,7 @@ final class APNsSimulatorChannels: Sendable {
         switch authenticate() {
         case .failure(let rejection): return refuse(rejection.reason)
         case .success(let certificateTopic):
-            if let certificateTopic, certificateTopic != bundle { return refuse(.topicDisallowed) }
-            if certificateTopic == nil, !bundleIDs.contains(bundle) { return refuse(.topicDisallowed) }
+            guard validator.allows(bundleID: bundle, certificateTopic: certificateTopic) else { return refuse(.topicDisallowed) }
         }
         if disabledBundleIDs.contains(bundle) { return refuse(.featureNotEnabled) }
 
@@ -165,9 +164,6 @@ final class APNsSimulatorChannels: Sendable {
             guard let value = Int64(raw), value >= 0 else { return .badExpirationDate }
             if policy == .noMessageStored, value != 0 { return .badExpirationDate }
         }
-        guard body.readableBytes > 0 else { return .payloadEmpty }
-        guard body.readableBytes <= APNsPushType.liveactivity.maxPayloadBytes else { return .payloadTooLarge }
-        guard APNsSimulatorPayloadChecker.isAPSPayload(Array(body.readableBytesView)) else { return .payloadEmpty }
-        return nil
+        return APNsSimulatorRequestValidator.payloadProblem(body, pushType: .liveactivity)
     }
 }

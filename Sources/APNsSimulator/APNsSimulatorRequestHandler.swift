@@ -79,7 +79,7 @@ final class APNsSimulatorRequestHandler {
         if let reason = injectedFailure(faults: loopState.faults, loopState: loopState) {
             answer = .refused(reason, requestID: headers.first(name: "apns-request-id") ?? UUID().uuidString)
         } else {
-            answer = shared.channels.handle(headers: headers, body: body, bundleIDs: shared.validator.bundleIDs) {
+            answer = shared.channels.handle(headers: headers, body: body, validator: shared.validator) {
                 shared.validator.authenticate(
                     headers: headers, authentication: &connection.authentication, nowSeconds: nowMilliseconds / 1000)
             }

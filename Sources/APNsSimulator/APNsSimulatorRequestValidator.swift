@@ -106,9 +106,7 @@ struct APNsSimulatorRequestValidator: Sendable {
         let collapseID = headers.first(name: "apns-collapse-id")
         if let collapseID, collapseID.utf8.count > Self.maxCollapseIDBytes { return reject(.badCollapseID) }
 
-        guard body.readableBytes > 0 else { return reject(.payloadEmpty) }
-        guard body.readableBytes <= pushType.maxPayloadBytes else { return reject(.payloadTooLarge) }
-        guard Self.isAPSPayload(body) else { return reject(.payloadEmpty) }
+        if let reason = Self.payloadProblem(body, pushType: pushType) { return reject(reason) }
 
         if devices.bad.contains(deviceToken) { return reject(.badDeviceToken) }
         if let since = devices.unregistered[deviceToken] { return reject(.unregistered, timestamp: since) }
@@ -175,9 +173,23 @@ struct APNsSimulatorRequestValidator: Sendable {
         guard let bundleID = bundleID(of: topic), pushType.topic(forBundleID: bundleID) == topic else {
             return .badTopic
         }
-        if let certificateTopic, certificateTopic != bundleID { return .topicDisallowed }
-        if certificateTopic == nil, !bundleIDs.contains(bundleID) { return .topicDisallowed }
+        guard allows(bundleID: bundleID, certificateTopic: certificateTopic) else { return .topicDisallowed }
         if forbiddenTopics.contains(topic) { return .forbidden }
+        return nil
+    }
+
+    /// Whether the provider may push to `bundleID`: the certificate's own topic, or, with a
+    /// provider token, one of the simulator's bundle ids.
+    func allows(bundleID: String, certificateTopic: String?) -> Bool {
+        if let certificateTopic { return certificateTopic == bundleID }
+        return bundleIDs.contains(bundleID)
+    }
+
+    /// What APNs refuses in a payload for `pushType`: none, too large, or no `aps` dictionary.
+    static func payloadProblem(_ body: ByteBuffer, pushType: APNsPushType) -> APNsReason? {
+        guard body.readableBytes > 0 else { return .payloadEmpty }
+        guard body.readableBytes <= pushType.maxPayloadBytes else { return .payloadTooLarge }
+        guard isAPSPayload(body) else { return .payloadEmpty }
         return nil
     }
 
