@@ -1,10 +1,22 @@
 import APNsCore
+import PushConfiguration
 import PushCore
 
 /// Checks of path parameters and request fields; each throws an ``APIError`` 400 naming the field.
 enum APIValidation {
     static let maxTags = 100
     static let maxTextBytes = 128
+
+    /// An environment `app` sends to, by name (field `environment`).
+    static func environment(_ name: String, of app: AppSettings) throws -> APNsEnvironment {
+        guard let environment = APNsEnvironment(rawValue: name) else {
+            throw APIError.invalid("environment", "must be sandbox or production")
+        }
+        guard app.environments.contains(environment) else {
+            throw APIError.invalid("environment", "app \(app.id) does not send to \(environment.rawValue)")
+        }
+        return environment
+    }
 
     /// A device token: even-length hex (the registry's rule).
     static func token(_ text: String, field: String = "token") throws -> DeviceToken {

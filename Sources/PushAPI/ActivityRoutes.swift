@@ -62,12 +62,7 @@ enum ActivityRoutes {
 
     private static func target(_ call: APICall) throws -> (AppSettings, APNsEnvironment, LiveActivityID) {
         let app = try call.authorizedApp()
-        guard let environment = APNsEnvironment(rawValue: try call.parameter("environment")) else {
-            throw APIError.invalid("environment", "must be sandbox or production")
-        }
-        guard app.environments.contains(environment) else {
-            throw APIError.invalid("environment", "app \(app.id) does not send to \(environment.rawValue)")
-        }
+        let environment = try APIValidation.environment(try call.parameter("environment"), of: app)
         guard let activity = LiveActivityID(try call.parameter("activity")) else {
             throw APIError.invalid("activity", "must be a Live Activity id: 1 to \(LiveActivityID.maxLength) characters of A-Z a-z 0-9 . _ -")
         }

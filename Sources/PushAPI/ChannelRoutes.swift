@@ -52,14 +52,7 @@ enum ChannelRoutes {
 
     private static func appAndEnvironment(_ call: APICall) throws -> (AppSettings, APNsEnvironment) {
         let app = try call.authorizedApp()
-        let name = try call.parameter("environment")
-        guard let environment = APNsEnvironment(rawValue: name) else {
-            throw APIError.invalid("environment", "must be sandbox or production")
-        }
-        guard app.environments.contains(environment) else {
-            throw APIError.invalid("environment", "app \(app.id) does not send to \(environment.rawValue)")
-        }
-        return (app, environment)
+        return (app, try APIValidation.environment(try call.parameter("environment"), of: app))
     }
 
     private static func channelID(_ call: APICall) throws -> APNsChannelID {

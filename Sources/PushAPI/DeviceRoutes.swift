@@ -47,13 +47,7 @@ enum DeviceRoutes {
         let token = try APIValidation.token(try call.parameter("token"))
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["environment", "openid", "tags"])
-        let environmentName = try APIValidation.string(body, "environment")
-        guard let environment = APNsEnvironment(rawValue: environmentName) else {
-            throw APIError.invalid("environment", "must be sandbox or production")
-        }
-        guard app.environments.contains(environment) else {
-            throw APIError.invalid("environment", "app \(app.id) does not send to \(environment)")
-        }
+        let environment = try APIValidation.environment(try APIValidation.string(body, "environment"), of: app)
         var openID: String?
         if let value = body["openid"], value != .null {
             guard let text = value.stringValue else { throw APIError.invalid("openid", "must be a string") }

@@ -236,11 +236,7 @@ enum JobListRoutes {
         let app = try call.authorizedApp()
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["environment", "audience"])
-        guard let environment = APNsEnvironment(rawValue: try APIValidation.string(body, "environment")),
-            app.environments.contains(environment)
-        else {
-            throw APIError.invalid("environment", "must be an environment app \(app.id) sends to: \(app.environments.map(\.rawValue).joined(separator: ", "))")
-        }
+        let environment = try APIValidation.environment(try APIValidation.string(body, "environment"), of: app)
         guard let value = body["audience"] else { throw APIError.invalid("audience", "is required", code: "missing-field") }
         let audience: Audience
         do {
