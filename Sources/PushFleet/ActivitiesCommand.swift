@@ -19,9 +19,7 @@ struct ActivitiesCommand: AsyncParsableCommand {
         @Option(help: "The Live Activity's id (ActivityKit's Activity.id).") var activity: String
 
         func parsed() throws -> (APNsEnvironment, LiveActivityID) {
-            guard let environment = APNsEnvironment(rawValue: environment) else {
-                throw ValidationError("--environment must be sandbox or production")
-            }
+            let environment = try parseEnvironment(environment)
             guard let activity = LiveActivityID(activity) else {
                 throw ValidationError("--activity must be 1 to \(LiveActivityID.maxLength) characters of A-Z a-z 0-9 . _ -")
             }

@@ -25,14 +25,10 @@ struct ChannelsCommand: AsyncParsableCommand {
         /// Opens Redis and an APNs client, runs `body` with the channel manager, the app and the
         /// environment, and closes them whatever happens.
         func with<Value>(_ body: (ChannelManager, AppSettings, APNsEnvironment) async throws -> Value) async throws -> Value {
-            guard let chosen = APNsEnvironment(rawValue: environment) else {
-                throw ValidationError("--environment must be sandbox or production")
-            }
+            let chosen = try parseEnvironment(environment)
             return try await ClientSession.withRegistry(options, app: app) { session in
                 let settings = try session.app(app)
-                guard settings.environments.contains(chosen) else {
-                    throw ValidationError("app \(app) does not send to \(chosen.rawValue)")
-                }
+                try requireEnvironment(chosen, of: settings)
                 let client = try APNsClient(
                     configuration: session.configuration.apns.clientConfiguration(connectionsPerPool: 1),
                     eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: session.logger)

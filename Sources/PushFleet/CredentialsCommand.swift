@@ -39,13 +39,7 @@ struct CredentialsCommand: AsyncParsableCommand {
             }
             var environments = settings.environments
             if let environment {
-                guard let chosen = APNsEnvironment(rawValue: environment) else {
-                    throw ValidationError("--environment must be sandbox or production")
-                }
-                guard settings.environments.contains(chosen) else {
-                    throw ValidationError("app \(app) does not send to \(chosen.rawValue)")
-                }
-                environments = [chosen]
+                environments = [try requireEnvironment(try parseEnvironment(environment), of: settings)]
             }
             let pushApp: PushApp
             let expiries: [CertificateExpiry]

@@ -1,6 +1,7 @@
 import APNsCore
 import ArgumentParser
 import Foundation
+import PushConfiguration
 import PushCore
 import PushStore
 
@@ -48,10 +49,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let format = try resolvedFormat()
             var defaultEnvironment: APNsEnvironment?
             if let environment {
-                guard let value = APNsEnvironment(rawValue: environment) else {
-                    throw ValidationError("--environment must be sandbox or production")
-                }
-                defaultEnvironment = value
+                defaultEnvironment = try parseEnvironment(environment)
             }
             guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
             guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
@@ -157,9 +155,7 @@ struct DevicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let deviceToken = try parseToken(token)
-            guard let environment = APNsEnvironment(rawValue: environment) else {
-                throw ValidationError("--environment must be sandbox or production")
-            }
+            let environment = try parseEnvironment(environment)
             try await ClientSession.withRegistry(options, app: app) { session in
                 try await session.registry.bind(app: try kind.registry(of: app), token: deviceToken, environment: environment, openID: openid, tags: tags)
                 try await printDevice(deviceToken, session: session)
@@ -406,8 +402,7 @@ extension DevicesCommand {
 
 private func selectedEnvironments(_ name: String?) throws -> [APNsEnvironment] {
     guard let name else { return APNsEnvironment.allCases }
-    guard let environment = APNsEnvironment(rawValue: name) else { throw ValidationError("--environment must be sandbox or production") }
-    return [environment]
+    return [try parseEnvironment(name)]
 }
 
 /// Calls `body` with the record of every suspect device of `app` in `environments`, shard by
@@ -431,6 +426,19 @@ private func forEachSuspect(
             } while cursor != 0
         }
     }
+}
+
+/// An `--environment` argument, or a usage error.
+func parseEnvironment(_ name: String) throws -> APNsEnvironment {
+    guard let environment = APNsEnvironment(rawValue: name) else { throw ValidationError("--environment must be sandbox or production") }
+    return environment
+}
+
+/// `environment`, when `app` sends to it; a usage error otherwise.
+@discardableResult
+func requireEnvironment(_ environment: APNsEnvironment, of app: AppSettings) throws -> APNsEnvironment {
+    guard app.environments.contains(environment) else { throw ValidationError("app \(app.id) does not send to \(environment.rawValue)") }
+    return environment
 }
 
 /// A device token argument, or a usage error saying what is wrong with it.
