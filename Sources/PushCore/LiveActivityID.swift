@@ -6,15 +6,20 @@ public struct LiveActivityID: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(_ text: String) {
-        let utf8 = text.utf8
-        guard (1...Self.maxLength).contains(utf8.count),
-            utf8.allSatisfy({ byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-            })
-        else { return nil }
+        guard text.isIdentifier(maxBytes: Self.maxLength, punctuation: "._-") else { return nil }
         rawValue = text
     }
 
     public var description: String { rawValue }
+}
+
+extension String {
+    /// 1 to `maxBytes` bytes of ASCII letters, digits and the characters of `punctuation`.
+    func isIdentifier(maxBytes: Int, punctuation: String) -> Bool {
+        let allowed = Set(punctuation.utf8)
+        return (1...maxBytes).contains(utf8.count)
+            && utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || allowed.contains(byte)
+            }
+    }
 }

@@ -54,12 +54,7 @@ public enum TokenKind: Hashable, Sendable, CustomStringConvertible {
 
     /// A Swift type name as ActivityKit reports it: 1 to 64 characters of `A-Z a-z 0-9 _ .`.
     public static func isValidAttributesType(_ name: String) -> Bool {
-        let utf8 = name.utf8
-        return (1...maxAttributesTypeBytes).contains(utf8.count)
-            && utf8.allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
-            }
+        name.isIdentifier(maxBytes: maxAttributesTypeBytes, punctuation: "_.")
     }
 }
 

@@ -1,9 +1,9 @@
 import APNs
 import APNsCore
-import Kafka
 import Logging
 import PushConfiguration
 import PushCore
+import PushJobs
 import ServiceLifecycle
 
 /// Reads the legacy feedback service for every app that sends over the binary interface, in
@@ -35,10 +35,7 @@ struct FeedbackServicePoller: Sendable {
         do {
             let tuples = try await client.readFeedbackService(credential: app.credential(for: environment), environment: environment)
             let events = Self.events(tuples, app: app.id, environment: environment)
-            try await context.publish(
-                events.map { event in
-                    KafkaProducerMessage(topic: PushTopic.feedback, key: Array("\(event.app)/\(event.token.hex)".utf8), value: Array(event.jsonData()))
-                }, "\(events.count) feedback-service token(s) of app \(app.id)")
+            try await context.publish(events.map(HeldEffects.message), "\(events.count) feedback-service token(s) of app \(app.id)")
             context.logger.info(
                 "feedback service read", metadata: ["app": "\(app.id)", "environment": "\(environment.rawValue)", "tokens": "\(events.count)"])
         } catch {
