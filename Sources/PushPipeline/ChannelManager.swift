@@ -3,7 +3,6 @@ public import APNsCore
 import Foundation
 public import PushConfiguration
 public import PushStore
-import Synchronization
 
 /// Why a channel operation did not happen (``ChannelManager``).
 public struct ChannelManagerError: Error, CustomStringConvertible, Sendable {
@@ -39,18 +38,21 @@ public struct ChannelManagerError: Error, CustomStringConvertible, Sendable {
 /// - delete: at Apple first; the stored channel goes once Apple deleted it or says it has no
 ///   such channel. A refusal leaves both as they were.
 ///
-/// Credentials are read on first use per app, so a process that never manages channels never
-/// reads key files.
+/// Credentials are read on first use per app (``OnDemandAPNs``), so a process that never
+/// manages channels never reads key files.
 public final class ChannelManager: Sendable {
-    private let client: APNsClient
+    private let apns: OnDemandAPNs
     private let store: ChannelStore
     private let clock: @Sendable () -> Int64
-    private let loaded = Mutex<[String: PushApp]>([:])
 
-    public init(client: APNsClient, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
-        self.client = client
+    public init(apns: OnDemandAPNs, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
+        self.apns = apns
         self.store = store
         self.clock = clock
+    }
+
+    public convenience init(client: APNsClient, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
+        self.init(apns: OnDemandAPNs(client: client), store: store, clock: clock)
     }
 
     /// Creates a channel at Apple and stores it.
@@ -110,14 +112,14 @@ public final class ChannelManager: Sendable {
     }
 
     public func shutdown() async {
-        await client.shutdown()
+        await apns.shutdown()
     }
 
     private func manage(
         _ operation: APNsChannelOperation, app: AppSettings, credential: APNsCredential, environment: APNsEnvironment
     ) async throws(ChannelManagerError) -> APNsChannelAnswer {
         do {
-            return try await client.manageChannels(operation, bundleID: app.bundleID, credential: credential, environment: environment)
+            return try await apns.client.manageChannels(operation, bundleID: app.bundleID, credential: credential, environment: environment)
         } catch {
             throw ChannelManagerError(
                 kind: .unreachable, message: "APNs's channel management API did not answer: \(error)", field: nil)
@@ -125,11 +127,8 @@ public final class ChannelManager: Sendable {
     }
 
     private func credential(of app: AppSettings, environment: APNsEnvironment) throws(ChannelManagerError) -> APNsCredential {
-        if let known = loaded.withLock({ $0[app.id] }) { return known.credential(for: environment) }
         do {
-            let pushApp = try PushApp.load(app)
-            loaded.withLock { $0[app.id] = pushApp }
-            return pushApp.credential(for: environment)
+            return try apns.credential(of: app, environment: environment)
         } catch {
             throw ChannelManagerError(
                 kind: .credential, message: "the credential of app \(app.id) cannot be read: \(error.message)", field: error.key)

@@ -77,23 +77,8 @@ final class NotificationSender: Sendable {
         guard let client = clients[app.id] else {
             preconditionFailure("every configured app has an APNs client")
         }
-        let payload = ByteBuffer(bytes: job.notification.payloadData())
-        let headers = job.headers
         // The notification every device of the chunk gets (its device token is each one's).
-        var template = APNsRequest(
-            credential: app.credential(for: job.environment),
-            environment: job.environment,
-            deviceToken: deliveries[0].token,
-            bundleID: app.settings.bundleID,
-            pushType: headers.pushType,
-            priority: headers.effectivePriority,
-            expiration: headers.expiration.map(Int64.init),
-            collapseID: headers.collapseID,
-            payload: payload)
-        if let topic = headers.topic {
-            template.topic = topic
-        }
-        let notification = template
+        let notification = job.apnsRequest(for: app, token: deliveries[0].token)
         let counters = context.counters
         let facts = Settlement.Facts(
             app: app.id, jobID: jobID, environment: job.environment, kind: job.tokenKind,
