@@ -18,6 +18,7 @@ final class APIEnvironment: Sendable {
     let redis: any RedisCommands
     let readiness: ReadinessProbe
     let channels: ChannelManager
+    let testSender: TestSender
     let activityTokens: ActivityTokenStore
     let metrics: APIMetrics
     let maxBodyBytes: Int
@@ -26,9 +27,10 @@ final class APIEnvironment: Sendable {
 
     init(
         configuration: PushFleetConfiguration, keys: LiveAPIKeyring, redis: any RedisCommands, producer: KafkaProducer,
-        admin: KafkaAdmin, channels: ChannelManager, metrics: APIMetrics, logger: Logger
+        admin: KafkaAdmin, apns: OnDemandAPNs, metrics: APIMetrics, logger: Logger
     ) {
-        self.channels = channels
+        channels = ChannelManager(apns: apns, store: ChannelStore(client: redis))
+        testSender = TestSender(apns: apns)
         activityTokens = ActivityTokenStore(client: redis)
         apps = configuration.apps
         self.keys = keys

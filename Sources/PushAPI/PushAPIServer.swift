@@ -40,8 +40,8 @@ public struct PushAPIServer: Service, CustomStringConvertible {
 
     public func run() async throws {
         let keys = try LiveAPIKeyring(apps: configuration.apps.values.sorted { $0.id < $1.id }, logger: logger)
-        // Channel management is the API's only use of APNs: its connections open on the first
-        // channel request, and the app's credential is read then.
+        // Channel management and test sends are the API's only uses of APNs: its connections open
+        // on the first such request, and the app's credential is read then.
         let apnsClient = try APNsClient(
             configuration: configuration.apns.clientConfiguration(connectionsPerPool: 1), eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: logger)
@@ -50,7 +50,7 @@ public struct PushAPIServer: Service, CustomStringConvertible {
         let admin = try configuration.kafka.makeAdmin(logger: logger)
         let environment = APIEnvironment(
             configuration: configuration, keys: keys, redis: redis, producer: producer, admin: admin,
-            channels: ChannelManager(client: apnsClient, store: ChannelStore(client: redis)),
+            apns: OnDemandAPNs(client: apnsClient),
             metrics: APIMetrics(registry: registry), logger: logger)
         let watcher = Task { await keys.watch() }
         let result = await HTTPServing.serve(
