@@ -274,6 +274,13 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The campaign console's files, compiled into the binary (`PackageResources`): a
+            // deployed `pushfleet` serves them with nothing beside it.
+            resources: [
+                .embedInCode("Console/index.html"),
+                .embedInCode("Console/console.css"),
+                .embedInCode("Console/console.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The whole stack on one machine (embedded Kafka, redis-server, the simulator, a

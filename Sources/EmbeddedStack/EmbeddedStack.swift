@@ -64,6 +64,8 @@ public final class EmbeddedStack: Sendable {
         /// simulator's binary gateway, and the feedback workers read its feedback service every
         /// second. Needs ``certificates``.
         public var binaryInterface = false
+        /// The API's port; 0 lets the system choose.
+        public var apiPort = 0
 
         public init() {}
     }
@@ -261,7 +263,7 @@ public final class EmbeddedStack: Sendable {
             \(section(options.breakerSettings, indent: 2))
             api:
               host: 127.0.0.1
-              port: 0
+              port: \(options.apiPort)
             apps:
               \(app):
                 bundle-id: \(bundleID)

@@ -17,6 +17,10 @@ struct APIResponder: HTTPResponder {
 
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
         let start = ContinuousClock.now
+        if let page = ConsoleAssets.response(to: request) {
+            api.metrics.request(route: ConsoleAssets.root, method: request.method.rawValue, status: page.status.code, duration: .now - start)
+            return page
+        }
         let pathSegments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var matched: (APIRoute, [String: String])?
         var allowed: [HTTPRequest.Method] = []

@@ -42,12 +42,16 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "After the campaigns, keep the stack and the API up (printing how to call it) until SIGINT or SIGTERM.")
     var serve = false
 
+    @Option(help: "The API's (and the console's) port with --serve; 0 lets the system choose.")
+    var port = 0
+
     @Flag(help: "Keep the state on a local Redis Cluster (3 masters, 3 replicas) instead of one redis-server.")
     var redisCluster = false
 
     func validate() throws {
         guard devices >= 100 else { throw ValidationError("--devices must be at least 100") }
         guard uninstalledEvery >= 2 else { throw ValidationError("--uninstalled-every must be at least 2") }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
     }
 
     func run() async throws {
@@ -58,6 +62,7 @@ struct DemoCommand: AsyncParsableCommand {
 
         say("starting the embedded stack: Kafka (mock cluster), \(redisCluster ? "a Redis Cluster (3 masters, 3 replicas)" : "redis-server"), APNs simulator (HTTP/2 + TLS)")
         var options = EmbeddedStack.Options()
+        options.apiPort = port
         // The shop's topic is one news's jobs may address, but every demo device is news's own.
         options.appSettings = ["extra-topics: [\(EmbeddedStack.otherBundleID)]"]
         // A demo's campaigns are small: the breaker judges after 50 answers (200 by default).
@@ -145,12 +150,13 @@ struct DemoCommand: AsyncParsableCommand {
         let url = "http://127.0.0.1:\(port)"
         let app = EmbeddedStack.app
         let key = stack.apiKeys[app] ?? ""
-        say("serving until Ctrl-C (SIGINT) or SIGTERM; try:")
+        say("the campaign console: \(url)/console/ (sign in with app \(app) and API key \(key))")
+        say("serving until Ctrl-C (SIGINT) or SIGTERM; or call the API, e.g.:")
         detail("curl -s \(url)/readyz")
         detail("curl -s -H 'Authorization: Bearer \(key)' \(url)/v1/apps/\(app)/devices")
         detail("curl -s -H 'Authorization: Bearer \(key)' -H 'Content-Type: application/json' -d '{\"environment\":\"sandbox\",\"audience\":{\"broadcast\":true},\"notification\":{\"aps\":{\"alert\":\"Hello\"}},\"headers\":{\"push-type\":\"alert\"}}' \(url)/v1/apps/\(app)/push")
         detail("configuration: \(stack.configurationPath) · OpenAPI: schemas/openapi.yaml")
-        print("PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "") device-key=\(stack.deviceAPIKey)")
+        print("PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "") device-key=\(stack.deviceAPIKey) console=\(url)/console/")
         fflush(nil)
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         for await _ in signals {

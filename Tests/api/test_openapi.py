@@ -7,7 +7,7 @@ Static checks (no server needed):
    schema's own pieces by reference, so the two cannot drift apart.
 
 Live checks, against `$PUSHFLEET_BIN demo --serve --devices 200`, which prints
-`PUSHFLEET_API url=… app=APP key=KEY other-app=APP2 other-key=KEY2 device-key=DKEY` once it serves
+`PUSHFLEET_API url=… app=APP key=KEY other-app=APP2 other-key=KEY2 device-key=DKEY console=…/console/` once it serves
 (DKEY: a device key of APP, which may only bind, tag and post receipts):
 3. a few requests with urllib: health, readiness, metrics, 401/403/404 and their Error bodies,
    400 for a bad path parameter, the Idempotency-Key replay and conflict;
@@ -32,12 +32,9 @@ import datetime
 import json
 import os
 import pathlib
-import queue
 import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -51,6 +48,9 @@ from openapi_spec_validator import validate as validate_spec
 from referencing import Registry, Resource
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Tests" / "support"))
+import pushfleet_demo  # noqa: E402  (the shared `demo --serve` fixture)
+
 SPEC_PATH = ROOT / "schemas" / "openapi.yaml"
 JOB_SCHEMA_PATH = ROOT / "schemas" / "push-job.schema.json"
 JOB_SCHEMA_REF = "./push-job.schema.json"
@@ -69,12 +69,6 @@ OPERATION_IDS = [f"{method.upper()} {path}" for path, method, _ in OPERATIONS]
 V1_OPERATIONS = [op for op in OPERATIONS if op[0].startswith("/v1/")]
 V1_IDS = [f"{method.upper()} {path}" for path, method, _ in V1_OPERATIONS]
 
-API_LINE = re.compile(
-    r"^PUSHFLEET_API url=(?P<url>http://127\.0\.0\.1:\d+) app=(?P<app>\S+) key=(?P<key>\S+)"
-    r" other-app=(?P<other_app>\S+) other-key=(?P<other_key>\S+) device-key=(?P<device_key>\S+)\s*$"
-)
-STARTUP_TIMEOUT = 180
-STOP_TIMEOUT = 30
 FUZZ_CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 FUZZ_TIMEOUT = 1800
 # A device token the live tests bind before fuzzing (64 hex digits, like a real APNs token).
@@ -171,6 +165,7 @@ def test_the_routes_are_the_contracts():
         "DELETE /v1/apps/{app}/activities/{environment}/{activity}/tokens/{token}",
         "GET /v1/apps/{app}/activities/{environment}/{activity}",
         "GET /v1/apps/{app}/jobs", "POST /v1/apps/{app}/audience/estimate", "GET /v1/apps/{app}/jobs/{job}/events",
+        "POST /v1/apps/{app}/push/check", "POST /v1/apps/{app}/push/test",
     ])
 
 
@@ -307,89 +302,13 @@ def test_push_request_accepts_the_job_examples_without_id():
 # The live server
 
 
-class Server:
-    def __init__(self, process, match, lines):
-        self.process = process
-        self.url = match["url"]
-        self.app = match["app"]
-        self.key = match["key"]
-        self.other_app = match["other_app"]
-        self.other_key = match["other_key"]
-        self.device_key = match["device_key"]
-        self.lines = lines
-
-
-def _drain(stream, lines, found):
-    for line in stream:
-        lines.append(line.rstrip("\n"))
-        if len(lines) > 2000:
-            del lines[:1000]
-        found.put(line)
-    found.put(None)
-
-
 @pytest.fixture(scope="module")
 def server():
-    binary = os.environ.get("PUSHFLEET_BIN")
-    if not binary:
-        pytest.fail("PUSHFLEET_BIN is not set: point it at the pushfleet executable (the API tests cannot run without it)")
-    process = subprocess.Popen(
-        [binary, "demo", "--serve", "--devices", "200"], stdout=subprocess.PIPE, text=True,
-    )
-    lines = []
-    found = queue.Queue()
-    # Keeps reading stdout for the whole run, so the server never blocks on a full pipe.
-    threading.Thread(target=_drain, args=(process.stdout, lines, found), daemon=True).start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    match = None
-    try:
-        while match is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                pytest.fail(f"no PUSHFLEET_API line within {STARTUP_TIMEOUT} s; output so far:\n" + "\n".join(lines))
-            try:
-                line = found.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if line is None:
-                process.wait(timeout=STOP_TIMEOUT)
-                pytest.fail(
-                    f"pushfleet demo --serve exited with {process.returncode} before serving; output:\n"
-                    + "\n".join(lines)
-                )
-            if line.startswith("PUSHFLEET_API "):
-                match = API_LINE.match(line.rstrip("\n"))
-                if match is None:
-                    pytest.fail(f"malformed PUSHFLEET_API line: {line!r}")
-        yield Server(process, match, lines)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with pushfleet_demo.serving(devices=200) as running:
+        yield running
 
 
-def request(server, method, path, body=None, key=None, headers=None, content_type="application/json"):
-    """Sends one request; returns (status, Content-Type, decoded body: JSON when it is JSON)."""
-    data = None
-    all_headers = dict(headers or {})
-    if body is not None:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        all_headers["Content-Type"] = content_type
-    if key is not None:
-        all_headers["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers=all_headers)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as response:
-            status, ctype, raw = response.status, response.headers.get("Content-Type", ""), response.read()
-    except urllib.error.HTTPError as error:
-        status, ctype, raw = error.code, error.headers.get("Content-Type", ""), error.read()
-    if ctype.split(";")[0].strip() == "application/json":
-        return status, ctype, json.loads(raw)
-    return status, ctype, raw.decode("utf-8", "replace")
+request = pushfleet_demo.request
 
 
 def assert_schema(name, document):

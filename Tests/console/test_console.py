@@ -1,0 +1,418 @@
+"""The campaign console, used as a person would: a real headless Chromium (Debian's `chromium`,
+driven through Debian's `chromium-driver` by Selenium) against `$PUSHFLEET_BIN demo --serve`.
+
+The tests run in order on one server and one browser tab: sign in, the overview, compose a tag
+campaign (estimate, payload size, a field error), send it and watch it reach 100%, the report
+and its export, a test send, a device lookup with tag edits, a scheduled campaign cancelled, the
+dead letters, and the accessibility basics (labels, keyboard, contrast). What the page shows is
+checked against the API's own answers.
+
+Each page's screenshot is written to $PUSHFLEET_CONSOLE_SCREENSHOTS (default docs/console/, the
+ones the README shows).
+"""
+
+import csv
+import datetime
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Tests" / "support"))
+import pushfleet_demo  # noqa: E402
+
+SCREENSHOTS = pathlib.Path(os.environ.get("PUSHFLEET_CONSOLE_SCREENSHOTS", ROOT / "docs" / "console"))
+CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")
+WAIT = 30
+DEVICES = 200
+
+
+@pytest.fixture(scope="module")
+def server():
+    with pushfleet_demo.serving(devices=DEVICES) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def downloads():
+    with tempfile.TemporaryDirectory() as directory:
+        yield pathlib.Path(directory)
+
+
+@pytest.fixture(scope="module")
+def browser(server, downloads):
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.path.exists(path):
+            pytest.fail(f"{path} is missing: ./scripts/ensure-deps.sh installs Debian's chromium and chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000",
+                     "--force-prefers-reduced-motion"):
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads), "download.prompt_for_download": False})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(WAIT)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def state():
+    """What one test leaves for the next (the campaign it sent)."""
+    return {}
+
+
+# ---- helpers --------------------------------------------------------------------------------
+
+
+def api(server, method, path, body=None):
+    status, _, answer = pushfleet_demo.request(server, method, path, body, key=server.key)
+    return status, answer
+
+
+def until(browser, condition, message, timeout=WAIT):
+    try:
+        return WebDriverWait(browser, timeout, poll_frequency=0.1).until(lambda _: condition())
+    except TimeoutException:
+        pytest.fail(f"{message} (within {timeout} s); page: {browser.current_url}\n" + text(browser, "main")[:3000].replace("\n", " | "))
+
+
+def text(browser, element_id):
+    return browser.find_element(By.ID, element_id).text
+
+
+def fill(browser, element_id, value):
+    field = browser.find_element(By.ID, element_id)
+    field.clear()
+    field.send_keys(value)
+
+
+def shot(browser, name):
+    browser.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+def go(browser, server, fragment):
+    browser.get(server.console + fragment)
+
+
+def figure(browser, element_id):
+    """A figure the page shows (`1,234` or `1,234 (50.0%)`) as an int."""
+    return int(text(browser, element_id).split(" ")[0].replace(",", ""))
+
+
+def severe_console_errors(browser):
+    return [entry["message"] for entry in browser.get_log("browser")
+            if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]]
+
+
+# ---- the tests, in the order a person goes ---------------------------------------------------
+
+
+def test_sign_in_refuses_a_wrong_key_then_opens_the_overview(server, browser):
+    browser.get(server.url + "/console")
+    until(browser, lambda: browser.current_url.startswith(server.console), "/console leads to /console/")
+    until(browser, lambda: browser.find_element(By.ID, "page-signin").is_displayed(), "the sign-in page shows")
+    fill(browser, "signin-app", server.app)
+    fill(browser, "signin-key", "pfk_not-a-key")
+    browser.find_element(By.ID, "signin-submit").click()
+    until(browser, lambda: "not one of app" in text(browser, "signin-error"), "a wrong key is refused with the API's words")
+    assert browser.execute_script("return sessionStorage.getItem('pushfleet.key')") is None
+
+    fill(browser, "signin-key", server.key)
+    browser.find_element(By.ID, "signin-key").send_keys(Keys.ENTER)
+    until(browser, lambda: browser.find_element(By.ID, "page-overview").is_displayed(), "the overview opens after signing in")
+    status, devices = api(server, "GET", f"/v1/apps/{server.app}/devices")
+    assert status == 200
+    until(browser, lambda: browser.find_elements(By.ID, "ov-sandbox") and figure(browser, "ov-sandbox") == devices["sandbox"],
+          "the overview shows the API's sandbox device count")
+    until(browser, lambda: text(browser, "ov-ready") == "ready", "the fleet reads ready")
+    status, tags = api(server, "GET", f"/v1/apps/{server.app}/tags")
+    assert "sports" in text(browser, "ov-tags") and f"{tags['tags']['sports']:,}" in text(browser, "ov-tags")
+    status, jobs = api(server, "GET", f"/v1/apps/{server.app}/jobs")
+    assert jobs["jobs"], "the demo's campaigns are listed by the API"
+    for entry in jobs["jobs"]:
+        assert entry["status"]["job"] in text(browser, "ov-jobs")
+    # The key is in the tab's session storage and nowhere in the page's address.
+    assert browser.execute_script("return sessionStorage.getItem('pushfleet.key')") == server.key
+    assert server.key not in browser.current_url
+    shot(browser, "overview")
+
+
+def test_compose_a_tag_campaign_with_estimate_size_and_a_field_error(server, browser, state):
+    go(browser, server, "#/compose")
+    until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="audience-kind"][value="tags"]').click()
+    fill(browser, "aud-tags-all", "sports")
+    _, tags = api(server, "GET", f"/v1/apps/{server.app}/tags")
+    sports = tags["tags"]["sports"]
+    _, estimate = api(server, "POST", f"/v1/apps/{server.app}/audience/estimate",
+                      {"environment": "sandbox", "audience": {"tags": {"all": ["sports"]}}})
+    expected = f"{'' if estimate['exact'] else 'at most '}{estimate['devices']:,} devices in sandbox"
+    assert estimate["devices"] == sports
+    until(browser, lambda: text(browser, "estimate") == expected, f"the estimate is the API's: {expected}")
+
+    fill(browser, "c-title", "Kick-off")
+    fill(browser, "c-body", "The match starts in 10 minutes")
+    fill(browser, "c-custom", '{"match": 42}')
+    _, check = api(server, "POST", f"/v1/apps/{server.app}/push/check", {
+        "environment": "sandbox", "audience": {"tags": {"all": ["sports"]}},
+        "notification": {"match": 42, "aps": {"alert": {"title": "Kick-off", "body": "The match starts in 10 minutes"}}},
+        "headers": {"push-type": "alert"}})
+    until(browser, lambda: text(browser, "c-size") == f"{check['payload-bytes']:,} of 4,096 bytes (alert)",
+          "the payload size against the alert limit, as the API measures it")
+    assert '"match": 42' in text(browser, "c-preview") and '"pushfleet"' in text(browser, "c-preview")
+
+    fill(browser, "c-collapse-id", "x" * 65)
+    until(browser, lambda: text(browser, "c-error").startswith("headers.collapse-id:"), "a 65-byte collapse id is named as the API names it")
+    assert browser.find_element(By.ID, "c-collapse-id").get_attribute("aria-invalid") == "true"
+    shot(browser, "compose-error")
+    browser.find_element(By.ID, "c-collapse-id").clear()
+    until(browser, lambda: text(browser, "c-error") == "", "the error goes once the field is fixed")
+    assert browser.find_element(By.ID, "c-collapse-id").get_attribute("aria-invalid") is None
+
+    # A throttle keeps the campaign running long enough to be watched, paused and resumed.
+    fill(browser, "c-rate", "5")
+    until(browser, lambda: text(browser, "c-error") == "" and "bytes" in text(browser, "c-size"), "the job is valid")
+    shot(browser, "compose")
+    state["sports"] = sports
+
+
+def test_send_it_pause_resume_and_watch_the_live_page_reach_100_percent(server, browser, state):
+    browser.find_element(By.ID, "c-send").click()
+    until(browser, lambda: "#/jobs/" in browser.current_url, "sending opens the campaign's live page")
+    job = browser.current_url.split("#/jobs/")[1]
+    state["job"] = job
+    until(browser, lambda: text(browser, "job-heading") == f"Campaign {job}", "the live page names the job")
+    # At 5 notifications/s the campaign takes about 13 s: pause it once it is under way.
+    until(browser, lambda: text(browser, "job-percent") not in ("0%", "100%"), "the progress moves")
+    browser.find_element(By.ID, "job-pause").click()
+    until(browser, lambda: "paused" in text(browser, "job-state"), "pausing turns it paused")
+    assert "paused in the console" in text(browser, "job-stopped")
+    _, paused = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert paused["state"] == "paused" and paused["accepted"] < paused["targeted"]
+    assert browser.find_element(By.ID, "job-resume").is_enabled() and not browser.find_element(By.ID, "job-pause").is_enabled()
+    shot(browser, "live")
+
+    browser.find_element(By.ID, "job-resume").click()
+    until(browser, lambda: text(browser, "job-percent") == "100%" and "complete" in text(browser, "job-state"),
+          "after resuming, the live page reaches 100% and complete", timeout=120)
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert status["state"] == "complete"
+    assert status["targeted"] == state["sports"]
+    until(browser, lambda: figure(browser, "job-accepted") == status["accepted"], "the page's accepted count is the API's")
+    assert figure(browser, "job-failed") == status["failed"]
+    assert status["accepted"] + status["failed"] == status["targeted"], "a pause and a resume send everything once"
+    # The chart has a line, and the controls follow the state.
+    until(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#job-chart polyline.series"), "the chart draws its line")
+    assert not browser.find_element(By.ID, "job-cancel").is_enabled()
+    assert not browser.find_element(By.ID, "job-resume").is_enabled()
+    until(browser, lambda: text(browser, "job-live") == "final figures", "the page stops following a finished job")
+    shot(browser, "report")
+
+
+def test_the_campaign_list_filters_and_the_report_exports(server, browser, state, downloads):
+    go(browser, server, "#/jobs")
+    until(browser, lambda: browser.find_element(By.ID, "page-jobs").is_displayed(), "the campaign list opens")
+    Select(browser.find_element(By.ID, "jobs-state")).select_by_visible_text("complete")
+    browser.find_element(By.ID, "jobs-apply").click()
+    _, listed = api(server, "GET", f"/v1/apps/{server.app}/jobs?state=complete&limit=100")
+    until(browser, lambda: state["job"] in text(browser, "jobs-table"), "the sent campaign is listed as complete")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#jobs-table tbody tr")
+    assert len(rows) == len(listed["jobs"])
+    assert all("complete" in row.text for row in rows)
+    Select(browser.find_element(By.ID, "jobs-state")).select_by_visible_text("cancelled")
+    browser.find_element(By.ID, "jobs-apply").click()
+    until(browser, lambda: state["job"] not in text(browser, "jobs-table"), "a state filter leaves the complete campaign out")
+    Select(browser.find_element(By.ID, "jobs-state")).select_by_visible_text("any")
+    browser.find_element(By.ID, "jobs-apply").click()
+    until(browser, lambda: state["job"] in text(browser, "jobs-table"), "the campaign is listed again")
+    shot(browser, "campaigns")
+
+    browser.find_element(By.LINK_TEXT, state["job"]).click()
+    until(browser, lambda: text(browser, "job-percent") == "100%", "the report opens from the list")
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{state['job']}")
+    for reason, count in status["failed-by-reason"].items():
+        assert reason in text(browser, "job-reasons") and f"{count:,}" in text(browser, "job-reasons")
+    browser.find_element(By.ID, "job-export-csv").click()
+    exported = downloads / f"{state['job']}.csv"
+    until(browser, exported.exists, "the CSV export is downloaded")
+    rows = dict(csv.reader(exported.read_text(encoding="utf-8").splitlines()))
+    assert rows["job"] == state["job"] and int(rows["accepted"]) == status["accepted"]
+    browser.find_element(By.ID, "job-export-json").click()
+    until(browser, (downloads / f"{state['job']}.json").exists, "the JSON export is downloaded")
+
+
+def test_a_test_send_shows_what_apns_answered(server, browser):
+    go(browser, server, "#/test")
+    until(browser, lambda: browser.find_element(By.ID, "page-test").is_displayed(), "the test send page opens")
+    _, user = api(server, "GET", f"/v1/apps/{server.app}/users/user-1")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="test-kind"][value="openid"]').click()
+    fill(browser, "t-target", "user-1")
+    browser.find_element(By.ID, "t-send").click()
+    until(browser, lambda: "200 accepted" in text(browser, "t-results"), "APNs's 200 for the user's device is shown")
+    assert user["token"] in text(browser, "t-results")
+    shot(browser, "test-send")
+
+    browser.find_element(By.CSS_SELECTOR, 'input[name="test-kind"][value="token"]').click()
+    fill(browser, "t-target", "not-hex")
+    browser.find_element(By.ID, "t-send").click()
+    until(browser, lambda: text(browser, "t-error").startswith("audience.tokens"), "a malformed token is named as the API names it")
+
+
+def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser):
+    _, user = api(server, "GET", f"/v1/apps/{server.app}/users/user-2")
+    token = user["token"]
+    go(browser, server, "#/devices")
+    until(browser, lambda: browser.find_element(By.ID, "page-devices").is_displayed(), "the device page opens")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="dev-kind"][value="openid"]').click()
+    fill(browser, "dev-query", "user-2")
+    browser.find_element(By.ID, "dev-find").click()
+    until(browser, lambda: browser.find_element(By.ID, "dev-card").is_displayed() and token in text(browser, "dev-token"),
+          "looking up an openid shows its device")
+    assert text(browser, "dev-environment") == user["environment"] and text(browser, "dev-openid") == "user-2"
+
+    fill(browser, "dev-tag-add", "vip")
+    browser.find_element(By.ID, "dev-tag-add-btn").click()
+    until(browser, lambda: "vip" in text(browser, "dev-tags"), "the added tag shows")
+    _, tags = api(server, "GET", f"/v1/apps/{server.app}/devices/{token}/tags")
+    assert "vip" in tags["tags"]
+    shot(browser, "devices")
+    browser.find_element(By.CSS_SELECTOR, 'button[aria-label="Remove tag vip"]').click()
+    until(browser, lambda: "vip" not in text(browser, "dev-tags"), "the removed tag goes")
+    _, tags = api(server, "GET", f"/v1/apps/{server.app}/devices/{token}/tags")
+    assert "vip" not in tags["tags"]
+
+    browser.find_element(By.ID, "dev-unbind").click()
+    until(browser, lambda: browser.find_element(By.ID, "dev-unbind-confirm").is_displayed(), "unbinding asks to confirm")
+    assert api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")[0] == 200, "nothing is unbound before the confirmation"
+    browser.find_element(By.ID, "dev-unbind-confirm").click()
+    until(browser, lambda: not browser.find_element(By.ID, "dev-card").is_displayed(), "the unbound device goes from the page")
+    assert api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")[0] == 404
+
+    fill(browser, "dev-bind-token", token)
+    fill(browser, "dev-bind-openid", "user-2")
+    fill(browser, "dev-bind-tags", "sports, vip")
+    browser.find_element(By.ID, "dev-bind-btn").click()
+    until(browser, lambda: text(browser, "dev-bind-result") == "Bound.", "binding it again is confirmed")
+    status, device = api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")
+    assert status == 200 and device["openid"] == "user-2" and sorted(device["tags"]) == ["sports", "vip"]
+
+
+def test_cancel_a_scheduled_campaign(server, browser):
+    go(browser, server, "#/compose")
+    until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="audience-kind"][value="broadcast"]').click()
+    fill(browser, "c-rate", "")
+    fill(browser, "c-title", "Tomorrow's headlines")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="when"][value="later"]').click()
+    later = datetime.datetime.now() + datetime.timedelta(days=1)
+    # A datetime-local field takes the date and the time typed as the browser's locale shows them.
+    browser.execute_script(
+        "const field = document.getElementById('c-send-at'); field.value = arguments[0];"
+        "field.dispatchEvent(new Event('input', {bubbles: true}));", later.strftime("%Y-%m-%dT%H:%M"))
+    until(browser, lambda: text(browser, "c-error") == "" and "bytes" in text(browser, "c-size"), "the scheduled job is valid")
+    browser.find_element(By.ID, "c-send").click()
+    until(browser, lambda: "#/jobs/" in browser.current_url, "sending opens the campaign page")
+    job = browser.current_url.split("#/jobs/")[1]
+    until(browser, lambda: "scheduled" in text(browser, "job-state"), "the campaign reads scheduled")
+    assert "scheduled for" in text(browser, "job-eta")
+    browser.find_element(By.ID, "job-cancel").click()
+    until(browser, lambda: "cancelled" in text(browser, "job-state"), "cancelling turns it cancelled")
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert status["state"] == "cancelled" and status["accepted"] == 0
+    shot(browser, "cancelled")
+
+
+def test_dead_letters_show_the_reasons(server, browser):
+    _, letters = api(server, "GET", f"/v1/apps/{server.app}/dead-letters")
+    assert letters["letters"], "the demo's malformed jobs are dead letters of the app"
+    go(browser, server, "#/dead-letters")
+    until(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#dl-table tbody tr"), "the app's dead letters are listed")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#dl-table tbody tr")
+    assert len(rows) == len(letters["letters"])
+    for letter in letters["letters"]:
+        assert letter["reason"] in text(browser, "dl-table")
+    shot(browser, "dead-letters")
+    fill(browser, "dl-job", "no-such-job")
+    browser.find_element(By.ID, "dl-show").click()
+    until(browser, lambda: text(browser, "dl-error").startswith("job:"), "an unknown job is named")
+
+
+def test_every_control_has_a_label_and_text_keeps_its_contrast(server, browser):
+    for page in ("overview", "compose", "test", "jobs", "devices", "dead-letters"):
+        go(browser, server, f"#/{page}")
+        until(browser, lambda: browser.find_element(By.ID, f"page-{page}").is_displayed(), f"{page} opens")
+        unlabelled = browser.execute_script("""
+            return [...document.querySelectorAll('input, select, textarea, button, meter, progress')]
+              .filter((control) => control.offsetParent !== null)
+              .filter((control) => !(control.labels && control.labels.length) && !control.getAttribute('aria-label')
+                                   && !control.getAttribute('aria-labelledby') && !(control.tagName === 'BUTTON' && control.textContent.trim()))
+              .map((control) => control.id || control.outerHTML.slice(0, 80));""")
+        assert unlabelled == [], f"{page}: controls without a label"
+        low = browser.execute_script(CONTRAST)
+        assert low == [], f"{page}: text below 4.5:1 contrast"
+    assert severe_console_errors(browser) == []
+
+
+def test_the_console_is_usable_with_the_keyboard(server, browser):
+    go(browser, server, "#/overview")
+    until(browser, lambda: browser.find_element(By.ID, "page-overview").is_displayed(), "the overview opens")
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.TAB)
+    focused = browser.switch_to.active_element
+    # The first stop is the skip link, then the page links.
+    if focused.get_attribute("id") == "main":
+        focused.send_keys(Keys.SHIFT, Keys.TAB)
+        focused = browser.switch_to.active_element
+    stops = []
+    for _ in range(12):
+        stops.append(focused.text or focused.get_attribute("id"))
+        if focused.text == "Compose":
+            break
+        focused.send_keys(Keys.TAB)
+        focused = browser.switch_to.active_element
+    assert "Compose" in stops, stops
+    focused.send_keys(Keys.ENTER)
+    until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "Enter on a page link opens it")
+    # The page's heading takes the focus, so a screen reader announces the page.
+    assert browser.switch_to.active_element.get_attribute("id") == "compose-heading"
+
+
+# Text whose colour against its (first opaque) background is below WCAG AA's 4.5:1.
+CONTRAST = """
+const channel = (value) => { value /= 255; return value <= 0.03928 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4; };
+const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+const luminance = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+const background = (element) => {
+  for (let node = element; node; node = node.parentElement) {
+    const colour = rgb(getComputedStyle(node).backgroundColor);
+    if (colour.length >= 3 && (colour.length === 3 || colour[3] > 0.9)) return colour;
+  }
+  return [255, 255, 255];
+};
+const low = [];
+for (const element of document.querySelectorAll('main *, header *')) {
+  if (element.offsetParent === null) continue;
+  const own = [...element.childNodes].some((node) => node.nodeType === 3 && node.textContent.trim());
+  if (!own || element.closest('svg') || element.disabled) continue;
+  const fore = luminance(rgb(getComputedStyle(element).color)), back = luminance(background(element));
+  const ratio = (Math.max(fore, back) + 0.05) / (Math.min(fore, back) + 0.05);
+  if (ratio < 4.5) low.push(`${element.tagName}#${element.id} '${element.textContent.trim().slice(0, 30)}' ${ratio.toFixed(2)}`);
+}
+return low;
+"""
