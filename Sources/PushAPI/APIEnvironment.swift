@@ -7,7 +7,8 @@ import PushStore
 import Redis
 
 /// What the API's handlers share: the configured apps and their keys, the registry, the job
-/// store, the publisher and job operator, the clients (for readiness) and the metrics.
+/// store and dead-letter log, the publisher and job operator, the clients (for readiness) and
+/// the metrics.
 final class APIEnvironment: Sendable {
     let apps: [String: AppSettings]
     let keys: LiveAPIKeyring
@@ -20,6 +21,7 @@ final class APIEnvironment: Sendable {
     let channels: ChannelManager
     let testSender: TestSender
     let activityTokens: ActivityTokenStore
+    let deadLetters: DeadLetterLog
     let metrics: APIMetrics
     let maxBodyBytes: Int
     let logger: Logger
@@ -35,7 +37,9 @@ final class APIEnvironment: Sendable {
         apps = configuration.apps
         self.keys = keys
         registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
-        jobs = JobStore(client: redis)
+        let jobs = JobStore(client: redis)
+        self.jobs = jobs
+        deadLetters = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
         jobOperator = JobOperator(producer: producer, jobs: jobs)
         self.redis = redis

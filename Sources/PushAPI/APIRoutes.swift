@@ -5,6 +5,7 @@ import PushConfiguration
 /// `schemas/openapi.yaml`, is checked against it by a test).
 public enum APIRoutes {
     static let all: [APIRoute] = HealthRoutes.routes + DeviceRoutes.routes + ActivityRoutes.routes + ChannelRoutes.routes + PushRoutes.routes + JobRoutes.routes + JobListRoutes.routes
+        + DeadLetterRoutes.routes
 
     /// Every route as (method, OpenAPI path, operation id, least key scope), e.g. ("PUT",
     /// "/v1/apps/{app}/devices/{token}", "bindDevice", "device").

@@ -125,7 +125,7 @@ enum JobRoutes {
     }
 
     /// 404 unless the job is stored and belongs to `app` (another app's job is not found either).
-    private static func requireJob(_ jobID: String, of app: String, _ api: APIEnvironment) async throws {
+    static func requireJob(_ jobID: String, of app: String, _ api: APIEnvironment) async throws {
         guard let json = try await api.jobs.spec(jobID: jobID),
               let owner = try? JSONValue(parsing: Data(json)).objectValue?["app"]?.stringValue, owner == app
         else {

@@ -28,6 +28,8 @@ final class PipelineContext: Sendable {
     let idempotency: IdempotencyKeys
     let channels: ChannelStore
     let activityTokens: ActivityTokenStore
+    /// The newest dead letters of each job and app, for the API; `push.dlq` has them all.
+    let deadLetterLog: DeadLetterLog
     let metrics = PipelineMetrics()
     let counters: WorkerCounters
     let logger: Logger
@@ -48,7 +50,8 @@ final class PipelineContext: Sendable {
         self.producer = producer
         self.registry = DeviceRegistry(
             client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
-        self.jobs = JobStore(client: redis)
+        let jobs = JobStore(client: redis)
+        self.jobs = jobs
         self.resend = ResendBuffer(client: redis, policy: configuration.resend.policy, clock: clock)
         self.limiter = RateLimiter(client: redis)
         self.schedule = JobSchedule(client: redis, clock: clock)
@@ -57,6 +60,7 @@ final class PipelineContext: Sendable {
         self.idempotency = IdempotencyKeys(client: redis)
         self.channels = ChannelStore(client: redis)
         self.activityTokens = ActivityTokenStore(client: redis)
+        self.deadLetterLog = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
         self.counters = counters
         self.logger = logger
         self.clock = clock
@@ -78,7 +82,7 @@ final class PipelineContext: Sendable {
         }
     }
 
-    /// Publishes letters to `push.dlq`.
+    /// Publishes letters to `push.dlq`, then lists them in the dead-letter log the API reads.
     func deadLetter(_ letters: [DeadLetter]) async throws {
         let messages = letters.map { letter in
             KafkaProducerMessage(
@@ -86,9 +90,31 @@ final class PipelineContext: Sendable {
                 value: letter.jsonData(within: JobPublisher.maxJobBytes))
         }
         try await publish(messages, "\(letters.count) dead letter(s)")
+        await list(letters)
     }
 
-    /// Dead-letters a Kafka message the pipeline cannot process, with its bytes and the reason.
+    /// Lists letters Kafka has in the dead-letter log (``DeadLetterLog``), those of configured
+    /// apps only: the API answers for no other app, and a message naming made-up apps must not
+    /// make keys for them. Redis away is waited for, as for every other Redis call of a stage;
+    /// any other failure is logged and the stage goes on: `push.dlq` has the letters, and failing
+    /// now would publish them again with the message's redelivery.
+    private func list(_ letters: [DeadLetter]) async {
+        let listed = letters.filter { letter in letter.app.map { apps[$0] != nil } ?? false }
+        guard !listed.isEmpty else { return }
+        let log = deadLetterLog
+        do {
+            try await Retrying.run("listing \(listed.count) dead letter(s) for the API", logger: logger) {
+                try await log.record(listed)
+            }
+        } catch {
+            logger.warning(
+                "dead letters not listed for the API; push.dlq has them",
+                metadata: ["error": "\(error)", "letters": "\(listed.count)"])
+        }
+    }
+
+    /// Dead-letters a Kafka message the pipeline cannot process, with its bytes and the reason,
+    /// and the app and job id its bytes name when the letter does not (``DeadLetter/naming(from:isConfiguredApp:)``).
     func deadLetter(_ message: KafkaConsumerMessage, reason: String, text: String, field: String? = nil, app: String? = nil) async throws {
         logger.warning(
             "dead-lettering a message: \(text)",
@@ -104,7 +130,7 @@ final class PipelineContext: Sendable {
             source: DeadLetter.Source(topic: message.topic, partition: message.partition, offset: message.offset),
             original: Data(message.value),
             deadLetteredAt: clock())
-        try await deadLetter([letter])
+        try await deadLetter([letter.naming(from: message.value) { [apps] in apps[$0] != nil }])
         counters.add(.deadLetteredMessages)
     }
 

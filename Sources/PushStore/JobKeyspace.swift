@@ -23,6 +23,8 @@ struct JobKeyspace: Sendable {
     var control: String { base + "control" }
     /// LIST of `push.feedback` events (JSON) held while the job's gate is `hold`.
     var held: String { base + "held" }
+    /// LIST of the newest dead letters of the job's notifications (JSON), newest first (``DeadLetterLog``).
+    var deadLetters: String { base + "dead-letters" }
     /// STRING: who is sending chunk `chunkID` now (a lease with a TTL).
     func lease(chunkID: String) -> String { base + "lease:" + chunkID }
     /// SET of binary tokens that reported `event` (delivered, opened).

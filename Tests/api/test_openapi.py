@@ -133,6 +133,18 @@ def test_spec_validation_follows_the_external_references():
         validate_spec(broken, base_uri=SPEC_PATH.as_uri())
 
 
+def test_dead_letters_are_the_push_dlq_shape():
+    """The letters the dead-letter routes answer are push.dlq's: the component is push-dlq.schema.json."""
+    own = json.loads((ROOT / "schemas" / "push-dlq.schema.json").read_text(encoding="utf-8"))
+    for key in ("$schema", "$id", "title"):
+        own.pop(key)
+    assert SPEC["components"]["schemas"]["DeadLetter"] == own
+    for name, key in (("JobDeadLetters", "job"), ("AppDeadLetters", "app")):
+        answer = SPEC["components"]["schemas"][name]
+        assert answer["properties"]["letters"]["items"] == {"$ref": "#/components/schemas/DeadLetter"}
+        assert key in answer["required"] and "letters" in answer["required"]
+
+
 def test_the_documented_components_exist():
     schemas = SPEC["components"]["schemas"]
     for name in ["Error", "Device", "DeviceBinding", "Tags", "TagCounts", "DeviceCount", "PushRequest",
@@ -166,6 +178,7 @@ def test_the_routes_are_the_contracts():
         "GET /v1/apps/{app}/activities/{environment}/{activity}",
         "GET /v1/apps/{app}/jobs", "POST /v1/apps/{app}/audience/estimate", "GET /v1/apps/{app}/jobs/{job}/events",
         "POST /v1/apps/{app}/push/check", "POST /v1/apps/{app}/push/test",
+        "GET /v1/apps/{app}/jobs/{job}/dead-letters", "GET /v1/apps/{app}/dead-letters",
     ])
 
 
