@@ -31,6 +31,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "support"))
 import pushfleet_demo  # noqa: E402
 
+# Selenium is given chromium-driver's path: its driver manager must never download anything.
+os.environ.setdefault("SE_OFFLINE", "true")
 SCREENSHOTS = pathlib.Path(os.environ.get("PUSHFLEET_CONSOLE_SCREENSHOTS", ROOT / "docs" / "console"))
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")

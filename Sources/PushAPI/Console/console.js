@@ -557,6 +557,7 @@ async function jobPage(jobID) {
     const rate = points.length > 0 ? points[points.length - 1].rate : 0;
     const remaining = Math.max(0, status.targeted - done);
     $("job-eta").textContent = final ? "finished" : status.state === "scheduled" ? `scheduled for ${time(status["scheduled-at"])}`
+      : status.state === "paused" ? "paused: resume to go on"
       : rate > 0 ? `about ${Math.ceil(remaining / rate)} s left` : "ETA: waiting for a rate";
     $("job-pause").disabled = status.state !== "in-progress" && status.state !== "queued";
     $("job-resume").disabled = status.state !== "paused";
@@ -735,11 +736,11 @@ async function showLetters() {
   try {
     const answer = await api("GET", appPath(job ? `/jobs/${encodeURIComponent(job)}/dead-letters?limit=500` : "/dead-letters?limit=500"));
     $("dl-summary").textContent = job
-      ? `Job ${job}: ${number(answer.total)} dead-lettered, the newest ${number(answer.letters.length)} shown.`
+      ? `Job ${job}: ${number(answer.letters.length)} letters, newest first (${number(answer.total)} counted as dead-lettered in its report).`
       : `Letters of app ${session.app} without a job: the newest ${number(answer.letters.length)}.`;
-    $("dl-table").replaceChildren(table(["When", "Reason", "Field", "Token", "APNs status", "Message"],
+    $("dl-table").replaceChildren(table(["When", "Reason", "Field", "Job", "Token", "APNs status", "Message"],
       answer.letters.map((letter) => [
-        time(letter["dead-lettered-at"]), letter.reason, letter.field || "–",
+        time(letter["dead-lettered-at"]), letter.reason, letter.field || "–", h("span", { class: "mono" }, letter["job-id"] || "–"),
         h("span", { class: "mono" }, letter.token || "–"), letter.status || "–", letter.message,
       ])));
   } catch (error) {
