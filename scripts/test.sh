@@ -87,3 +87,15 @@ rm -rf "$QUICK_RESULTS"
 run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests, the API against schemas/openapi.yaml)" \
   env PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" \
   python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api
+
+# The campaign console as a person uses it: Selenium drives Debian's headless Chromium through
+# chromium-driver against `pushfleet demo --serve`. Its screenshots go to a scratch directory
+# here (docs/console/ holds the README's; `scripts/console-screenshots.sh` refreshes them).
+SCREENSHOTS=$(mktemp -d)
+run_phase 10 "the console in headless Chromium (Tests/console)" \
+  env PUSHFLEET_BIN="$BIN_DIR/pushfleet" PUSHFLEET_CONSOLE_SCREENSHOTS="$SCREENSHOTS" \
+  python3 -m pytest -q Tests/console
+for page in overview compose compose-error live report campaigns test-send devices cancelled dead-letters; do
+  test -s "$SCREENSHOTS/$page.png" || { echo "the console tests did not save $page.png" >&2; exit 1; }
+done
+rm -rf "$SCREENSHOTS"
