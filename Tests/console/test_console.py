@@ -4,7 +4,7 @@ driven through Debian's `chromium-driver` by Selenium) against `$PUSHFLEET_BIN d
 The tests run in order on one server and one browser tab: sign in, the overview, compose a tag
 campaign (estimate, payload size, a field error), send it and watch it reach 100%, the report
 and its export, a test send, a device lookup with tag edits, a scheduled campaign cancelled, the
-dead letters, and the accessibility basics (labels, keyboard, contrast). What the page shows is
+dead letters, tokens uploaded from a file, and the accessibility basics (labels, keyboard, contrast). What the page shows is
 checked against the API's own answers.
 
 Each page's screenshot is written to $PUSHFLEET_CONSOLE_SCREENSHOTS (default docs/console/, the
@@ -353,6 +353,23 @@ def test_dead_letters_show_the_reasons(server, browser):
     fill(browser, "dl-job", "no-such-job")
     browser.find_element(By.ID, "dl-show").click()
     until(browser, lambda: text(browser, "dl-error").startswith("job:"), "an unknown job is named")
+
+
+def test_tokens_uploaded_from_a_file_become_the_audience(server, browser, downloads):
+    _, first = api(server, "GET", f"/v1/apps/{server.app}/users/user-3")
+    _, second = api(server, "GET", f"/v1/apps/{server.app}/users/user-4")
+    upload = downloads / "tokens.csv"
+    upload.write_text(f"token\n{first['token']}\n{second['token']}\n", encoding="utf-8")
+    go(browser, server, "#/compose")
+    until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="audience-kind"][value="tokens"]').click()
+    browser.find_element(By.ID, "aud-tokens-file").send_keys(str(upload))
+    until(browser, lambda: browser.find_element(By.ID, "aud-tokens").get_attribute("value") == f"{first['token']}\n{second['token']}",
+          "the file's tokens fill the list (its header line left out)")
+    _, estimate = api(server, "POST", f"/v1/apps/{server.app}/audience/estimate",
+                      {"environment": "sandbox", "audience": {"tokens": [first["token"], second["token"]]}})
+    assert estimate == {"audience": "tokens", "environment": "sandbox", "devices": 2, "exact": True}
+    until(browser, lambda: text(browser, "estimate") == "2 devices in sandbox", "the estimate counts the uploaded tokens")
 
 
 def test_every_control_has_a_label_and_text_keeps_its_contrast(server, browser):
