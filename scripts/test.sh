@@ -3,8 +3,8 @@
 # unit, integration (real redis-server and real Redis Clusters, embedded Kafka, separate consumer processes,
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
-# apns-sim, the demo, the quick capacity benchmark, fault suite and soak, and the checks of deploy/
-# (linters and schemas, Tests/deploy).
+# apns-sim, the demo, the quick capacity benchmark, fault suite and soak, the checks of deploy/
+# (linters and schemas, Tests/deploy), and the campaign console in headless Chromium (Tests/console).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
