@@ -16,6 +16,7 @@ enum DeviceRoutes {
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}", "unbindDevice", scope: .device, unbind),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}", "getDevice", scope: .device, device),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/restore", "restoreDevice", restore),
+        APIRoute(.get, "/v1/apps/{app}/devices/{token}/campaigns", "getDeviceCampaigns", campaigns),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/tags", "getDeviceTags", scope: .device, tags),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", scope: .device, addTags),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", scope: .device, removeTag),
@@ -209,6 +210,26 @@ enum DeviceRoutes {
     }
 
     /// Runs a registry call, answering 404 when the device is not registered.
+    /// `GET …/devices/{token}/campaigns?limit=N`: of the app's `N` newest jobs (default 50, at
+    /// most ``JobListRoutes/maxLimit``), those the device confirmed with receipts (`delivered`,
+    /// `opened`), newest first. The only record of which campaigns reached a device is its
+    /// receipts: a job's sent state is kept by position, not by token.
+    static func campaigns(_ call: inout APICall) async throws -> Response {
+        let app = try call.authorizedApp()
+        let token = try APIValidation.token(try call.parameter("token"))
+        let limit = try JobListRoutes.limit(call, default: 50)
+        let listed = try await call.api.jobs.index.recent(app: app.id, limit: limit)
+        let receipts = try await call.api.jobs.receipts(of: token, jobIDs: listed.map(\.jobID))
+        let campaigns: [JSONValue] = listed.compactMap { jobID, at in
+            guard let events = receipts[jobID] else { return nil }
+            return [
+                "job": .string(jobID), "listed-at": .number(JSONNumber(Int(at))),
+                "events": .array(ReceiptEvent.allCases.filter(events.contains).map { .string($0.rawValue) }),
+            ]
+        }
+        return APIResponse.json(["token": .string(token.hex), "campaigns": .array(campaigns)])
+    }
+
     private static func registered<Value>(_ token: DeviceToken, app: String, _ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()

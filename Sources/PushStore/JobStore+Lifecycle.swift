@@ -43,3 +43,25 @@ extension JobStore {
         return new == 1
     }
 }
+
+extension JobStore {
+    /// The receipts `token` posted for each of `jobIDs` (`SISMEMBER` per job and event,
+    /// pipelined; in a cluster each goes to its job's slot): a job whose receipts include the
+    /// device is one the device is known to have been sent. Jobs without any are left out.
+    ///
+    /// - Throws: ``StoreError`` naming a job id; `RedisClientError`.
+    public func receipts(of token: DeviceToken, jobIDs: [String]) async throws -> [String: Set<ReceiptEvent>] {
+        for jobID in jobIDs { try StoreValidation.jobID(jobID) }
+        let asked = jobIDs.flatMap { jobID in ReceiptEvent.allCases.map { (jobID, $0) } }
+        guard !asked.isEmpty else { return [:] }
+        let replies = try await client.pipeline(asked.map { jobID, event in
+            ["SISMEMBER", .string(JobKeyspace(jobID: jobID).receipts(event)), .bytes(token.markerBytes)]
+        })
+        var found: [String: Set<ReceiptEvent>] = [:]
+        for ((jobID, event), reply) in zip(asked, replies) {
+            guard let member = reply.int else { throw StoreError.unexpected(reply, from: "SISMEMBER of the receipts of job \(jobID)") }
+            if member == 1 { found[jobID, default: []].insert(event) }
+        }
+        return found
+    }
+}

@@ -130,4 +130,43 @@ import Testing
             }
         }
     }
+
+    @Test func aDeviceListsTheCampaignsItConfirmedWithReceipts() async throws {
+        let first = PipelineStack.token(1)
+        let second = PipelineStack.token(2)
+        try await PipelineStack.with { stack in
+            try await stack.register([first, second])
+            try await stack.withAPI { api, _ in
+                var jobs: [String] = []
+                for _ in 0..<3 {
+                    let published = try await api.request(
+                        "POST", "/v1/apps/\(Self.app)/push", json: Self.job(["tokens": [.string(first.hex), .string(second.hex)]]))
+                    jobs.append(try #require(published.json?.objectValue?["job"]?.stringValue))
+                }
+                for (job, event) in [(jobs[0], "delivered"), (jobs[2], "delivered"), (jobs[2], "opened")] {
+                    let posted = try await api.request(
+                        "POST", "/v1/apps/\(Self.app)/receipts", json: ["job": .string(job), "token": .string(first.hex), "event": .string(event)],
+                        key: stack.stack.deviceAPIKey)
+                    #expect(posted.status == 200)
+                }
+                let answer = try await api.request("GET", "/v1/apps/\(Self.app)/devices/\(first.hex)/campaigns")
+                #expect(answer.status == 200)
+                let campaigns = try #require(answer.json?.objectValue?["campaigns"]?.arrayValue).compactMap { $0.objectValue }
+                #expect(campaigns.map { $0["job"]?.stringValue } == [jobs[2], jobs[0]], "newest first, only the confirmed ones")
+                #expect(campaigns.first?["events"] == ["delivered", "opened"])
+                #expect(campaigns.last?["events"] == ["delivered"])
+
+                let none = try await api.request("GET", "/v1/apps/\(Self.app)/devices/\(second.hex)/campaigns")
+                #expect(none.json?.objectValue?["campaigns"] == [])
+                let newestOnly = try await api.request("GET", "/v1/apps/\(Self.app)/devices/\(first.hex)/campaigns?limit=1")
+                #expect(newestOnly.json?.objectValue?["campaigns"]?.arrayValue?.count == 1)
+                let bad = try await api.request("GET", "/v1/apps/\(Self.app)/devices/\(first.hex)/campaigns?limit=0")
+                #expect(bad.status == 400)
+                #expect(bad.errorField == "limit")
+                let deviceKey = try await api.request(
+                    "GET", "/v1/apps/\(Self.app)/devices/\(first.hex)/campaigns", key: stack.stack.deviceAPIKey)
+                #expect(deviceKey.status == 403, "a device key reads no campaigns")
+            }
+        }
+    }
 }

@@ -36,6 +36,22 @@ struct JobLifecycleTests {
         }
     }
 
+    @Test func aDeviceReceiptsAreFoundAcrossJobsInTheirSlots() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            let jobs = (0..<12).map { "job-\($0)" }
+            for (index, jobID) in jobs.enumerated() where index.isMultiple(of: 3) {
+                _ = try await store.recordReceipt(jobID: jobID, token: token, event: .delivered)
+            }
+            _ = try await store.recordReceipt(jobID: "job-3", token: token, event: .opened)
+            _ = try await store.recordReceipt(jobID: "job-4", token: otherToken, event: .opened)
+            let found = try await store.receipts(of: token, jobIDs: jobs)
+            #expect(found == ["job-0": [.delivered], "job-3": [.delivered, .opened], "job-6": [.delivered], "job-9": [.delivered]])
+            #expect(try await store.receipts(of: otherToken, jobIDs: jobs) == ["job-4": [.opened]])
+            #expect(try await store.receipts(of: token, jobIDs: []) == [:])
+        }
+    }
+
     @Test func anIdempotencyKeyBelongsToItsFirstJob() async throws {
         try await withRedis { client async throws in
             let keys = IdempotencyKeys(client: client, timeToLive: .seconds(60))

@@ -179,6 +179,7 @@ def test_the_routes_are_the_contracts():
         "GET /v1/apps/{app}/jobs", "POST /v1/apps/{app}/audience/estimate", "GET /v1/apps/{app}/jobs/{job}/events",
         "POST /v1/apps/{app}/push/check", "POST /v1/apps/{app}/push/test",
         "GET /v1/apps/{app}/jobs/{job}/dead-letters", "GET /v1/apps/{app}/dead-letters",
+        "GET /v1/apps/{app}/devices/{token}/campaigns",
     ])
 
 

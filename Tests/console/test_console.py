@@ -276,17 +276,24 @@ def test_a_test_send_shows_what_apns_answered(server, browser):
     until(browser, lambda: text(browser, "t-error").startswith("audience.tokens"), "a malformed token is named as the API names it")
 
 
-def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser):
-    _, user = api(server, "GET", f"/v1/apps/{server.app}/users/user-2")
+def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser, state):
+    # user-3's device is a sports device: the tag campaign reached it, and its app posts a receipt.
+    _, user = api(server, "GET", f"/v1/apps/{server.app}/users/user-3")
     token = user["token"]
+    status, _, _ = pushfleet_demo.request(
+        server, "POST", f"/v1/apps/{server.app}/receipts", {"job": state["job"], "token": token, "event": "delivered"},
+        key=server.device_key)
+    assert status == 200
     go(browser, server, "#/devices")
     until(browser, lambda: browser.find_element(By.ID, "page-devices").is_displayed(), "the device page opens")
     browser.find_element(By.CSS_SELECTOR, 'input[name="dev-kind"][value="openid"]').click()
-    fill(browser, "dev-query", "user-2")
+    fill(browser, "dev-query", "user-3")
     browser.find_element(By.ID, "dev-find").click()
     until(browser, lambda: browser.find_element(By.ID, "dev-card").is_displayed() and token in text(browser, "dev-token"),
           "looking up an openid shows its device")
-    assert text(browser, "dev-environment") == user["environment"] and text(browser, "dev-openid") == "user-2"
+    assert text(browser, "dev-environment") == user["environment"] and text(browser, "dev-openid") == "user-3"
+    until(browser, lambda: state["job"] in text(browser, "dev-campaigns") and "delivered" in text(browser, "dev-campaigns"),
+          "the campaign the device confirmed is listed")
 
     fill(browser, "dev-tag-add", "vip")
     browser.find_element(By.ID, "dev-tag-add-btn").click()
@@ -307,12 +314,12 @@ def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser):
     assert api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")[0] == 404
 
     fill(browser, "dev-bind-token", token)
-    fill(browser, "dev-bind-openid", "user-2")
+    fill(browser, "dev-bind-openid", "user-3")
     fill(browser, "dev-bind-tags", "sports, vip")
     browser.find_element(By.ID, "dev-bind-btn").click()
     until(browser, lambda: text(browser, "dev-bind-result") == "Bound.", "binding it again is confirmed")
     status, device = api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")
-    assert status == 200 and device["openid"] == "user-2" and sorted(device["tags"]) == ["sports", "vip"]
+    assert status == 200 and device["openid"] == "user-3" and sorted(device["tags"]) == ["sports", "vip"]
 
 
 def test_cancel_a_scheduled_campaign(server, browser):
@@ -356,7 +363,7 @@ def test_dead_letters_show_the_reasons(server, browser):
 
 
 def test_tokens_uploaded_from_a_file_become_the_audience(server, browser, downloads):
-    _, first = api(server, "GET", f"/v1/apps/{server.app}/users/user-3")
+    _, first = api(server, "GET", f"/v1/apps/{server.app}/users/user-2")
     _, second = api(server, "GET", f"/v1/apps/{server.app}/users/user-4")
     upload = downloads / "tokens.csv"
     upload.write_text(f"token\n{first['token']}\n{second['token']}\n", encoding="utf-8")

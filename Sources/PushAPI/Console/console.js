@@ -651,6 +651,24 @@ function renderDevice(device) {
     h("button", { type: "button", "aria-label": `Remove tag ${tag}`, onclick: () => removeTag(tag) }, "×"))));
   $("dev-unbind").hidden = false;
   $("dev-unbind-confirm").hidden = true;
+  showDeviceCampaigns(device.token);
+}
+
+// The campaigns a device is known to have got: those it posted receipts for.
+async function showDeviceCampaigns(token) {
+  $("dev-campaigns").replaceChildren(h("p", { class: "meta" }, "…"));
+  try {
+    const answer = await api("GET", appPath(`/devices/${token}/campaigns`));
+    if (!shownDevice || shownDevice.token !== token) return;
+    $("dev-campaigns").replaceChildren(answer.campaigns.length === 0
+      ? h("p", { class: "meta" }, "No receipts from this device in the app's 50 newest campaigns.")
+      : table(["Campaign", "Listed", "Receipts"], answer.campaigns.map((campaign) => [
+        h("a", { href: `#/jobs/${encodeURIComponent(campaign.job)}`, class: "mono" }, campaign.job),
+        time(campaign["listed-at"]), campaign.events.join(", "),
+      ])));
+  } catch (error) {
+    $("dev-campaigns").replaceChildren(h("p", { class: "error" }, error.text || error.message));
+  }
 }
 
 async function lookUp() {
