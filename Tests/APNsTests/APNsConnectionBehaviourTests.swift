@@ -81,21 +81,23 @@ struct APNsConnectionBehaviourTests {
 
     @Test("a connection that goes away while its answers wait out the simulator's latency: the answers are dropped, the simulator serves on")
     func connectionGoneBeforeItsAnswers() async throws {
-        try await SimulatorHarness.with(simulator: { $0.latency = .fixed(.milliseconds(300)) }) { harness in
+        // Every answer waits 2 s: long enough that the client's close reaches the simulator before
+        // the first answer comes due, even on a loaded machine.
+        try await SimulatorHarness.with(simulator: { $0.latency = .fixed(.seconds(2)) }) { harness in
             let early = try APNsClient(
                 configuration: APNsClientConfiguration(
                     endpointOverride: .init(host: "127.0.0.1", port: harness.simulator.port),
                     trustRoots: .pem(harness.simulator.tlsIdentity.certificateAuthorityPEM), connectionsPerPool: 1))
             let request = harness.request()
             let pending = Task { try await early.send(request) }
-            // The request reaches the simulator, whose answer waits 300 ms; the client leaves first.
+            // The request reaches the simulator, whose answer waits 2 s; the client leaves first.
             while try await harness.simulator.counters().requests == 0 {
                 try await Task.sleep(for: .milliseconds(10))
             }
             await early.shutdown()
             _ = try? await pending.value
-            try await Task.sleep(for: .milliseconds(500))
-            // Past the latency: the dropped answer did not take the simulator down.
+            // The second answer waits out the same latency after the first one's: by then the
+            // first came due on a connection that is gone, and the simulator serves on.
             let response = try await harness.client.send(harness.request(token: SimulatorHarness.token(2)))
             #expect(response.status == 200)
             let counters = try await harness.simulator.counters()
