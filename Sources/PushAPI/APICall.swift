@@ -34,6 +34,18 @@ struct APICall {
         return String(raw)
     }
 
+    /// The `limit` query parameter: a whole number from 1 to `max`; `fallback` when absent.
+    ///
+    /// - Throws: ``APIError`` 400 naming `limit`.
+    func limit(default fallback: Int, max: Int) throws -> Int {
+        try query("limit").map { text -> Int in
+            guard let value = Int(text), (1...max).contains(value) else {
+                throw APIError.invalid("limit", "must be a whole number from 1 to \(max)")
+            }
+            return value
+        } ?? fallback
+    }
+
     /// The app named by the path, once the request proved it holds one of the app's keys:
     /// unknown app → 404; no `Authorization: Bearer …` → 401; another app's key or none → 403;
     /// a device key on a route that needs more → 403.

@@ -32,11 +32,24 @@ struct APIError: Error, HTTPResponseError {
         ["error": ["code": .string(code), "message": .string(message), "field": field.map { .string($0) } ?? .null]]
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
+    /// 405 for `method` on a path that answers only `allowed`, with `Allow`.
+    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method]) -> APIError {
+        let names = allowed.map(\.rawValue).joined(separator: ", ")
+        var error = APIError(.methodNotAllowed, "method-not-allowed", "\(method) is not allowed here; use \(names)")
+        error.headers[.allow] = names
+        return error
+    }
+
+    /// The answer: the JSON body with the status and headers.
+    var response: Response {
         var response = APIResponse.json(body, status: status)
         for field in headers {
             response.headers.append(field)
         }
         return response
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        response
     }
 }

@@ -40,13 +40,10 @@ struct APIResponder: HTTPResponder {
             response = await answer { try await route.handler(&call) }
         } else if !allowed.isEmpty {
             routeLabel = "other"
-            var error = APIError(.methodNotAllowed, "method-not-allowed", "\(request.method) is not allowed here; use \(allowed.map(\.rawValue).joined(separator: ", "))")
-            error.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
-            response = APIResponse.json(error.body, status: error.status, headers: error.headers)
+            response = APIError.methodNotAllowed(request.method, allowed: allowed).response
         } else {
             routeLabel = "other"
-            let error = APIError.notFound("no such route: \(request.method) \(APIValidation.printable(request.uri.path))", field: nil)
-            response = APIResponse.json(error.body, status: error.status)
+            response = APIError.notFound("no such route: \(request.method) \(APIValidation.printable(request.uri.path))", field: nil).response
         }
         api.metrics.request(route: routeLabel, method: request.method.rawValue, status: response.status.code, duration: .now - start)
         return response
@@ -72,10 +69,6 @@ struct APIResponder: HTTPResponder {
             api.logger.error("unexpected error while answering", metadata: ["error": "\(other)"])
             error = APIError(.serviceUnavailable, "unavailable", "the request could not be completed; retry later")
         }
-        var response = APIResponse.json(error.body, status: error.status)
-        for field in error.headers {
-            response.headers.append(field)
-        }
-        return response
+        return error.response
     }
 }

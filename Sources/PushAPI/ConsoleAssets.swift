@@ -39,16 +39,13 @@ enum ConsoleAssets {
         let path = request.uri.path
         guard path == root || path.hasPrefix(root + "/") else { return nil }
         guard request.method == .get || request.method == .head else {
-            var error = APIError(.methodNotAllowed, "method-not-allowed", "\(request.method) is not allowed here; use GET")
-            error.headers[.allow] = "GET, HEAD"
-            return APIResponse.json(error.body, status: error.status, headers: error.headers)
+            return APIError.methodNotAllowed(request.method, allowed: [.get, .head]).response
         }
         if path == root {
             return Response(status: .permanentRedirect, headers: [.location: root + "/"])
         }
         guard let asset = assets[path] else {
-            let error = APIError.notFound("no such page: \(APIValidation.printable(path))", field: nil)
-            return APIResponse.json(error.body, status: error.status)
+            return APIError.notFound("no such page: \(APIValidation.printable(path))", field: nil).response
         }
         var headers: HTTPFields = [
             .contentType: asset.contentType, .cacheControl: "no-cache", .eTag: asset.etag,

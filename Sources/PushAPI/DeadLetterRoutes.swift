@@ -22,7 +22,7 @@ enum DeadLetterRoutes {
     static func job(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         let jobID = try APIValidation.jobID(try call.parameter("job"))
-        let limit = try self.limit(call)
+        let limit = try call.limit(default: 100, max: maxLimit)
         try await JobRoutes.requireJob(jobID, of: app.id, call.api)
         let letters = try await call.api.deadLetters.letters(jobID: jobID, limit: limit)
         let report = try await JobReport.load(jobID: jobID, from: call.api.jobs)
@@ -34,19 +34,9 @@ enum DeadLetterRoutes {
     /// `GET …/dead-letters?limit=N`: `{"app", "letters"}`.
     static func app(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
-        let limit = try self.limit(call)
+        let limit = try call.limit(default: 100, max: maxLimit)
         let letters = try await call.api.deadLetters.letters(app: app.id, limit: limit)
         return APIResponse.json(["app": .string(app.id), "letters": try json(letters)])
-    }
-
-    /// `limit`: 1 to ``maxLimit``, default 100.
-    private static func limit(_ call: APICall) throws -> Int {
-        try call.query("limit").map { text -> Int in
-            guard let value = Int(text), (1...maxLimit).contains(value) else {
-                throw APIError.invalid("limit", "must be a whole number from 1 to \(maxLimit)")
-            }
-            return value
-        } ?? 100
     }
 
     /// The letters as `push.dlq` carries them (`schemas/push-dlq.schema.json`).

@@ -209,7 +209,6 @@ enum DeviceRoutes {
         APIError.notFound("device \(token.hex) is not registered for app \(app)", field: "token")
     }
 
-    /// Runs a registry call, answering 404 when the device is not registered.
     /// `GET …/devices/{token}/campaigns?limit=N`: of the app's `N` newest jobs (default 50, at
     /// most ``JobListRoutes/maxLimit``), those the device confirmed with receipts (`delivered`,
     /// `opened`), newest first. The only record of which campaigns reached a device is its
@@ -217,7 +216,7 @@ enum DeviceRoutes {
     static func campaigns(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         let token = try APIValidation.token(try call.parameter("token"))
-        let limit = try JobListRoutes.limit(call, default: 50)
+        let limit = try call.limit(default: 50, max: JobListRoutes.maxLimit)
         let listed = try await call.api.jobs.index.recent(app: app.id, limit: limit)
         let receipts = try await call.api.jobs.receipts(of: token, jobIDs: listed.map(\.jobID))
         let campaigns: [JSONValue] = listed.compactMap { jobID, at in
@@ -230,6 +229,7 @@ enum DeviceRoutes {
         return APIResponse.json(["token": .string(token.hex), "campaigns": .array(campaigns)])
     }
 
+    /// Runs a registry call, answering 404 when the device is not registered.
     private static func registered<Value>(_ token: DeviceToken, app: String, _ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()

@@ -150,21 +150,11 @@ enum JobListRoutes {
     /// The most jobs one answer lists.
     static let maxLimit = 200
 
-    /// The `limit` query parameter: 1 to ``maxLimit``, `fallback` when absent.
-    static func limit(_ call: APICall, default fallback: Int) throws -> Int {
-        try call.query("limit").map { text -> Int in
-            guard let value = Int(text), (1...maxLimit).contains(value) else {
-                throw APIError.invalid("limit", "must be a whole number from 1 to \(maxLimit)")
-            }
-            return value
-        } ?? fallback
-    }
-
     /// `GET …/jobs?limit=N&state=S&since=MS`: each job's status (as `getJobStatus`) and when it
     /// was first seen (`listed-at`), newest first.
     static func list(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
-        let limit = try limit(call, default: 50)
+        let limit = try call.limit(default: 50, max: maxLimit)
         let since = try call.query("since").map { text -> Int64 in
             guard let value = Int64(text), value >= 0 else { throw APIError.invalid("since", "must be milliseconds since 1970") }
             return value

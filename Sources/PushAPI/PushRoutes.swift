@@ -76,22 +76,23 @@ enum PushRoutes {
         let app = try call.authorizedApp()
         let (_, value) = try await call.jsonBody()
         let job = try validatedJob(value, app: app, jobID: "test-" + UUID().uuidString.lowercased(), idempotencyKey: nil)
+        // The count is checked before any lookup: a job may name 10,000 devices, a test send 10.
+        let most = TestSender.maxDevices
         var devices: [(token: DeviceToken, environment: APNsEnvironment)] = []
         switch job.audience {
-        case .tokens(let tokens):
+        case .tokens(let tokens) where tokens.count <= most:
             devices = tokens.map { ($0, job.environment) }
-        case .openIDs(let openIDs):
+        case .openIDs(let openIDs) where openIDs.count <= most:
             for openID in openIDs {
                 guard let device = try await call.api.registry.user(app: job.tokenKind.registry(of: app.id), openID: openID) else {
                     throw APIError.notFound("no device of app \(app.id) is bound to openid '\(openID)'", field: "audience.openids")
                 }
                 devices.append((device.token, device.environment))
             }
+        case .tokens, .openIDs:
+            throw APIError.invalid("audience", "a test send reaches at most \(most) devices")
         default:
             throw APIError.invalid("audience", "a test send names its devices: tokens or openids")
-        }
-        guard devices.count <= TestSender.maxDevices else {
-            throw APIError.invalid("audience", "a test send reaches at most \(TestSender.maxDevices) devices")
         }
         let results: [TestSender.Result]
         do {

@@ -126,6 +126,10 @@ import Testing
                 let tooMany = try await api.request("POST", test, json: Self.job(["tokens": .array(eleven)]))
                 #expect(tooMany.status == 400)
                 #expect(tooMany.errorField == "audience")
+                let elevenUsers = (0..<11).map { JSONValue.string("nobody-\($0)") }
+                let tooManyUsers = try await api.request("POST", test, json: Self.job(["openids": .array(elevenUsers)]))
+                #expect(tooManyUsers.status == 400, "counted before any openid is looked up")
+                #expect(tooManyUsers.errorField == "audience")
                 #expect(try await stack.simulator.counters().accepted == 2, "refused test sends reach no device")
             }
         }
