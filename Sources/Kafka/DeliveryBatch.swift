@@ -28,6 +28,9 @@ final class DeliveryBatch: Sendable {
         var offsets: [Int64]
         var firstError: KafkaError?
         var continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
+        /// The batch's own reference while its caller has stopped waiting and reports are still
+        /// due: librdkafka's reports point into ``slots``.
+        var keptAlive: Unmanaged<DeliveryBatch>?
         var done: Bool { remaining == 0 }
     }
 
@@ -74,7 +77,8 @@ final class DeliveryBatch: Sendable {
     private func record(_ outcomes: some Collection<Outcome>, error: KafkaError?) {
         let continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
         let outcome: Result<[KafkaDeliveryReport], KafkaError>?
-        (continuation, outcome) = state.withLock { state in
+        let keptAlive: Unmanaged<DeliveryBatch>?
+        (continuation, outcome, keptAlive) = state.withLock { state in
             if let error { state.firstError = state.firstError ?? error }
             for outcome in outcomes {
                 if outcome.error == RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -85,24 +89,42 @@ final class DeliveryBatch: Sendable {
                 }
             }
             state.remaining -= outcomes.count
-            guard state.done else { return (nil, nil) }
-            defer { state.continuation = nil }
-            return (state.continuation, result(of: state))
+            guard state.done else { return (nil, nil, nil) }
+            defer {
+                state.continuation = nil
+                state.keptAlive = nil
+            }
+            return (state.continuation, result(of: state), state.keptAlive)
         }
         if let continuation, let outcome { continuation.resume(with: outcome) }
+        // The caller that reported this outcome holds the batch too: releasing here is safe.
+        keptAlive?.release()
     }
 
-    /// Waits for every message's delivery report.
+    /// Waits for every message's delivery report. A cancelled caller stops waiting at once
+    /// (`CancellationError`); the batch then keeps itself alive until the last report.
     func wait() async throws -> [KafkaDeliveryReport] {
-        try await withCheckedThrowingContinuation { continuation in
-            let outcome: Result<[KafkaDeliveryReport], KafkaError>? = state.withLock { state in
-                guard state.done else {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let outcome: Result<[KafkaDeliveryReport], any Error>? = state.withLock { state in
+                    if state.done { return result(of: state).mapError { $0 } }
+                    if Task.isCancelled {
+                        state.keptAlive = Unmanaged.passRetained(self)
+                        return .failure(CancellationError())
+                    }
                     state.continuation = continuation
                     return nil
                 }
-                return result(of: state)
+                if let outcome { continuation.resume(with: outcome) }
             }
-            if let outcome { continuation.resume(with: outcome) }
+        } onCancel: {
+            let abandoned = state.withLock { state -> CheckedContinuation<[KafkaDeliveryReport], any Error>? in
+                guard !state.done, let continuation = state.continuation else { return nil }
+                state.continuation = nil
+                state.keptAlive = Unmanaged.passRetained(self)
+                return continuation
+            }
+            abandoned?.resume(throwing: CancellationError())
         }
     }
 

@@ -1,6 +1,7 @@
 import CRdKafka
 import DequeModule
 import Dispatch
+import FlowControl
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -29,6 +30,16 @@ public final class KafkaConsumer: Service, Sendable {
         var finished = false
         var lastCommit: ContinuousClock.Instant = .now
         var commitScheduled = false
+        /// A close waiting for ``withApplication`` to reach zero.
+        var drainWaiter: CheckedContinuation<Void, Never>?
+
+        /// One message fewer with the application; answers the close to wake when that was the last.
+        mutating func returned() -> CheckedContinuation<Void, Never>? {
+            withApplication -= 1
+            guard withApplication <= 0 else { return nil }
+            defer { drainWaiter = nil }
+            return drainWaiter
+        }
     }
 
     private let client: RDKafkaClient
@@ -38,6 +49,8 @@ public final class KafkaConsumer: Service, Sendable {
     private let configuration: KafkaConsumerConfiguration
     private let logger: Logger
     private let commitQueue = DispatchQueue(label: "pushfleet.kafka.commit")
+    /// Where ``close()`` runs its librdkafka calls, one after another.
+    private let closeQueue = DispatchQueue(label: "pushfleet.kafka.consumer-close")
     private let closing = Atomic<Bool>(false)
     private let pollThread = Mutex<PollThread?>(nil)
     /// Wakes the poll thread when the application takes from a full buffer.
@@ -105,37 +118,41 @@ public final class KafkaConsumer: Service, Sendable {
     /// Records that the application finished with `message`. Its offset becomes committable once
     /// every earlier fetched message of its partition is processed too.
     public func markProcessed(_ message: KafkaConsumerMessage) {
-        state.withLock { state in
-            state.withApplication -= 1
+        let drained = state.withLock { state in
             if state.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) {
                 state.handedOut[message.topicPartition, default: 0] -= 1
             }
+            return state.returned()
         }
+        drained?.resume()
     }
 
     /// Records that the application gave `message` up without finishing it (it is stopping):
     /// its offset is never committed by this consumer, so the partition's next owner reads it
     /// again. A revoke or close stops waiting for it.
     public func markUnfinished(_ message: KafkaConsumerMessage) {
-        state.withLock { state in
-            state.withApplication -= 1
+        let drained = state.withLock { state in
             if state.tracker.isCurrent(message.topicPartition, epoch: message.epoch) {
                 state.handedOut[message.topicPartition, default: 0] -= 1
             }
+            return state.returned()
         }
+        drained?.resume()
     }
 
-    /// Commits processed offsets now and waits for the broker's answer.
+    /// The subscribed topics.
+    public var topics: [String] { configuration.topics }
+
+    /// Messages handed to the application and not yet marked processed or unfinished.
+    public var unfinishedCount: Int {
+        state.withLock { max($0.withApplication, 0) }
+    }
+
+    /// Commits processed offsets now and waits for the broker's answer; a cancelled caller
+    /// stops waiting at once (`CancellationError`) while the commit goes on.
     public func commit() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            commitQueue.async {
-                do throws(KafkaError) {
-                    try self.commitProcessed(of: nil)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        try await BlockingCall.run(on: commitQueue) { _ in
+            try self.commitProcessed(of: nil)
         }
     }
 
@@ -155,6 +172,11 @@ public final class KafkaConsumer: Service, Sendable {
     /// The messages still in progress are not committed: their partitions' next owners read them
     /// again, and must tolerate a message that is still being finished here (the pipeline's
     /// stages do: chunk leases and sent markers), as they tolerate a crashed owner's.
+    ///
+    /// Cancelling the calling task ends every wait of the close at once (for the messages in
+    /// progress, the final commit, librdkafka's leave): a process stopping at its deadline
+    /// never waits on the broker. What librdkafka was doing goes on in the background until the
+    /// process exits; the partitions' next owners read again what was not committed.
     public func close() async {
         guard !closing.exchange(true, ordering: .acquiringAndReleasing) else {
             await pollThread.withLock { $0 }?.join()
@@ -171,36 +193,87 @@ public final class KafkaConsumer: Service, Sendable {
 
         // The poll thread serves the revoke this causes (committing what is processed, not
         // waiting for what is in progress); librdkafka leaves the group once it is done.
-        let client = self.client
-        let unsubscribed = await BlockingCalls.run { rd_kafka_unsubscribe(client.pointer) }
-        if unsubscribed != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.info("unsubscribe on close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(unsubscribed).name)"])
-        }
-
-        let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-        while state.withLock({ $0.withApplication }) > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        let unfinished = state.withLock { $0.withApplication }
-        if unfinished > 0 {
-            logger.warning(
-                "closing with messages still unfinished after the grace period; the next owner processes them again",
-                metadata: ["kafka.unfinished": "\(unfinished)", "kafka.topics": "\(configuration.topics)"])
-        }
-        let thread = pollThread.withLock { $0 }
-        thread?.requestStop()
-        await thread?.join()
-
         let logger = self.logger
         do {
-            try await commit()
-        } catch {
-            logger.info("commit on close failed", metadata: ["error": "\(error)"])
+            let unsubscribed = try await closeStep { consumer in rd_kafka_unsubscribe(consumer.client.pointer) }
+            if unsubscribed != RD_KAFKA_RESP_ERR_NO_ERROR {
+                logger.info("unsubscribe on close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(unsubscribed).name)"])
+            }
+        } catch {}
+
+        await waitForApplication(until: .now + configuration.shutdownGracePeriod)
+        let unfinished = unfinishedCount
+        if unfinished > 0 {
+            logger.warning(
+                "closing with messages still unfinished; the next owner processes them again",
+                metadata: ["kafka.unfinished": "\(unfinished)", "kafka.topics": "\(configuration.topics)"])
         }
-        // Leaving the group runs the revoke callback (and its commit) on this blocking thread.
-        let err = await BlockingCalls.run { rd_kafka_consumer_close(client.pointer) }
-        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.info("consumer close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(err).name)"])
+
+        // The rest in order, on the close's own queue, whether or not this task still waits:
+        // the poll thread stops (within one poll, 100 ms: a revoke in progress stops waiting
+        // once the consumer closes), what is processed is committed, and librdkafka leaves the
+        // group (running the revoke callback, and its commit, on that queue). The closure keeps
+        // the consumer alive until librdkafka returns.
+        do {
+            let (committed, closed) = try await closeStep { consumer in
+                let thread = consumer.pollThread.withLock { $0 }
+                thread?.requestStop()
+                thread?.joinBlocking()
+                let committed = consumer.commitQueue.sync { () -> KafkaError? in
+                    do throws(KafkaError) {
+                        try consumer.commitProcessed(of: nil)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                return (committed, rd_kafka_consumer_close(consumer.client.pointer))
+            }
+            if let committed {
+                logger.info("commit on close failed", metadata: ["error": "\(committed)"])
+            }
+            if closed != RD_KAFKA_RESP_ERR_NO_ERROR {
+                logger.info("consumer close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(closed).name)"])
+            }
+        } catch {
+            logger.info("stopped waiting for the consumer's close (cancelled): it goes on in the background; the group notices the member gone at the latest at its session timeout")
+        }
+    }
+
+    /// Runs one step of ``close()`` on the close's serial queue: it always runs, in order after
+    /// the steps before it; the caller stops waiting for it when cancelled.
+    private func closeStep<Value: Sendable>(_ step: @escaping @Sendable (KafkaConsumer) -> Value) async throws -> Value {
+        try await BlockingCall.run(on: closeQueue, startsEvenIfCancelled: true) { _ in step(self) }
+    }
+
+    /// Returns when every message handed to the application was marked processed or
+    /// unfinished, at `deadline`, or when the calling task is cancelled, whichever comes first.
+    private func waitForApplication(until deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(until: deadline) }
+            group.addTask { await self.applicationDrained() }
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Waits for ``State/drainWaiter`` to be resumed by the last message returned, or for
+    /// cancellation.
+    private func applicationDrained() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state in
+                    if state.withApplication <= 0 || Task.isCancelled { return true }
+                    state.drainWaiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { state in
+                defer { state.drainWaiter = nil }
+                return state.drainWaiter
+            }?.resume()
         }
     }
 
@@ -426,10 +499,11 @@ public final class KafkaConsumer: Service, Sendable {
             }
             let deadline = ContinuousClock.now + (closing ? .zero : configuration.revokeGracePeriod)
             while ContinuousClock.now < deadline {
-                let inProgress = state.withLock { state in
-                    revoked.reduce(0) { $0 + (state.handedOut[$1] ?? 0) }
+                // A close during the wait ends it: the consumer is leaving.
+                let (inProgress, closed) = state.withLock { state in
+                    (revoked.reduce(0) { $0 + (state.handedOut[$1] ?? 0) }, state.finished)
                 }
-                if inProgress <= 0 { break }
+                if inProgress <= 0 || closed { break }
                 _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(2))
             }
             do {

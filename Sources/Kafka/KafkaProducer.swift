@@ -16,6 +16,7 @@ public final class KafkaProducer: Service, Sendable {
     private let window: AsyncPermits
     private let pollThread: PollThread
     private let closed = Atomic<Bool>(false)
+    private let closeCancelled: CloseCancellation
     private let logger: Logger
 
     public init(
@@ -28,6 +29,8 @@ public final class KafkaProducer: Service, Sendable {
             kind: .producer, properties: configuration.rdKafkaProperties,
             callbacks: RDKafkaCallbacks(logger: logger, deliveryReportsAsEvents: true))
         let reports = DeliveryReportQueue(client: client, window: window)
+        let closeCancelled = CloseCancellation()
+        self.closeCancelled = closeCancelled
         self.client = client
         self.window = window
         self.logger = logger
@@ -36,9 +39,10 @@ public final class KafkaProducer: Service, Sendable {
             name: "kafka-producer-poll",
             iteration: { reports.serve(waitingUpTo: 100) },
             finish: {
-                // Serve reports until librdkafka holds nothing more, or fail what is left.
+                // Serve reports until librdkafka holds nothing more, or fail what is left (at
+                // the flush timeout, or at once when the close was cancelled).
                 let deadline = ContinuousClock.now + flushTimeout
-                while rd_kafka_outq_len(client.pointer) > 0, ContinuousClock.now < deadline {
+                while rd_kafka_outq_len(client.pointer) > 0, ContinuousClock.now < deadline, !closeCancelled.isSet {
                     reports.serve(waitingUpTo: 100)
                 }
                 if rd_kafka_outq_len(client.pointer) > 0 {
@@ -63,6 +67,9 @@ public final class KafkaProducer: Service, Sendable {
     /// Publishes messages and returns, in the same order, where the broker stored each. Throws
     /// the first failure once every message has a final outcome; messages are never left
     /// pending when this returns.
+    ///
+    /// A cancelled caller stops waiting at once (`CancellationError`): messages not yet handed
+    /// to librdkafka are not, and those handed over may still be delivered (at least once).
     public func send(_ messages: [KafkaProducerMessage]) async throws -> [KafkaDeliveryReport] {
         guard !messages.isEmpty else { return [] }
         let batch = DeliveryBatch(topics: messages.map(\.topic))
@@ -71,7 +78,15 @@ public final class KafkaProducer: Service, Sendable {
         while start < messages.count {
             // Take window permits a slice at a time: one lock round for many messages.
             let end = min(start + 1_000, messages.count, start + window.capacity)
-            await window.acquire(end - start)
+            do {
+                try await window.acquire(end - start)
+            } catch {
+                // The messages enqueued so far keep this batch (their reports' target) alive.
+                for index in start..<messages.count {
+                    batch.fail(index: index, with: KafkaError(code: .produce, message: "not sent: the sender was cancelled"))
+                }
+                break
+            }
             var index = start
             while index < end {
                 let message = messages[index]
@@ -106,7 +121,9 @@ public final class KafkaProducer: Service, Sendable {
     public func flush(timeout: Duration = .seconds(30)) async throws {
         let milliseconds = timeout.milliseconds
         let client = self.client
-        let result = await BlockingCalls.run { rd_kafka_flush(client.pointer, milliseconds) }
+        guard let result = await BlockingCalls.runUnlessCancelled({ rd_kafka_flush(client.pointer, milliseconds) }) else {
+            throw CancellationError()
+        }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR {
             throw KafkaError(code: .timeout, message: "flush did not finish within \(timeout)", underlying: KafkaErrorCode(result), isRetryable: true)
         }
@@ -119,14 +136,19 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     /// Stops accepting messages, flushes what is queued (failing what cannot be delivered in the
-    /// flush timeout) and stops the poll thread.
+    /// flush timeout) and stops the poll thread. Cancelling the calling task cuts the flush
+    /// short: what is not confirmed yet fails at once (its senders see the error).
     public func close() async {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else {
+        await withTaskCancellationHandler {
+            guard !closed.exchange(true, ordering: .acquiringAndReleasing) else {
+                await pollThread.join()
+                return
+            }
+            pollThread.requestStop()
             await pollThread.join()
-            return
+        } onCancel: {
+            closeCancelled.set()
         }
-        pollThread.requestStop()
-        await pollThread.join()
         logger.debug("producer closed", metadata: ["kafka.client": "\(client.name)"])
     }
 
@@ -275,4 +297,11 @@ private func withHeaderFields<R>(_ headers: [KafkaHeader], _ body: ([rd_kafka_vu
             return withHeaderFields(Array(headers.dropFirst())) { rest in body([field] + rest) }
         }
     }
+}
+
+/// Whether a producer's close was cancelled, for its poll thread's final flush.
+private final class CloseCancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
 }

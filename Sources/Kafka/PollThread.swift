@@ -5,10 +5,13 @@ import Synchronization
 /// occupies a thread of Swift's cooperative pool.
 final class PollThread: Sendable {
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// Entered while the thread runs.
+    private let exited = DispatchGroup()
+    private let finished = Mutex<(done: Bool, waiters: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
 
     /// Starts `iteration` in a loop until ``requestStop()``; then runs `finish` once.
     init(name: String, iteration: @escaping @Sendable () -> Void, finish: @escaping @Sendable () -> Void) {
+        exited.enter()
         let thread = Thread { [self] in
             while !self.stopRequested.load(ordering: .acquiring) {
                 iteration()
@@ -16,10 +19,11 @@ final class PollThread: Sendable {
             finish()
             let waiters = self.finished.withLock { state in
                 state.done = true
-                defer { state.waiters = [] }
+                defer { state.waiters = [:] }
                 return state.waiters
             }
-            for waiter in waiters { waiter.resume() }
+            for waiter in waiters.values { waiter.resume() }
+            exited.leave()
         }
         thread.name = name
         thread.start()
@@ -31,15 +35,29 @@ final class PollThread: Sendable {
         stopRequested.store(true, ordering: .releasing)
     }
 
-    /// Returns once the loop and its `finish` have run.
+    /// Blocks the calling thread (never a thread of Swift's cooperative pool) until the loop
+    /// and its `finish` have run.
+    func joinBlocking() {
+        exited.wait()
+    }
+
+    /// Returns once the loop and its `finish` have run, or as soon as the calling task is
+    /// cancelled (the thread goes on until its iteration in progress ends: one that is inside a
+    /// blocking librdkafka call, such as a commit to a broker that does not answer, keeps the
+    /// owner alive until it returns).
     func join() async {
-        await withCheckedContinuation { continuation in
-            let done = finished.withLock { state in
-                if state.done { return true }
-                state.waiters.append(continuation)
-                return false
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = finished.withLock { state in
+                    if state.done || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            finished.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -22,6 +22,7 @@ package final class RDKafkaClient: @unchecked Sendable {
     }
 
     package let pointer: OpaquePointer
+    let kind: Kind
     let callbacks: RDKafkaCallbacks
     /// Topic handles by name, created on first use: producing by handle spares librdkafka a
     /// topic lookup under its lock for every message.
@@ -72,6 +73,7 @@ package final class RDKafkaClient: @unchecked Sendable {
             throw KafkaError(code: .clientCreation, message: reason)
         }
         self.pointer = handle
+        self.kind = kind
         self.callbacks = callbacks
     }
 
@@ -80,7 +82,11 @@ package final class RDKafkaClient: @unchecked Sendable {
             for handle in topics.values { rd_kafka_topic_destroy(handle.pointer) }
         }
         if destroysHandle.load(ordering: .acquiring) {
-            rd_kafka_destroy(pointer)
+            // A consumer leaves its group in its own close (``KafkaConsumer/close()``), on a
+            // thread of its own. Left to `rd_kafka_destroy`, that close would run here, on the
+            // thread that dropped the last reference (often one of Swift's cooperative pool), and
+            // wait for a rebalance callback no poll serves any more: for ever.
+            rd_kafka_destroy_flags(pointer, kind == .consumer ? Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) : 0)
         } else {
             // The handle's threads live on until the process exits and may still call back.
             _ = Unmanaged.passRetained(callbacks)

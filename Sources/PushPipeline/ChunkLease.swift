@@ -74,6 +74,8 @@ struct ChunkLease: Sendable {
                         metadata: ["job": "\(jobID)", "chunk": "\(chunkID)"])
                     return
                 }
+            } catch is CancellationError {
+                return  // the chunk is settled (or the worker stops): the lease is released or expires
             } catch {
                 context.logger.warning(
                     "could not extend the lease of a chunk; trying again", metadata: ["job": "\(jobID)", "chunk": "\(chunkID)", "error": "\(error)"])

@@ -43,6 +43,10 @@ final class NotificationSender: Sendable {
         self.breaker = CampaignBreaker(settings: context.configuration.breaker)
     }
 
+    /// Notifications admitted whose outcome is not settled yet: what a worker stopping now
+    /// leaves to be sent again.
+    var notificationsInFlight: Int { inFlight.inUse }
+
     /// Why sending a batch of deliveries stopped before its end.
     private enum Stop {
         case cancelled
@@ -159,7 +163,7 @@ final class NotificationSender: Sendable {
                     let end = next + admitted
                     while next < end {
                         let size = min(end - next, inFlight.capacity)
-                        await inFlight.acquire(size)
+                        try await inFlight.acquire(size)
                         // While this waited for slots, another batch may have learnt that the job stopped.
                         if let known = controls.cached(jobID), let halt = Stop(known) {
                             inFlight.release(size)

@@ -1,6 +1,8 @@
 import CHiredis
 import Dispatch
+import FlowControl
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,18 +13,29 @@ import Darwin
 /// One hiredis `redisContext` and the serial queue it is confined to: the only type in the module
 /// that touches a C handle.
 ///
-/// `@unchecked Sendable` because every access to the mutable state (`context`, `isClosed`) happens
-/// on `queue`: the async entry points (``connect()``, ``execute(_:)``, ``close()``) hop onto it
-/// with a continuation, and the `blocking…` methods run only there. hiredis's synchronous calls,
-/// the reconnect backoff included, therefore block this queue's thread, never a thread of Swift's
-/// cooperative pool. A command whose task is cancelled still runs to completion on the queue.
+/// `@unchecked Sendable` because every access to the mutable state (`context`) happens on
+/// `queue`: the async entry points (``connect()``, ``execute(_:)``, ``close()``) hop onto it with
+/// a continuation, and the `blocking…` methods run only there. hiredis's synchronous calls, the
+/// reconnect backoff included, therefore block this queue's thread, never a thread of Swift's
+/// cooperative pool. The exceptions, each under `socket`'s lock: ``close()`` shuts the live
+/// socket down from outside the queue, so that a read blocked on a silent server returns at
+/// once, and the queue publishes each new context's descriptor there before using it.
+///
+/// A caller whose task is cancelled stops waiting at once (`CancellationError`): a command not
+/// yet started is skipped, one already on the wire is cut off (the socket is shut down), and
+/// either way the context is discarded, so that no state of an abandoned sequence (`MULTI`,
+/// `ASKING`) reaches the next command; the next call reconnects. Like a timeout, a cancelled
+/// command may or may not have run on the server.
 final class HiredisConnection: @unchecked Sendable {
     let configuration: RedisConfiguration
     private let logger: Logger
     private let queue: DispatchQueue
     /// The live context, or `nil` before the first connect and after a failure that desynchronised it.
     private var context: UnsafeMutablePointer<redisContext>?
-    private var isClosed = false
+    /// The live context's socket, and whether the connection was closed by the client: read
+    /// and written on the queue and by ``close()``, so that a close can shut the socket down
+    /// while a call blocks on it, and the queue never uses a context after a close.
+    private let socket = Mutex<(descriptor: Int32?, isClosed: Bool)>((nil, false))
 
     init(configuration: RedisConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -38,8 +51,8 @@ final class HiredisConnection: @unchecked Sendable {
 
     /// Connects now (with the reconnect policy) unless already connected.
     func connect() async throws {
-        try await perform { connection in
-            _ = try connection.blockingConnectedContext()
+        try await perform { connection, call in
+            _ = try connection.blockingConnectedContext(call)
         }
     }
 
@@ -47,36 +60,56 @@ final class HiredisConnection: @unchecked Sendable {
     /// as ``RedisReply/error(_:)``; transport failures throw and drop the context, so the next
     /// call reconnects.
     func execute(_ commands: HiredisCommandBuffer) async throws -> [RedisReply] {
-        try await perform { connection in
-            try connection.blockingExecute(commands)
+        try await perform { connection, call in
+            try connection.blockingExecute(commands, call)
         }
     }
 
-    /// Frees the context; later calls throw ``RedisClientError/Code/connectionClosed``.
+    /// Closes the connection; later calls throw ``RedisClientError/Code/connectionClosed``. A
+    /// call blocked on the socket (a server that stopped answering) fails at once with
+    /// `connectionClosed` instead of waiting for its timeout, so the close never waits longer
+    /// than a connection attempt under way (``RedisConfiguration/connectTimeout``).
     func close() async {
+        socket.withLock { socket in
+            socket.isClosed = true
+            Self.abort(socket.descriptor)
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
-                self.isClosed = true
                 self.dropContext()
                 continuation.resume()
             }
         }
     }
 
+    /// Runs `body` on the queue and hands its result to the caller, who stops waiting when its
+    /// task is cancelled: the socket is shut down then, so that a command blocked on it ends at
+    /// once and frees the queue, and the abandoned call's context is discarded (see the type's
+    /// documentation).
     private func perform<Value: Sendable>(
-        _ body: @escaping @Sendable (HiredisConnection) throws -> Value
+        _ body: @escaping @Sendable (HiredisConnection, BlockingCall<Value>) throws -> Value
     ) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try body(self) })
+        try await withTaskCancellationHandler {
+            try await BlockingCall.run(on: queue, onAbandoned: { self.dropContext() }) { call in
+                try body(self, call)
             }
+        } onCancel: {
+            socket.withLock { Self.abort($0.descriptor) }
+        }
+    }
+
+    /// Ends what blocks on the socket (a read, a write): both directions are shut down, the
+    /// descriptor stays open until the queue frees the context. Call under `socket`'s lock.
+    private static func abort(_ descriptor: Int32?) {
+        if let descriptor, descriptor >= 0 {
+            _ = shutdown(descriptor, Int32(SHUT_RDWR))
         }
     }
 
     // MARK: - On the queue
 
-    private func blockingExecute(_ commands: HiredisCommandBuffer) throws -> [RedisReply] {
-        let context = try blockingConnectedContext()
+    private func blockingExecute<Value>(_ commands: HiredisCommandBuffer, _ call: BlockingCall<Value>) throws -> [RedisReply] {
+        let context = try blockingConnectedContext(call)
         do {
             return try Self.roundTrip(commands, on: context, configuration: configuration)
         } catch {
@@ -86,14 +119,8 @@ final class HiredisConnection: @unchecked Sendable {
     }
 
     /// The live context; reconnects first if there is none or the server has closed it.
-    private func blockingConnectedContext() throws -> UnsafeMutablePointer<redisContext> {
-        guard !isClosed else {
-            throw RedisClientError(
-                .connectionClosed,
-                message: "the connection to \(configuration.endpoint) was closed by the client",
-                isRetryable: false
-            )
-        }
+    private func blockingConnectedContext<Value>(_ call: BlockingCall<Value>) throws -> UnsafeMutablePointer<redisContext> {
+        try throwIfClosed()
         if let context {
             if Self.isIdleAndOpen(context) {
                 return context
@@ -101,18 +128,33 @@ final class HiredisConnection: @unchecked Sendable {
             logger.debug("Redis connection found closed by the server; reconnecting", metadata: metadata)
             dropContext()
         }
-        let context = try blockingConnectWithBackoff()
+        let context = try blockingConnectWithBackoff(call)
         self.context = context
         return context
     }
 
-    private func blockingConnectWithBackoff() throws -> UnsafeMutablePointer<redisContext> {
+    private func throwIfClosed() throws {
+        guard socket.withLock({ $0.isClosed }) else { return }
+        throw RedisClientError(
+            .connectionClosed,
+            message: "the connection to \(configuration.endpoint) was closed by the client",
+            isRetryable: false
+        )
+    }
+
+    /// Connection attempts as the reconnect policy says, until one succeeds, the connection is
+    /// closed, or the caller gave up (then the caller has its `CancellationError` already, and
+    /// what this throws is dropped).
+    private func blockingConnectWithBackoff<Value>(_ call: BlockingCall<Value>) throws -> UnsafeMutablePointer<redisContext> {
         let policy = configuration.reconnect
         var lastError: RedisClientError?
         for attempt in 1...policy.maxAttempts {
             let delay = policy.delay(beforeAttempt: attempt)
             if delay > .zero {
                 Self.sleep(delay)
+            }
+            if call.isCancelled {
+                throw CancellationError()
             }
             do {
                 let context = try blockingConnectOnce()
@@ -147,6 +189,16 @@ final class HiredisConnection: @unchecked Sendable {
             throw RedisClientError(.connectionFailed, message: "hiredis could not allocate a context for \(endpoint)")
         }
         do {
+            // Published before the first read, so that a close can unblock the handshake too.
+            let open = socket.withLock { socket in
+                guard !socket.isClosed else { return false }
+                socket.descriptor = context.pointee.fd
+                return true
+            }
+            guard open else {
+                throw RedisClientError(
+                    .connectionClosed, message: "the connection to \(endpoint) was closed by the client", isRetryable: false)
+            }
             if context.pointee.err != 0 {
                 let reason = Self.errorText(context)
                 let code: RedisClientError.Code = reason.contains("timed out") ? .timeout : .connectionFailed
@@ -161,6 +213,7 @@ final class HiredisConnection: @unchecked Sendable {
             try blockingHandshake(on: context)
             return context
         } catch {
+            socket.withLock { $0.descriptor = nil }
             redisFree(context)
             throw error
         }
@@ -206,6 +259,8 @@ final class HiredisConnection: @unchecked Sendable {
 
     private func dropContext() {
         if let context {
+            // The descriptor is unpublished first: once freed, its number may name another socket.
+            socket.withLock { $0.descriptor = nil }
             redisFree(context)
             self.context = nil
         }

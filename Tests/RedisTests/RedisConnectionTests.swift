@@ -144,6 +144,94 @@ struct RedisConnectionTests {
         }
     }
 
+    @Test func aCancelledCallerStopsWaitingAndTheConnectionReopensForTheNextCommand() async throws {
+        try await LocalRedisServer.with { server in
+            var configuration = server.configuration
+            configuration.commandTimeout = nil  // a blocked command would wait forever
+            let blocked = try await RedisConnection.connect(configuration: configuration)
+            let admin = try await RedisConnection.connect(configuration: server.configuration)
+            let id = try #require(try await blocked.send("CLIENT", "ID").int)
+
+            let caller = Task { try await blocked.send("BLPOP", "never-filled", 0) }
+            try await waitUntilBlocked(clientID: id, admin: admin)
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+
+            // The abandoned command was cut off: its client is gone from the server, so a value
+            // pushed now stays in the list; the next command reconnects.
+            try await waitUntilGone(clientID: id, admin: admin)
+            _ = try await admin.send("LPUSH", "never-filled", "kept")
+            #expect(try await blocked.send("PING") == .status("PONG"))
+            #expect(try await admin.send("LLEN", "never-filled") == .integer(1))
+        }
+    }
+
+    @Test func closeEndsACommandBlockedOnTheSocketAtOnce() async throws {
+        try await LocalRedisServer.with { server in
+            var configuration = server.configuration
+            configuration.commandTimeout = nil
+            let blocked = try await RedisConnection.connect(configuration: configuration)
+            let admin = try await RedisConnection.connect(configuration: server.configuration)
+            let id = try #require(try await blocked.send("CLIENT", "ID").int)
+
+            async let outcome = redisError { try await blocked.send("BLPOP", "never-filled", 0) }
+            try await waitUntilBlocked(clientID: id, admin: admin)
+            await blocked.close()
+            #expect(await outcome?.code == .connectionClosed)
+            #expect(await redisError { try await blocked.send("PING") }?.isRetryable == false)
+        }
+    }
+
+    @Test func aServerThatStopsAnsweringHoldsNeitherACancelledCallerNorTheShutdown() async throws {
+        try await LocalRedisServer.with { server in
+            var configuration = server.configuration
+            configuration.commandTimeout = nil  // without cancellation, the wait would never end
+            let client = RedisClient(configuration: configuration)
+            let admin = try await RedisConnection.connect(configuration: server.configuration)
+            let (ids, idInput) = AsyncStream.makeStream(of: Int64.self)
+            let caller = Task {
+                try await client.withConnection { connection in
+                    idInput.yield(try #require(try await connection.send("CLIENT", "ID").int))
+                    return try await connection.send("BLPOP", "never-filled", 0)
+                }
+            }
+            var iterator = ids.makeAsyncIterator()
+            let id = try #require(await iterator.next())
+            try await waitUntilBlocked(clientID: id, admin: admin)
+            // The caller sits in its read, and the server stops answering altogether.
+            await server.pause()
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            let shutDown = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await client.shutdown()
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(30))
+                    return false
+                }
+                defer { group.cancelAll() }
+                return await group.next()!
+            }
+            #expect(shutDown, "the client's shutdown waited on a server that does not answer")
+            await server.resume()
+        }
+    }
+
+    /// Polls `CLIENT LIST` until the client is no longer connected, at most 5 s.
+    private func waitUntilGone(clientID: Int64, admin: RedisConnection) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while clock.now < deadline {
+            if (try await admin.send("CLIENT", "LIST", "ID", .integer(Int(clientID))).string ?? "").isEmpty {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("client \(clientID) still connected")
+    }
+
     /// Polls `CLIENT LIST` until the client is blocked in a command (flag `b`), at most 5 s.
     private func waitUntilBlocked(clientID: Int64, admin: RedisConnection) async throws {
         let clock = ContinuousClock()

@@ -102,7 +102,7 @@ struct BinaryBenchmarkCommand: AsyncParsableCommand {
             while next < count {
                 let size = min(tokens.count, count - next)
                 next += size
-                await batches.acquire(1)
+                guard (try? await batches.acquire(1)) != nil else { break }  // cancelled
                 let batch = Array(tokens.prefix(size))
                 group.addTask {
                     let onResult: @Sendable (Int, Result<APNsResponse, APNsError>) -> Void = { _, result in

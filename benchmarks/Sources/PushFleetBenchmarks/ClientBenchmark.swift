@@ -80,7 +80,7 @@ struct ClientBenchmark {
             var next = 0
             while next < count {
                 let size = min(batchSize, count - next)
-                await inFlight.acquire(size)
+                guard (try? await inFlight.acquire(size)) != nil else { break }  // cancelled
                 let batch = (next..<(next + size)).map { tokens[$0 % tokens.count] }
                 next += size
                 group.addTask {
