@@ -47,7 +47,7 @@ extension PushFleetConfiguration {
           notifications-in-flight: 2000          # default 2000, ≥ 1
           permit-block: 100                      # default 100, ≥ 1 (rate permits taken per Redis call)
           resend-poll-ms: 200                    # default 200, ≥ 1
-          shutdown-deadline-seconds: 30          # default 30, ≥ 1: after SIGTERM, work still running is cancelled (to the resend buffer)
+          shutdown-deadline-seconds: 30          # default 30, ≥ 1: after SIGTERM, work still running is cancelled (left for the next owner; exit 75)
         resend:
           max-attempts: 5                        # ≥ 1
           base-delay-ms: 1000                    # ≥ 0

@@ -20,8 +20,10 @@ public struct WorkerSettings: Sendable, Equatable {
     /// How often the resend queue is polled (`resend-poll-ms`), ≥ 1 ms; default 200 ms.
     public var resendPollInterval: Duration
     /// How long a process may take to stop after SIGTERM before its work is cancelled
-    /// (`shutdown-deadline-seconds`), ≥ 1 s; default 30 s. Cancelled notifications wait in the
-    /// resend buffer; orchestrators should allow a little more (a 45 s termination grace period).
+    /// (`shutdown-deadline-seconds`), ≥ 1 s; default 30 s. Cancelled work is left for the next
+    /// owner (uncommitted messages, expiring chunk leases) and the process exits 75, at most 5 s
+    /// after the deadline; orchestrators should allow a little more (a 45 s termination grace
+    /// period).
     public var shutdownDeadline: Duration
 
     /// Creates worker settings; every parameter has the documented default.

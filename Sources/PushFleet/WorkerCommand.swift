@@ -9,7 +9,6 @@ import PushJobs
 import PushLogging
 import PushPipeline
 import ServiceLifecycle
-import UnixSignals
 
 /// `pushfleet worker`: a pipeline worker (expand and send stages by default). Stateless; run as
 /// many as the topics' partitions allow. SIGTERM or SIGINT stop it gracefully.
@@ -78,15 +77,26 @@ struct ProcessOptions: ParsableArguments {
                         configuration: configuration, registry: registry, port: port, lagGroups: lagGroups,
                         certificates: worker.certificateExpiries, logger: logger))
             }
-            return services
+            return (services, { worker.unfinishedWork })
         }
     }
 
     /// Runs long-lived services with logs on stderr at `--log-level` and swift-metrics going to
-    /// a Prometheus registry, until SIGTERM or SIGINT shuts them down gracefully (within
-    /// `worker.shutdown-deadline-seconds`, after which their work is cancelled).
+    /// a Prometheus registry, until SIGTERM or SIGINT shuts them down gracefully: within
+    /// `worker.shutdown-deadline-seconds`, after which their work is cancelled and the process
+    /// exits 75 (``ProcessStop``), logging the work it leaves unfinished.
     func runService(
         label: String, _ makeServices: (PushFleetConfiguration, Logger, PrometheusCollectorRegistry) throws -> [any Service]
+    ) async throws {
+        try await runService(label: label) { configuration, logger, registry in
+            (try makeServices(configuration, logger, registry), { [:] })
+        }
+    }
+
+    /// ``runService(label:_:)`` for services that can say what they leave unfinished.
+    func runService(
+        label: String,
+        _ makeServices: (PushFleetConfiguration, Logger, PrometheusCollectorRegistry) throws -> ([any Service], @Sendable () -> Logger.Metadata)
     ) async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -100,17 +110,16 @@ struct ProcessOptions: ParsableArguments {
         let logger = Logger(label: label)
         let configuration = try loadConfiguration()
         let services: [any Service]
+        let unfinishedWork: @Sendable () -> Logger.Metadata
         do {
-            services = try makeServices(configuration, logger, registry)
+            (services, unfinishedWork) = try makeServices(configuration, logger, registry)
         } catch {
             throw ValidationError("configuration \(config): \(error)")
         }
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = configuration.worker.shutdownDeadline
-        groupConfiguration.maximumCancellationDuration = .seconds(5)
-        try await ServiceGroup(configuration: groupConfiguration).run()
+        let stop = ProcessStopController(deadline: configuration.worker.shutdownDeadline, logger: logger, unfinishedWork: unfinishedWork)
+        let status = try await stop.run(services)
+        if status != .stopped {
+            throw ExitCode(status.code)
+        }
     }
 }

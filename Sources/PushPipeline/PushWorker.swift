@@ -11,6 +11,7 @@ import PushJobs
 import PushStore
 public import Redis
 public import ServiceLifecycle
+import Synchronization
 
 /// One worker process of the pipeline: the stages of its roles, each a member of its Kafka
 /// consumer group (`<group-prefix>.expand`, `.send`, `.feedback`), sharing one producer, one
@@ -29,6 +30,28 @@ public final class PushWorker: Service, Sendable {
     /// the worker's operations server show them, ``run()`` warns of those expiring).
     public let certificateExpiries: [CertificateExpiry]
     private let logger: Logger
+    /// What ``unfinishedWork`` reads while the worker runs: each consumer and the sender.
+    private let running = Mutex<(consumers: [KafkaConsumer], sender: NotificationSender?, parts: [String: Int])>(([], nil, [:]))
+
+    /// What the worker is in the middle of: its parts still running (stages, consumers,
+    /// clients closing), messages handed to its stages and not finished, by topic, and
+    /// notifications sent whose outcome is not settled. A worker stopping at its
+    /// deadline logs it: the messages are read again by their partitions' next owners, and
+    /// the notifications in flight may be sent a second time.
+    public var unfinishedWork: Logger.Metadata {
+        let (consumers, sender, parts) = running.withLock { ($0.consumers, $0.sender, $0.parts) }
+        var metadata: Logger.Metadata = [:]
+        if !parts.isEmpty {
+            metadata["unfinished.parts"] = "\(parts.keys.sorted())"
+        }
+        for consumer in consumers where consumer.unfinishedCount > 0 {
+            metadata["unfinished.\(consumer.topics.joined(separator: ","))"] = "\(consumer.unfinishedCount)"
+        }
+        if let sender {
+            metadata["unfinished.notifications-in-flight"] = "\(sender.notificationsInFlight)"
+        }
+        return metadata
+    }
 
     /// Loads the apps' credentials; nothing connects until ``run()``.
     ///
@@ -102,33 +125,59 @@ public final class PushWorker: Service, Sendable {
             let stage = FeedbackStage(context: context, clients: clients)
             consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000, metrics: context.metrics), 64, stage.handle))
         }
+        running.withLock {
+            $0.consumers = consumers.map(\.0)
+            $0.sender = roles.contains(.send) ? sender : nil
+        }
         logger.info(
             "worker started",
             metadata: ["roles": "\(roles.map(\.rawValue).sorted())", "apps": "\(apps.keys.sorted())", "kafka": "\(kafka.bootstrapServers)"])
 
         await withDiscardingTaskGroup { group in
             for (consumer, concurrency, handler) in consumers {
-                group.addTask { try? await consumer.run() }
-                group.addTask { await MessageLoop.run(consumer, concurrency: concurrency, metrics: context.metrics, handler: handler) }
+                let topic = consumer.topics.joined(separator: ",")
+                addPart("consumer \(topic)", to: &group) { try? await consumer.run() }
+                addPart("stage \(topic)", to: &group) {
+                    await MessageLoop.run(consumer, concurrency: concurrency, metrics: context.metrics, handler: handler)
+                }
             }
             if roles.contains(.send) {
-                group.addTask { await ResendDrainer(context: context, sender: sender).run() }
-                group.addTask { await Self.samplePools(distinctClients, metrics: context.metrics) }
+                addPart("resend drainer", to: &group) { await ResendDrainer(context: context, sender: sender).run() }
+                addPart("pool sampler", to: &group) { await Self.samplePools(distinctClients, metrics: context.metrics) }
             }
             if roles.contains(.expand) {
-                group.addTask { await ScheduleReleaser(context: context).run() }
+                addPart("schedule releaser", to: &group) { await ScheduleReleaser(context: context).run() }
             }
             if roles.contains(.feedback) {
-                group.addTask { await FeedbackServicePoller(context: context, clients: clients).run() }
+                addPart("feedback service poller", to: &group) { await FeedbackServicePoller(context: context, clients: clients).run() }
             }
         }
-        await producer.close()
-        for client in distinctClients {
-            await client.shutdown()
+        await stopping("Kafka producer") { await producer.close() }
+        await stopping("APNs clients") {
+            for client in distinctClients {
+                await client.shutdown()
+            }
+            try? await apnsEventLoops.shutdownGracefully()
         }
-        try? await apnsEventLoops.shutdownGracefully()
-        await redis.shutdown()
+        await stopping("Redis client") { await redis.shutdown() }
         logger.info("worker stopped", metadata: ["counters": "\(counters.snapshot().filter { $0.value > 0 })"])
+    }
+
+    /// Runs one part of the worker in `group`, named in ``unfinishedWork`` until it returns.
+    private func addPart(_ name: String, to group: inout DiscardingTaskGroup, _ body: @escaping @Sendable () async -> Void) {
+        group.addTask { await self.stopping(name, body) }
+    }
+
+    /// Runs `body`, named in ``unfinishedWork`` until it returns: what a stop at the deadline
+    /// reports as not given way.
+    private func stopping(_ name: String, _ body: () async -> Void) async {
+        running.withLock { $0.parts[name, default: 0] += 1 }
+        await body()
+        running.withLock { state in
+            state.parts[name, default: 1] -= 1
+            if state.parts[name] == 0 { state.parts[name] = nil }
+        }
+        logger.debug("worker part stopped", metadata: ["part": "\(name)"])
     }
 
     /// Refuses to start when a topic of the pipeline is missing, instead of consuming nothing

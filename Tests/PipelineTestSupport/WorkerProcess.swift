@@ -50,6 +50,19 @@ package final class WorkerProcess: Sendable {
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "worker exits 0 on SIGTERM")
     }
 
+    /// SIGTERM, then waits for the process to end however it does; returns how and when, and
+    /// prints its log.
+    package func stop() async throws -> (reason: Process.TerminationReason, status: Int32, after: Duration) {
+        let start = ContinuousClock.now
+        process.terminate()
+        while process.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let after = ContinuousClock.now - start
+        printLog()
+        return (process.terminationReason, process.terminationStatus, after)
+    }
+
     package func forceStop() {
         if process.isRunning {
             Foundation.kill(process.processIdentifier, SIGKILL)

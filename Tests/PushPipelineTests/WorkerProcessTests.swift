@@ -1,7 +1,12 @@
 import APNsCore
 import APNsSimulator
 import EmbeddedStack
+import EmbeddedKafka
 import Foundation
+import Kafka
+import LocalRedis
+import PushPipeline
+import Synchronization
 import PipelineTestSupport
 import PushCore
 import PushJobs
@@ -49,6 +54,107 @@ struct WorkerProcessTests {
             #expect(sentTwice <= window)
 
             try await second.stopGracefully()
+            try await replacement.stopGracefully()
+        }
+    }
+}
+
+/// A worker told to stop while Redis or Kafka does not answer: it gives its work in progress
+/// until its shutdown deadline, then cancels it and exits 75 (``ProcessStop``), within the
+/// deadline and the cancellation allowance, never with a crash; nothing of the campaign is lost.
+@Suite("Worker processes stopped while a server is away", .serialized)
+struct WorkerStopTests {
+    typealias Stack = PipelineStack
+
+    /// The deadline the tests give the worker, and how long after it the process may take to end:
+    /// the cancellation allowance (5 s) and a margin for a loaded machine.
+    static let deadline: Duration = .seconds(2)
+    static let allowance: Duration = .seconds(5)
+    static let margin: Duration = .seconds(5)
+    static let total = 20_000
+
+    @Test("SIGTERM while Redis is frozen: exit 75 on the deadline, and a new worker finishes the campaign")
+    func stopWhileRedisFrozen() async throws {
+        try await Self.stopMidCampaign(
+            jobID: "redis-frozen",
+            fault: { stack in
+                let server = try #require(stack.stack.redisServer)
+                await server.pause()
+            },
+            repair: { stack in await stack.stack.redisServer?.resume() },
+            expecting: [ProcessStop.ExitStatus.stoppedAtDeadline.code])
+    }
+
+    @Test("SIGTERM while the Kafka broker answers nothing for a minute: exit 75 on the deadline")
+    func stopWhileKafkaSilent() async throws {
+        try await Self.stopMidCampaign(
+            jobID: "kafka-silent",
+            fault: { stack in try stack.cluster.setBrokerRoundTripTime(1, milliseconds: 60_000) },
+            repair: { stack in try stack.cluster.setBrokerRoundTripTime(1, milliseconds: 0) },
+            expecting: [ProcessStop.ExitStatus.stoppedAtDeadline.code])
+    }
+
+    @Test("SIGTERM while Kafka requests fail: the worker stops within its deadline or exits 75 on it, without a crash")
+    func stopWhileKafkaFails() async throws {
+        let injecting = Mutex<Task<Void, any Error>?>(nil)
+        try await Self.stopMidCampaign(
+            jobID: "kafka-errors",
+            fault: { stack in
+                let cluster = stack.cluster
+                injecting.withLock {
+                    $0 = Task {
+                        while !Task.isCancelled {
+                            cluster.injectRequestErrors(.produce, errors: Array(repeating: .notLeaderOrFollower, count: 20))
+                            cluster.injectRequestErrors(.fetch, errors: Array(repeating: .notLeaderOrFollower, count: 20))
+                            cluster.injectRequestErrors(.offsetCommit, errors: Array(repeating: .requestTimedOut, count: 20))
+                            cluster.injectRequestErrors(.heartbeat, errors: Array(repeating: .requestTimedOut, count: 20))
+                            try await Task.sleep(for: .milliseconds(100))
+                        }
+                    }
+                }
+            },
+            repair: { stack in
+                injecting.withLock { $0?.cancel() }
+                for api in [KafkaAPIKey.produce, .fetch, .offsetCommit, .heartbeat] { stack.cluster.clearRequestErrors(api) }
+            },
+            expecting: [ProcessStop.ExitStatus.stopped.code, ProcessStop.ExitStatus.stoppedAtDeadline.code])
+    }
+
+    /// A throttled broadcast under way on one worker; `fault`, then SIGTERM: the worker must end
+    /// by exit (one of `statuses`) within the deadline, the allowance and a margin. After
+    /// `repair`, a second worker finishes the campaign: no token missed.
+    private static func stopMidCampaign(
+        jobID: String,
+        fault: (Stack) async throws -> Void,
+        repair: (Stack) async throws -> Void,
+        expecting statuses: Set<Int32>
+    ) async throws {
+        let tokens = (0..<total).map(Stack.token)
+        try await Stack.with(simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
+            try await stack.register(tokens)
+            let overrides = ["PUSHFLEET__WORKER__SHUTDOWN_DEADLINE_SECONDS": "\(deadline.components.seconds)"]
+            let worker = try WorkerProcess.start(stack: stack, environment: overrides)
+            defer { worker.forceStop() }
+            try await stack.publish(Stack.job(id: jobID, audience: .broadcast, throttle: ThrottleOverride(ratePerSecond: 2_000)))
+            _ = try await eventually("the campaign to be under way") {
+                try await stack.simulator.counters().accepted
+            } until: { $0 >= 2_000 }
+
+            try await fault(stack)
+            let ended = try await worker.stop()
+            try await repair(stack)
+            print("\(jobID): the worker ended after \(ended.after): \(ended.reason == .exit ? "exit" : "signal") \(ended.status)")
+            #expect(ended.reason == .exit, "the worker crashed (signal \(ended.status))")
+            #expect(statuses.contains(ended.status), "exit status \(ended.status), expected one of \(statuses.sorted())")
+            #expect(ended.after < deadline + allowance + margin)
+
+            let replacement = try WorkerProcess.start(stack: stack)
+            defer { replacement.forceStop() }
+            _ = try await eventually("the campaign to finish", timeout: .seconds(300)) {
+                try await stack.report(jobID)
+            } until: { $0.isComplete }
+            let (missed, _) = coverage(of: tokens, try await stack.simulator.counters())
+            #expect(missed.isEmpty)
             try await replacement.stopGracefully()
         }
     }

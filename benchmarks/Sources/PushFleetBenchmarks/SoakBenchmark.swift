@@ -286,7 +286,7 @@ struct SoakOutcome: Codable {
         figures.acceptedTwice = max(0, simulatorAccepted - delivered)
         if figures.missed > 0 { violations.append("\(figures.missed) notifications missed") }
         if figures.acceptedTwice > 0 { violations.append("\(figures.acceptedTwice) accepted twice") }
-        if workerEnds.contains(where: { !$0.expected }) { violations.append("a worker crashed or exited non-zero") }
+        if workerEnds.contains(where: { !$0.expected }) { violations.append("a worker crashed or exited with an error") }
         if workersStarted != plan.workers { violations.append("\(workersStarted - plan.workers) workers restarted") }
 
         let steady = samples.dropFirst()

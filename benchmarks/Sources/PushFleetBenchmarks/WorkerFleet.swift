@@ -11,13 +11,53 @@ import FoundationNetworking
 /// benchmarks; remembers how each one ended and the highest peak RSS seen. Safe to use from the
 /// task injecting faults and the one sampling at once.
 final class WorkerFleet: Sendable {
-    struct Ended: Codable {
+    /// How a worker process ended.
+    struct Ended: Codable, Equatable {
         /// `exit` (with its status) or `signal` (with the signal's number).
         var reason: String
         var status: Int32
-        /// Whether the benchmark caused it: exit 0 after SIGTERM, or the SIGKILL of the fault
-        /// being measured.
-        var expected: Bool
+        /// What the end means (``Kind``).
+        var kind: Kind
+        /// From SIGTERM to the exit, for a worker the benchmark stopped.
+        var stopSeconds: Double?
+
+        enum Kind: String, Codable {
+            /// Exit 0 after SIGTERM: everything finished within the shutdown deadline.
+            case stopped
+            /// Exit 75 after SIGTERM: the shutdown deadline passed and the work in progress was
+            /// cancelled and left for the next owner (`ProcessStop`). Safe by design; reported
+            /// apart, not a failure.
+            case stoppedAtDeadline = "stopped-at-deadline"
+            /// The SIGKILL of the fault being measured.
+            case killed
+            /// Any other signal: a crash.
+            case crashed
+            /// Any other exit status: the worker failed.
+            case failed
+        }
+
+        /// Whether the end is one a fault suite accepts.
+        var expected: Bool { kind != .crashed && kind != .failed }
+
+        /// The end of a process that exited (`signal == false`) or was killed by a signal with
+        /// `status`; `expectedSignal` is the SIGKILL the benchmark sent, if it sent one.
+        init(signal: Bool, status: Int32, expectedSignal: Int32?, stopSeconds: Double? = nil) {
+            self.reason = signal ? "signal" : "exit"
+            self.status = status
+            self.stopSeconds = stopSeconds
+            switch (signal, status) {
+            case (false, 0): kind = .stopped
+            case (false, 75): kind = .stoppedAtDeadline
+            case (false, _): kind = .failed
+            case (true, expectedSignal): kind = .killed
+            case (true, _): kind = .crashed
+            }
+        }
+
+        /// As the reports show it: `exit 0`, `exit 75 (deadline)`, `signal 9`.
+        var label: String {
+            kind == .stoppedAtDeadline ? "\(reason) \(status) (deadline)" : "\(reason) \(status)"
+        }
     }
 
     private struct State {
@@ -133,9 +173,10 @@ final class WorkerFleet: Sendable {
     /// SIGTERMs the `index`-th running worker (modulo their count) and waits for it to exit.
     func stop(_ index: Int) {
         guard let process = take(index) else { return }
+        let start = ContinuousClock.now
         process.terminate()
         process.waitUntilExit()
-        record(process, expectedSignal: nil)
+        record(process, expectedSignal: nil, stopSeconds: (ContinuousClock.now - start).seconds)
     }
 
     /// SIGTERMs the `index`-th running worker (modulo their count) without waiting for it: it
@@ -188,16 +229,10 @@ final class WorkerFleet: Sendable {
         state.withLock { $0.peakKilobytes[pid] = max($0.peakKilobytes[pid] ?? 0, kilobytes) }
     }
 
-    private func record(_ process: Process, expectedSignal: Int32?) {
-        let ended: Ended
-        switch process.terminationReason {
-        case .exit:
-            ended = Ended(reason: "exit", status: process.terminationStatus, expected: process.terminationStatus == 0)
-        case .uncaughtSignal:
-            ended = Ended(reason: "signal", status: process.terminationStatus, expected: process.terminationStatus == expectedSignal)
-        @unknown default:
-            ended = Ended(reason: "unknown", status: process.terminationStatus, expected: false)
-        }
+    private func record(_ process: Process, expectedSignal: Int32?, stopSeconds: Double? = nil) {
+        let ended = Ended(
+            signal: process.terminationReason == .uncaughtSignal, status: process.terminationStatus, expectedSignal: expectedSignal,
+            stopSeconds: stopSeconds)
         state.withLock { $0.ended.append(ended) }
     }
 }
