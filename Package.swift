@@ -161,6 +161,7 @@ let package = Package(
             dependencies: [
                 "APNsCore",
                 "HTTP2Frames",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

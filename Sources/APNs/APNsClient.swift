@@ -158,7 +158,7 @@ public final class APNsClient: Sendable {
             let start = ContinuousClock.now
             let grants: [APNsConnectionPool.Grant]
             do {
-                grants = try await pool.lease(upTo: tokens.count - next, timeout: configuration.requestTimeout)
+                grants = try await pool.lease(upTo: tokens.count - next, bytes: notification.payload.readableBytes, timeout: configuration.requestTimeout)
             } catch {
                 for index in next..<tokens.count { batch.noStream(index: index, error) }
                 break
@@ -249,7 +249,7 @@ public final class APNsClient: Sendable {
         let deadline = ContinuousClock.now + configuration.requestTimeout
         let connection: APNsConnection
         do {
-            connection = try await pool.lease(timeout: configuration.requestTimeout)
+            connection = try await pool.lease(timeout: configuration.requestTimeout, bytes: payload.readableBytes)
         } catch {
             return .noStream(error)
         }
@@ -287,6 +287,11 @@ public final class APNsClient: Sendable {
         public var streamsInFlight: Int
         /// Callers waiting for a free stream.
         public var waiters: Int
+        /// The connections the pools keep (what their sizing decided; the open ones follow).
+        public var targetConnections: Int = 0
+        /// The longest of the pools' round trips (the quickest answer of the last 30 s), when
+        /// measured.
+        public var roundTrip: Duration?
 
         /// `statistics` summed per environment (a fleet's clients, or one client's pools),
         /// sorted by environment.
@@ -298,6 +303,8 @@ public final class APNsClient: Sendable {
                 total.openConnections += figures.openConnections
                 total.streamsInFlight += figures.streamsInFlight
                 total.waiters += figures.waiters
+                total.targetConnections += figures.targetConnections
+                if let roundTrip = figures.roundTrip { total.roundTrip = max(total.roundTrip ?? roundTrip, roundTrip) }
                 byEnvironment[figures.environment] = total
             }
             return byEnvironment.values.sorted { $0.environment.rawValue < $1.environment.rawValue }
@@ -310,9 +317,12 @@ public final class APNsClient: Sendable {
         let pools = self.pools.withLock { state in state.pools.map { ($0.key.environment, $0.value.pool) } }
         return PoolStatistics.summedByEnvironment(pools.map { environment, pool in
             let figures = pool.statistics
-            return PoolStatistics(
+            var statistics = PoolStatistics(
                 environment: environment, openConnections: figures.openConnections, streamsInFlight: figures.streamsInUse,
                 waiters: figures.waiters)
+            statistics.targetConnections = figures.targetConnections
+            statistics.roundTrip = figures.roundTrip
+            return statistics
         })
     }
 

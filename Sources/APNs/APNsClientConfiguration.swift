@@ -55,8 +55,13 @@ public struct APNsClientConfiguration: Sendable {
     public var binarySliceFrames = 1000
     /// Default ``TrustRoots/system``.
     public var trustRoots: TrustRoots
-    /// Connections per pool (one pool per credential and environment). Default 2.
+    /// Connections per pool (one pool per credential and environment): the pool's size, or
+    /// with ``minimumConnectionsPerPool`` the most it grows to. Default 2.
     public var connectionsPerPool: Int
+    /// With a value, a pool sizes itself to the demand between this many connections and
+    /// ``connectionsPerPool`` (``APNsPoolSizing``); `nil` (the default) keeps it at
+    /// ``connectionsPerPool``.
+    public var minimumConnectionsPerPool: Int?
     /// Upper bound on streams per connection whatever the server advertises. Default 1000.
     public var maxConcurrentStreamsPerConnection: Int
     /// Callers allowed to wait for a stream per pool before ``APNsError/Code/tooManyWaiters``.
@@ -91,6 +96,16 @@ public struct APNsClientConfiguration: Sendable {
     /// Provider token lifetime policy.
     public var providerTokenPolicy: APNsProviderTokenPolicy
 
+    /// The rule each pool sizes itself by.
+    public var poolSizing: APNsPoolSizing {
+        guard let minimum = minimumConnectionsPerPool else {
+            return .fixed(connections: connectionsPerPool, streamCap: maxConcurrentStreamsPerConnection)
+        }
+        return APNsPoolSizing(
+            minimumConnections: min(minimum, connectionsPerPool), maximumConnections: connectionsPerPool,
+            streamCap: maxConcurrentStreamsPerConnection)
+    }
+
     public init(
         applePort: Int = 443,
         endpointOverride: Endpoint? = nil,
@@ -109,8 +124,10 @@ public struct APNsClientConfiguration: Sendable {
         maxAttempts: Int = 1,
         retryBackoffBase: Duration = .milliseconds(50),
         maxRefusedStreamRetries: Int = 10,
-        providerTokenPolicy: APNsProviderTokenPolicy = APNsProviderTokenPolicy()
+        providerTokenPolicy: APNsProviderTokenPolicy = APNsProviderTokenPolicy(),
+        minimumConnectionsPerPool: Int? = nil
     ) {
+        self.minimumConnectionsPerPool = minimumConnectionsPerPool
         self.applePort = applePort
         self.endpointOverride = endpointOverride
         self.environmentEndpoints = environmentEndpoints

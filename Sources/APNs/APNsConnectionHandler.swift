@@ -16,28 +16,35 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
 
     /// What the pool hears about its connection. Called on the connection's event loop.
     package struct Events: Sendable {
-        var ready: @Sendable (_ maxStreams: Int) -> Void
+        /// The server's first SETTINGS: its stream limit, and the most DATA it lets the
+        /// connection have in flight (its connection window).
+        var ready: @Sendable (_ maxStreams: Int, _ window: Int) -> Void
         var maxStreamsChanged: @Sendable (_ maxStreams: Int) -> Void
+        /// The server raised the connection window beyond what it granted before.
+        var windowGrew: @Sendable (_ window: Int) -> Void
         /// GOAWAY arrived: its error code and APNs's reason (the JSON `reason` of the debug
         /// data, such as `IdleTimeout` or `Shutdown`), when it gave one.
         var goingAway: @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void
         /// A PING went unanswered: the connection takes no new streams and is being closed.
         var unresponsive: @Sendable () -> Void
         /// Streams ended (answered, refused, timed out or lost): told once per read, or once
-        /// per other event that ends streams, with how many, not once per stream.
-        var streamsEnded: @Sendable (_ count: Int) -> Void
+        /// per other event that ends streams, with how many, not once per stream, and how long
+        /// the quickest of the answers took (`nil` without an answer).
+        var streamsEnded: @Sendable (_ count: Int, _ quickestAnswer: TimeAmount?) -> Void
         var closed: @Sendable () -> Void
 
         package init(
-            ready: @escaping @Sendable (_ maxStreams: Int) -> Void,
+            ready: @escaping @Sendable (_ maxStreams: Int, _ window: Int) -> Void,
             maxStreamsChanged: @escaping @Sendable (_ maxStreams: Int) -> Void,
+            windowGrew: @escaping @Sendable (_ window: Int) -> Void = { _ in },
             goingAway: @escaping @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void,
             unresponsive: @escaping @Sendable () -> Void,
-            streamsEnded: @escaping @Sendable (_ count: Int) -> Void,
+            streamsEnded: @escaping @Sendable (_ count: Int, _ quickestAnswer: TimeAmount?) -> Void,
             closed: @escaping @Sendable () -> Void
         ) {
             self.ready = ready
             self.maxStreamsChanged = maxStreamsChanged
+            self.windowGrew = windowGrew
             self.goingAway = goingAway
             self.unresponsive = unresponsive
             self.streamsEnded = streamsEnded
@@ -155,7 +162,7 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         guard endedStreams > 0 else { return }
         let count = endedStreams
         endedStreams = 0
-        events.streamsEnded(count)
+        events.streamsEnded(count, state.takeQuickestAnswer(now: .now()))
     }
 
     private func perform(_ action: StateMachine.Action, context: ChannelHandlerContext) {
@@ -163,9 +170,11 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         case .answer(let request, let outcome):
             answer(request, outcome)
             closeIfDrained(context: context)
-        case .ready(let maxStreams):
-            events.ready(maxStreams)
+        case .ready(let maxStreams, let window):
+            events.ready(maxStreams, window)
             startKeepalive(context: context)
+        case .windowGrew(let window):
+            events.windowGrew(window)
         case .maxStreamsChanged(let maxStreams):
             events.maxStreamsChanged(maxStreams)
         case .goingAway(let code, let reason, let refused):

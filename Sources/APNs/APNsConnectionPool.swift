@@ -33,6 +33,8 @@ final class APNsConnectionPool: Sendable {
         /// when it is served, cost 6–7% of a worker's CPU (NIO finds a cancelled timer by
         /// searching its queue). A waiter now times out up to one interval late.
         var waiterSweep: RepeatedTask?
+        /// Once a second while the pool runs: the state machine's ``APNsConnectionPoolStateMachine/tick()``.
+        var sizingTick: RepeatedTask?
     }
 
     static let waiterSweepInterval = TimeAmount.milliseconds(50)
@@ -51,10 +53,7 @@ final class APNsConnectionPool: Sendable {
     ) {
         self.state = Mutex(
             State(
-                machine: StateMachine(
-                    targetConnections: configuration.connectionsPerPool,
-                    maxWaiters: configuration.maxWaitersPerPool,
-                    streamCap: configuration.maxConcurrentStreamsPerConnection)))
+                machine: StateMachine(sizing: configuration.poolSizing, maxWaiters: configuration.maxWaitersPerPool)))
         self.eventLoopGroup = eventLoopGroup
         self.endpoint = endpoint
         self.sslContext = sslContext
@@ -64,19 +63,19 @@ final class APNsConnectionPool: Sendable {
         self.logger = logger
     }
 
-    /// Waits for a free stream, at most `timeout`.
-    func lease(timeout: Duration) async throws(APNsError) -> APNsConnection {
-        try await lease(upTo: 1, timeout: timeout)[0].connection
+    /// Waits for a free stream, at most `timeout`, for a request of `bytes` DATA bytes.
+    func lease(timeout: Duration, bytes: Int = 0) async throws(APNsError) -> APNsConnection {
+        try await lease(upTo: 1, bytes: bytes, timeout: timeout)[0].connection
     }
 
     /// Leases up to `wanted` streams: those free now, at once; when none is, waits (at most
     /// `timeout`) for the first to free up and takes every stream free then, up to `wanted`.
     /// Each stream goes back when it ends: its connection tells the pool
     /// (``APNsConnectionHandler/Events/streamsEnded``).
-    func lease(upTo wanted: Int, timeout: Duration) async throws(APNsError) -> [Grant] {
+    func lease(upTo wanted: Int, bytes: Int = 0, timeout: Duration) async throws(APNsError) -> [Grant] {
         // Fast path: free streams now, without suspending.
         let (immediate, connects) = state.withLock { state -> ([Grant], [StateMachine.Connect]) in
-            let (grants, connects) = state.machine.leaseIfAvailable(wanted: wanted)
+            let (grants, connects) = state.machine.leaseIfAvailable(wanted: wanted, bytes: bytes)
             return (Self.resolve(grants, in: &state), connects)
         }
         open(connects)
@@ -91,7 +90,7 @@ final class APNsConnectionPool: Sendable {
                 let waiter = Waiter(
                     id: waiterID, deadline: .now() + .nanoseconds(timeout.nanoseconds), continuation: continuation)
                 let (result, connects, leased) = state.withLock { state in
-                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: waiter, wanted: wanted)
+                    let (result, connects) = state.machine.lease(waiterID: waiterID, waiter: waiter, wanted: wanted, bytes: bytes)
                     if case .queued = result, state.waiterSweep == nil {
                         state.waiterSweep = eventLoopGroup.any().scheduleRepeatedTask(
                             initialDelay: Self.waiterSweepInterval, delay: Self.waiterSweepInterval
@@ -135,18 +134,47 @@ final class APNsConnectionPool: Sendable {
         return resolved
     }
 
-    /// The pool's open connections, streams in flight and waiting callers right now.
-    var statistics: (openConnections: Int, streamsInUse: Int, waiters: Int) {
-        state.withLock { $0.machine.statistics }
+    /// The pool's open connections, streams in flight and waiting callers right now, the
+    /// connections it keeps and the round trip it measured.
+    var statistics: (openConnections: Int, streamsInUse: Int, waiters: Int, targetConnections: Int, roundTrip: Duration?) {
+        state.withLock { state in
+            let figures = state.machine.statistics
+            return (figures.openConnections, figures.streamsInUse, figures.waiters, state.machine.targetConnections, state.machine.roundTrip)
+        }
     }
 
     /// Streams of a connection ended; waiters may take them. Connections call it (their
     /// ``APNsConnectionHandler/Events/streamsEnded``), once per read.
-    private func release(connectionID: Int, streams: Int) {
-        let leases = state.withLock { state in
-            state.machine.release(connectionID, streams: streams).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
+    private func release(connectionID: Int, streams: Int, quickestAnswer: TimeAmount?) {
+        let quickest = quickestAnswer.map { Duration.nanoseconds($0.nanoseconds) }
+        let (leases, close, connects) = state.withLock { state in
+            let release = state.machine.releasing(connectionID, streams: streams, quickest: quickest)
+            return (
+                release.leases.map { ($0.waiter, Self.resolve($0.grants, in: &state)) }, release.close.flatMap { state.connections[$0] },
+                release.connect
+            )
         }
         resume(leases)
+        close?.close()
+        open(connects)
+    }
+
+    /// Once a second: a connection the demand no longer needs is given back (closed now when
+    /// idle, else once its last stream ends).
+    private func tick() {
+        let idle = state.withLock { state in state.machine.tick().flatMap { state.connections[$0] } }
+        if let idle {
+            logger.debug("APNs pool gives back a connection the demand no longer needs")
+            idle.close()
+        }
+    }
+
+    /// Starts the sizing tick of a pool that sizes itself (once).
+    private func startSizingTick(in state: inout State) {
+        guard !state.machine.sizing.isFixed, state.sizingTick == nil, !state.isShutdown else { return }
+        state.sizingTick = eventLoopGroup.any().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+            self?.tick()
+        }
     }
 
     /// Closes every connection and fails every waiter.
@@ -155,14 +183,20 @@ final class APNsConnectionPool: Sendable {
             state.isShutdown = true
             state.waiterSweep?.cancel()
             state.waiterSweep = nil
+            state.sizingTick?.cancel()
+            state.sizingTick = nil
             let (waiters, ids) = state.machine.shutdown()
             return (waiters, ids.compactMap { state.connections[$0] })
         }
         for waiter in waiters {
             finish(waiter, .failure(APNsError(.shutdown)))
         }
+        // All at once: a connection to a server that went silent takes TLS's shutdown timeout
+        // to close, and one after another they would add up.
         for connection in connections {
             connection.close()
+        }
+        for connection in connections {
             try? await connection.channel.closeFuture.get()
         }
     }
@@ -216,18 +250,29 @@ final class APNsConnectionPool: Sendable {
     }
 
     private func open(id: Int, on eventLoop: any EventLoop) {
+        let opened = ContinuousClock.now
         let events = APNsConnectionHandler.Events(
-            ready: { maxStreams in
-                let leases = self.state.withLock { state in
-                    state.machine.connected(id, maxStreams: maxStreams).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
+            ready: { maxStreams, window in
+                let handshake = ContinuousClock.now - opened
+                let (leases, connects) = self.state.withLock { state in
+                    let (leases, connects) = state.machine.connecting(id, maxStreams: maxStreams, window: window, handshake: handshake)
+                    self.startSizingTick(in: &state)
+                    return (leases.map { ($0.waiter, Self.resolve($0.grants, in: &state)) }, connects)
                 }
                 self.resume(leases)
+                self.open(connects)
             },
             maxStreamsChanged: { maxStreams in
+                let (leases, connects) = self.state.withLock { state in
+                    let (leases, connects) = state.machine.streamLimitChanged(id, maxStreams: maxStreams)
+                    return (leases.map { ($0.waiter, Self.resolve($0.grants, in: &state)) }, connects)
+                }
+                self.resume(leases)
+                self.open(connects)
+            },
+            windowGrew: { window in
                 let leases = self.state.withLock { state in
-                    state.machine.maxStreamsChanged(id, maxStreams: maxStreams).map {
-                        ($0.waiter, Self.resolve($0.grants, in: &state))
-                    }
+                    state.machine.windowGrew(id, window: window).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
                 }
                 self.resume(leases)
             },
@@ -243,7 +288,7 @@ final class APNsConnectionPool: Sendable {
                 self.logger.info("APNs connection did not answer a PING; replacing it")
                 self.retire(id)
             },
-            streamsEnded: { count in self.release(connectionID: id, streams: count) },
+            streamsEnded: { count, quickest in self.release(connectionID: id, streams: count, quickestAnswer: quickest) },
             closed: { self.closed(id) })
         let timeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanoseconds)
         APNsConnection.connect(

@@ -36,8 +36,12 @@ struct APNsConnectionStateMachine<Request> {
     enum Action {
         /// A stream ended: its request gets this outcome.
         case answer(Request, APNsStreamOutcome)
-        /// The server's first SETTINGS: the connection takes streams, at most this many at once.
-        case ready(maxStreams: Int)
+        /// The server's first SETTINGS: the connection takes streams, at most this many at once,
+        /// with at most `window` bytes of DATA in flight (what the server granted so far; a
+        /// WINDOW_UPDATE after it is a ``windowGrew(_:)``).
+        case ready(maxStreams: Int, window: Int)
+        /// The server raised the connection's send window beyond what it granted before.
+        case windowGrew(Int)
         /// A later SETTINGS changed the stream limit.
         case maxStreamsChanged(Int)
         /// GOAWAY: no new streams; the requests above its last stream id were never processed
@@ -61,6 +65,8 @@ struct APNsConnectionStateMachine<Request> {
     /// One request on the wire.
     private struct Stream {
         var request: Request
+        /// When its request left.
+        var sent: NIODeadline
         var deadline: NIODeadline
         /// DATA bytes received on the stream, against the window we advertised.
         var received = 0
@@ -79,6 +85,8 @@ struct APNsConnectionStateMachine<Request> {
     private var goAwayLastStreamID: UInt32?
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS; `nil` until its first SETTINGS.
     private(set) var maxStreams: Int?
+    /// The connection window last reported (with `ready`, or as grown).
+    private var reportedWindow = HTTP2WireFrame.defaultWindowSize
     private var sendWindows = HTTP2SendWindows()
     private var receiveWindows = HTTP2ReceiveWindows()
     private var headerBlocks = HTTP2HeaderBlockAssembler(maxSize: APNsConnectionStateMachine.maxHeaderBlockSize)
@@ -103,6 +111,21 @@ struct APNsConnectionStateMachine<Request> {
     /// Requests on the wire, waiting for their answer.
     var streamsInFlight: Int { streams.count }
 
+    /// No stream's deadline is earlier than this (it may be of a stream answered since).
+    private var earliestDeadline: NIODeadline?
+
+    /// The latest send among the requests answered since ``takeQuickestAnswer(now:)``: the
+    /// quickest answer of them took `now` minus it.
+    private var latestSentAnswered: NIODeadline?
+
+    /// How long the quickest request answered since the last call took from its send to its
+    /// answer (`nil` when none was answered): the pool's measure of the round trip.
+    mutating func takeQuickestAnswer(now: NIODeadline) -> TimeAmount? {
+        guard let sent = latestSentAnswered else { return nil }
+        latestSentAnswered = nil
+        return now - sent
+    }
+
     // MARK: - Writing
 
     /// The frames written since the last call, or `nil` when there are none.
@@ -122,7 +145,7 @@ struct APNsConnectionStateMachine<Request> {
         outbound.writeString(HTTP2WireFrame.connectionPreface)
         outbound.writeHTTP2Settings([
             (.maxConcurrentStreams, 0),
-            (.initialWindowSize, UInt32(HTTP2ReceiveWindows.size)),
+            (.initialWindowSize, UInt32(receiveWindows.size)),
             (.enablePush, 0),
         ])
         receiveWindows.open(into: &outbound)
@@ -139,7 +162,8 @@ struct APNsConnectionStateMachine<Request> {
         if let maxStreams, streams.count >= maxStreams { return .refused }
         let streamID = nextStreamID
         nextStreamID += 2
-        streams[streamID] = Stream(request: request, deadline: now + timeout)
+        streams[streamID] = Stream(request: request, sent: now, deadline: now + timeout)
+        earliestDeadline = min(earliestDeadline ?? now + timeout, now + timeout)
         sendWindows.open(streamID)
         writeHeaders(headers, streamID: streamID)
         _ = sendWindows.send(payload, on: streamID, into: &outbound)
@@ -160,8 +184,17 @@ struct APNsConnectionStateMachine<Request> {
     /// Answers the requests past their deadline: their streams are reset (RST_STREAM CANCEL)
     /// and the requests returned, to be answered as timed out.
     mutating func expire(now: NIODeadline) -> [Request] {
+        // Nothing can have expired before the earliest deadline known: most sweeps end here. A
+        // connection at a distance holds hundreds of streams, and scanning them on every sweep
+        // cost 3.6% of a worker's CPU at 200 ms.
+        guard let earliest = earliestDeadline, earliest <= now else { return [] }
         var expired: [Request] = []
-        for (streamID, stream) in streams where stream.deadline <= now {
+        var next: NIODeadline?
+        for (streamID, stream) in streams {
+            guard stream.deadline <= now else {
+                next = min(next ?? stream.deadline, stream.deadline)
+                continue
+            }
             var payload = ByteBuffer()
             payload.writeInteger(HTTP2WireErrorCode.cancel.rawValue)
             outbound.writeHTTP2Frame(type: .rstStream, streamID: streamID, payload: payload)
@@ -169,6 +202,7 @@ struct APNsConnectionStateMachine<Request> {
             streams[streamID] = nil
             sendWindows.close(streamID)
         }
+        earliestDeadline = next
         return expired
     }
 
@@ -237,6 +271,11 @@ struct APNsConnectionStateMachine<Request> {
         while !isClosing, let frame = try reader.next() {
             if let action = try process(frame) { return action }
         }
+        guard !isClosing, maxStreams != nil else { return nil }
+        if sendWindows.peakConnectionWindow > reportedWindow {
+            reportedWindow = sendWindows.peakConnectionWindow
+            return .windowGrew(reportedWindow)
+        }
         return nil
     }
 
@@ -299,7 +338,7 @@ struct APNsConnectionStateMachine<Request> {
         // A stream that timed out or was reset may still receive what was on its way.
         guard var stream = streams[frame.streamID] else { return nil }
         stream.received += length
-        try HTTP2ReceiveWindows.check(stream: frame.streamID, received: stream.received)
+        try receiveWindows.check(stream: frame.streamID, received: stream.received)
         if data.readableBytes > 0 { stream.body.appendFrameBytes(data) }
         streams[frame.streamID] = stream
         return frame.flags.contains(.endStream) ? finish(frame.streamID) : nil
@@ -364,7 +403,8 @@ struct APNsConnectionStateMachine<Request> {
         guard let current = maxStreams else {
             let first = advertisedMaxStreams ?? Self.unlimitedStreams
             maxStreams = first
-            return .ready(maxStreams: first)
+            reportedWindow = sendWindows.peakConnectionWindow
+            return .ready(maxStreams: first, window: reportedWindow)
         }
         guard let advertisedMaxStreams, advertisedMaxStreams != current else { return nil }
         maxStreams = advertisedMaxStreams
@@ -401,6 +441,7 @@ struct APNsConnectionStateMachine<Request> {
         guard let status = stream.status else {
             return end(streamID, .connectionLost(HTTP2StreamReset(streamID: streamID, errorCode: HTTP2WireErrorCode.protocolError.rawValue)))
         }
+        latestSentAnswered = max(latestSentAnswered ?? stream.sent, stream.sent)
         return end(streamID, .response(status: status, headers: stream.answer, body: stream.body))
     }
 

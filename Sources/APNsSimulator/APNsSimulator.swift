@@ -243,7 +243,12 @@ public final class APNsSimulator: Sendable {
                     shared.tlsHandshakeFailures.wrappingIncrement(ordering: .relaxed)
                     return channel.close()
                 }
+                let network = shared.configuration.network
                 return channel.eventLoop.makeCompletedFuture {
+                    if let network {
+                        // Next to the socket: the TLS handshake crosses the distance too.
+                        try channel.pipeline.syncOperations.addHandler(APNsSimulatorNetworkHandler(network: network))
+                    }
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                     try channel.pipeline.syncOperations.addHandler(
                         APNsSimulatorHandshakeHandler(shared: shared))

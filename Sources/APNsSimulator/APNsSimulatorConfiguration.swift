@@ -54,6 +54,27 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var binaryPort: Int?
     /// The legacy feedback service's port; `nil` serves none, 0 picks a free one.
     public var feedbackPort: Int?
+    /// The network between the clients and the simulator: a round trip on every byte, jitter,
+    /// a bandwidth cap. `nil` (the default): loopback, nothing in the way. A value, even a round
+    /// trip of zero, puts every byte through the delay line, so that runs at different
+    /// distances pay the same for it and compare.
+    public var network: APNsSimulatorNetwork?
+    /// The windows and header limit of its HTTP/2. Default ``APNsSimulatorHTTP2Profile/generous``.
+    public var http2: APNsSimulatorHTTP2Profile = .generous
+    /// After an answer refusing a notification (any status but 200), a connection's stream limit
+    /// drops to 1 until its next 200, as Apple's has been seen to. Default off.
+    public var oneStreamAfterRefusal = false
+
+    /// Behaves like Apple's service at `roundTrip` from the client: Apple's windows and SETTINGS
+    /// (``APNsSimulatorHTTP2Profile/apple``), one stream until a connection's first
+    /// authenticated request and then ``maxConcurrentStreams`` (1,000 unless changed, as
+    /// Apple's), and every byte delayed by half the round trip each way. The stream limit
+    /// dropping to 1 after a refusal is left to ``oneStreamAfterRefusal``.
+    public mutating func behaveLikeApple(roundTrip: Duration, jitter: Duration = .zero, bytesPerSecond: Int? = nil) {
+        http2 = .apple
+        startWithOneStreamUntilAuthenticated = true
+        network = APNsSimulatorNetwork(roundTrip: roundTrip, jitter: jitter, bytesPerSecond: bytesPerSecond)
+    }
 
     public init(
         host: String = "127.0.0.1",

@@ -21,6 +21,8 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
     private let flushes = FlushCoalescer()
     /// Whether the full stream limit has been advertised.
     private(set) var advertisesFullStreamLimit: Bool
+    /// The stream limit is down to 1 after a refusal (``APNsSimulatorConfiguration/oneStreamAfterRefusal``).
+    private var limitedByRefusal = false
     /// Streams the client has opened on this connection.
     private(set) var streamsOpened = 0
     /// Set once the unresponsive fault fired: nothing is read or answered any more.
@@ -40,7 +42,8 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
         self.loopState = shared.loopState(for: eventLoop)
         self.advertisesFullStreamLimit = advertisesFullStreamLimit
         self.state = APNsSimulatorHTTP2StateMachine(
-            maxConcurrentStreams: advertisesFullStreamLimit ? Int(shared.configuration.maxConcurrentStreams) : 1)
+            maxConcurrentStreams: advertisesFullStreamLimit ? Int(shared.configuration.maxConcurrentStreams) : 1,
+            profile: shared.configuration.http2)
         self.requests = APNsSimulatorRequestHandler(connection: self)
     }
 
@@ -131,9 +134,17 @@ final class APNsSimulatorConnection: ChannelDuplexHandler {
             if written {
                 unwritten.accepted += 1
                 if let key { unwritten.keys.append(key) }
+                if limitedByRefusal {
+                    limitedByRefusal = false
+                    state.setMaxConcurrentStreams(Int(shared.configuration.maxConcurrentStreams))
+                }
             }
         case .rejected(let status, let body, let retryAfter):
             written = state.respond(streamID: streamID, status: status, apnsID: apnsID, retryAfter: retryAfter, body: body)
+            if written, shared.configuration.oneStreamAfterRefusal, advertisesFullStreamLimit, !limitedByRefusal {
+                limitedByRefusal = true
+                state.setMaxConcurrentStreams(1)
+            }
         case .channel(let status, let headers, let body):
             written = state.respond(streamID: streamID, status: status, apnsID: apnsID, headers: headers, body: body)
         }

@@ -41,8 +41,8 @@ struct APNsSimulatorHTTP2StateMachine {
         var received = 0
     }
 
-    /// SETTINGS_MAX_HEADER_LIST_SIZE: what APNs accepts of a request's headers.
-    static let maxHeaderListSize = 8192
+    /// What the server advertises and enforces: its windows and header limits.
+    let profile: APNsSimulatorHTTP2Profile
 
     private var streams: [UInt32: Stream] = [:]
     /// The SETTINGS_MAX_CONCURRENT_STREAMS this server advertised last.
@@ -58,8 +58,8 @@ struct APNsSimulatorHTTP2StateMachine {
     /// Set once this server sent GOAWAY: streams above it are refused.
     private(set) var goAwayLastStreamID: UInt32?
     private var sendWindows = HTTP2SendWindows()
-    private var receiveWindows = HTTP2ReceiveWindows()
-    private var headerBlocks = HTTP2HeaderBlockAssembler(maxSize: 4 * APNsSimulatorHTTP2StateMachine.maxHeaderListSize)
+    private var receiveWindows: HTTP2ReceiveWindows
+    private var headerBlocks: HTTP2HeaderBlockAssembler
     private var prefaceBytesSeen = 0
     private var tableSizeAnnounced = false
 
@@ -67,18 +67,24 @@ struct APNsSimulatorHTTP2StateMachine {
     /// that opened its stream).
     private var pending: [Action] = []
     private var reader = HTTP2FrameReader()
-    private var decoder = HPACKDecoder(
-        allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
-        maxHeaderListSize: APNsSimulatorHTTP2StateMachine.maxHeaderListSize)
+    private var decoder: HPACKDecoder
     /// The last header block that left the decoder's table as it was, and what it decoded to:
     /// a client that sends the same block again (as load generators do) is not decoded again.
     private var lastBlock: (bytes: ByteBuffer, headers: HPACKHeaders)?
     /// Frames written since the last ``takeOutbound()``.
     private var outbound = ByteBuffer()
 
-    /// - Parameter maxConcurrentStreams: the stream limit of the server's first SETTINGS.
-    init(maxConcurrentStreams: Int) {
+    /// - Parameters:
+    ///   - maxConcurrentStreams: the stream limit of the server's first SETTINGS.
+    ///   - profile: the windows and header limits it advertises and enforces.
+    init(maxConcurrentStreams: Int, profile: APNsSimulatorHTTP2Profile = .generous) {
         self.maxConcurrentStreams = maxConcurrentStreams
+        self.profile = profile
+        self.receiveWindows = HTTP2ReceiveWindows(size: profile.receiveWindow)
+        self.headerBlocks = HTTP2HeaderBlockAssembler(maxSize: 4 * profile.maxHeaderListSize)
+        self.decoder = HPACKDecoder(
+            allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
+            maxHeaderListSize: profile.maxHeaderListSize)
         outbound.reserveCapacity(4096)
     }
 
@@ -96,14 +102,20 @@ struct APNsSimulatorHTTP2StateMachine {
         return bytes
     }
 
-    /// The server's preface (RFC 9113 §3.4): its SETTINGS, and the connection window raised
-    /// to 1 MiB.
+    /// The server's preface (RFC 9113 §3.4): its SETTINGS, and the connection window raised to
+    /// the profile's (none raised at Apple's 65,535 bytes).
     mutating func writePreface() {
-        outbound.writeHTTP2Settings([
-            (.maxConcurrentStreams, UInt32(maxConcurrentStreams)),
-            (.maxHeaderListSize, UInt32(Self.maxHeaderListSize)),
-            (.initialWindowSize, UInt32(HTTP2ReceiveWindows.size)),
-        ])
+        var settings: [(HTTP2SettingID, UInt32)] = []
+        if profile.advertisesProtocolDefaults {
+            settings.append((.headerTableSize, UInt32(HTTP2WireFrame.defaultHeaderTableSize)))
+        }
+        settings.append((.maxConcurrentStreams, UInt32(maxConcurrentStreams)))
+        settings.append((.initialWindowSize, UInt32(receiveWindows.size)))
+        if profile.advertisesProtocolDefaults {
+            settings.append((.maxFrameSize, UInt32(HTTP2WireFrame.defaultMaxFrameSize)))
+        }
+        settings.append((.maxHeaderListSize, UInt32(profile.maxHeaderListSize)))
+        outbound.writeHTTP2Settings(settings)
         unacknowledgedLimits.append(maxConcurrentStreams)
         receiveWindows.open(into: &outbound)
     }
@@ -405,7 +417,7 @@ struct APNsSimulatorHTTP2StateMachine {
         let data = try frame.unpaddedPayload()
         guard var stream = streams[frame.streamID], !stream.requestComplete else { return nil }
         stream.received += length
-        try HTTP2ReceiveWindows.check(stream: frame.streamID, received: stream.received)
+        try receiveWindows.check(stream: frame.streamID, received: stream.received)
         if data.readableBytes > 0 { stream.body.appendFrameBytes(data) }
         guard frame.flags.contains(.endStream) else {
             streams[frame.streamID] = stream

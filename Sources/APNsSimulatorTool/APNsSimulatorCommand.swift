@@ -81,6 +81,16 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var idleTimeoutSeconds: Int?
     @Flag(help: "Do not track duplicates or per-token counts (saves memory in long benchmarks).")
     var noDuplicateTracking = false
+    @Option(help: "apple: Apple's windows and SETTINGS (65,535-byte windows, one stream until a connection's first authenticated request, then 1000); default: 1 MiB windows.")
+    var profile = "default"
+    @Option(name: .customLong("rtt-ms"), help: "Round trip applied to every byte, both directions (half each way), in milliseconds.")
+    var roundTripMs = 0
+    @Option(name: .customLong("rtt-jitter-ms"), help: "Up to this many milliseconds added to each chunk's one-way delay (order kept).")
+    var roundTripJitterMs = 0
+    @Option(help: "Bytes per second per connection and direction (default unbounded).")
+    var bandwidth: Int?
+    @Flag(help: "After an answer refusing a notification, a connection's stream limit drops to 1 until its next success.")
+    var oneStreamAfterRefusal = false
 
     func run() async throws {
         guard let environment = APNsEnvironment(rawValue: environment) else {
@@ -91,6 +101,20 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
             maxConcurrentStreams: maxConcurrentStreams, providerKeys: try keys.map(Self.parseKey),
             bundleIDs: Set(bundleIDs), tracksDuplicates: !noDuplicateTracking)
         if let threads { configuration.threads = threads }
+        guard roundTripMs >= 0, roundTripJitterMs >= 0, (bandwidth ?? 1) > 0 else {
+            throw ValidationError("--rtt-ms and --rtt-jitter-ms must be at least 0, --bandwidth above 0")
+        }
+        let network = APNsSimulatorNetwork(
+            roundTrip: .milliseconds(roundTripMs), jitter: .milliseconds(roundTripJitterMs), bytesPerSecond: bandwidth)
+        switch profile {
+        case "apple":
+            configuration.behaveLikeApple(roundTrip: network.roundTrip, jitter: network.jitter, bytesPerSecond: network.bytesPerSecond)
+        case "default":
+            configuration.network = network.isLoopback ? nil : network
+        default:
+            throw ValidationError("--profile is default or apple, got '\(profile)'")
+        }
+        configuration.oneStreamAfterRefusal = oneStreamAfterRefusal
         guard maxChannels >= 0 else { throw ValidationError("--max-channels must be at least 0") }
         configuration.maxChannelsPerApp = maxChannels
         configuration.binaryPort = binaryPort

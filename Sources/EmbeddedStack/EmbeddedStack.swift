@@ -56,6 +56,9 @@ public final class EmbeddedStack: Sendable {
         /// `apns.request-timeout-ms` of the workers: a minute by default, so that a loaded test
         /// machine never times a request out; the fault suite uses the production default.
         public var apnsRequestTimeoutMilliseconds = 60_000
+        /// `apns.connections-per-pool`: 2 unless changed (`nil`: the default, a pool that sizes
+        /// itself up to 128).
+        public var apnsConnectionsPerPool: Int? = 2
         /// App `news` authenticates with client certificates instead of a signing key: one per
         /// environment (`auth.sandbox`, `auth.production`), issued by the simulators' CA, valid
         /// for these durations. `nil` (the default): the signing key.
@@ -113,6 +116,24 @@ public final class EmbeddedStack: Sendable {
         self.directory = directory
         self.configurationPath = configurationPath
         self.configuration = configuration
+    }
+
+    /// Another simulator standing in for the sandbox beside ``simulator``, with its CA, provider
+    /// keys and bundle ids, adjusted by `configure` (a distance, Apple's windows): point workers
+    /// at it with `PUSHFLEET__APNS__ENDPOINT__PORT`. The caller shuts it down.
+    public func startSimulator(
+        logger: Logger, _ configure: (inout APNsSimulatorConfiguration) -> Void
+    ) async throws -> APNsSimulator {
+        var configuration = simulator.configuration
+        configuration.port = 0
+        configuration.controlPort = nil
+        configuration.binaryPort = nil
+        configuration.feedbackPort = nil
+        configuration.tls = simulator.tlsIdentity
+        configure(&configuration)
+        let another = try APNsSimulator(configuration: configuration, logger: logger)
+        try await another.start()
+        return another
     }
 
     /// Starts everything; `configureSimulator` adjusts the simulator (devices, faults, latency).
@@ -251,7 +272,7 @@ public final class EmbeddedStack: Sendable {
             \(endpoints)
             \(binarySettings)
               ca-file: ca.pem
-              connections-per-pool: 2
+              \(options.apnsConnectionsPerPool.map { "connections-per-pool: \($0)" } ?? "# connections-per-pool: the default")
               request-timeout-ms: \(options.apnsRequestTimeoutMilliseconds)
             registry:
               shards: \(options.registryShards)

@@ -14,6 +14,10 @@ package struct HTTP2SendWindows {
     private var blocked: [(streamID: UInt32, bytes: ByteBuffer)] = []
     /// The largest frame payload the peer accepts.
     package private(set) var peerMaxFrameSize = HTTP2WireFrame.defaultMaxFrameSize
+    /// The largest connection window the peer has granted: the most DATA it lets this side have
+    /// in flight at once (65,535 bytes until it raises it; Apple never does, the simulator by
+    /// default raises it to 1 MiB).
+    package private(set) var peakConnectionWindow = HTTP2WireFrame.defaultWindowSize
 
     package init() {}
 
@@ -62,6 +66,7 @@ package struct HTTP2SendWindows {
             guard connectionWindow <= Int(HTTP2WireFrame.maxStreamID) else {
                 throw HTTP2ConnectionError(code: .flowControlError, message: "connection window over 2^31 - 1")
             }
+            peakConnectionWindow = max(peakConnectionWindow, connectionWindow)
         } else {
             guard streamWindows[streamID] != nil else { return [] }
             streamWindows[streamID]! += increment

@@ -45,6 +45,8 @@ package struct HTTP2WireFrame {
     package static let defaultMaxFrameSize = 16_384
     /// SETTINGS_INITIAL_WINDOW_SIZE's initial value, and every connection window's.
     package static let defaultWindowSize = 65_535
+    /// SETTINGS_HEADER_TABLE_SIZE until a peer says otherwise (RFC 9113 §6.5.2).
+    package static let defaultHeaderTableSize = 4_096
 
     package init(type: UInt8, flags: Flags, streamID: UInt32, payload: ByteBuffer) {
         self.type = type

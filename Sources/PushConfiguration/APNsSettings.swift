@@ -11,12 +11,20 @@ public struct APNsSettings: Sendable, Equatable {
     public var caFile: String?
     /// Apple's port (`port`), 443 or 2197; default 443. Ignored when ``endpoint`` is set.
     public var port: Int
-    /// HTTP/2 connections per (app, environment) pool (`connections-per-pool`), ≥ 1; default 2.
+    /// The most HTTP/2 connections a (credential, environment) pool opens
+    /// (`connections-per-pool`), ≥ 1; default 128. Each pool sizes itself to its demand and to
+    /// the distance to APNs between ``minConnectionsPerPool`` and this (the APNs client's
+    /// `APNsPoolSizing`; docs/configuration.md); set both to the same value for a fixed pool.
     public var connectionsPerPool: Int
+    /// The connections a pool keeps open even when idle (`min-connections-per-pool`), ≥ 1;
+    /// default 1.
+    public var minConnectionsPerPool: Int
     /// Streams one connection carries at once at most (`streams-per-connection`), 1...1000; the
-    /// server's SETTINGS_MAX_CONCURRENT_STREAMS caps it further. Default 100: each open stream
-    /// makes opening and closing the others costlier, so more connections with fewer streams
-    /// each go faster (see benchmarks/results/pipeline.md).
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS caps it further, and so does its connection
+    /// window (Apple's 65,535 bytes hold about 250 requests of 256 bytes). Default 1000: at a
+    /// distance every connection costs CPU per read and write, and fewer fuller connections
+    /// send more per CPU-second (benchmarks/results/capacity-wan.md); on loopback 100 or 1,000
+    /// measured the same.
     public var streamsPerConnection: Int
     /// Time allowed for one APNs request (`request-timeout-ms`), ≥ 1 ms; default 10 seconds.
     public var requestTimeout: Duration
@@ -41,9 +49,11 @@ public struct APNsSettings: Sendable, Equatable {
 
     /// Creates APNs settings; every parameter has the documented default.
     public init(
-        endpoint: APNsEndpoint? = nil, endpoints: [APNsEnvironment: APNsEndpoint] = [:], caFile: String? = nil, port: Int = 443, connectionsPerPool: Int = 2,
-        streamsPerConnection: Int = 100, requestTimeout: Duration = .milliseconds(10_000), eventLoops: Int? = nil
+        endpoint: APNsEndpoint? = nil, endpoints: [APNsEnvironment: APNsEndpoint] = [:], caFile: String? = nil, port: Int = 443,
+        connectionsPerPool: Int = 128, minConnectionsPerPool: Int = 1,
+        streamsPerConnection: Int = 1000, requestTimeout: Duration = .milliseconds(10_000), eventLoops: Int? = nil
     ) {
+        self.minConnectionsPerPool = minConnectionsPerPool
         self.endpoint = endpoint
         self.endpoints = endpoints
         self.caFile = caFile

@@ -132,8 +132,9 @@ struct ConfigurationParser {
             endpoints: endpoints,
             caFile: try section.path("ca-file", baseDirectory: baseDirectory),
             port: port,
-            connectionsPerPool: try section.integer("connections-per-pool", default: 2, minimum: 1),
-            streamsPerConnection: try section.integer("streams-per-connection", default: 100, minimum: 1, maximum: 1000),
+            connectionsPerPool: try section.integer("connections-per-pool", default: 128, minimum: 1),
+            minConnectionsPerPool: try section.integer("min-connections-per-pool", default: 1, minimum: 1),
+            streamsPerConnection: try section.integer("streams-per-connection", default: 1000, minimum: 1, maximum: 1000),
             requestTimeout: .milliseconds(try section.integer("request-timeout-ms", default: 10_000, minimum: 1)),
             eventLoops: try section.integer("event-loops", minimum: 1))
         for (key, path) in [("binary-endpoints", \APNsSettings.binaryEndpoints), ("feedback-endpoints", \APNsSettings.feedbackEndpoints)] {
@@ -180,9 +181,9 @@ struct ConfigurationParser {
     func worker(_ section: ConfigSection) throws(ConfigurationError) -> WorkerSettings {
         WorkerSettings(
             chunkSize: try section.integer("chunk-size", default: 1000, minimum: 1, maximum: 1000),
-            chunksInFlight: try section.integer("chunks-in-flight", default: 8, minimum: 1),
+            chunksInFlight: try section.integer("chunks-in-flight", default: 32, minimum: 1),
             expansionsInFlight: try section.integer("expansions-in-flight", default: 1, minimum: 1),
-            notificationsInFlight: try section.integer("notifications-in-flight", default: 2000, minimum: 1),
+            notificationsInFlight: try section.integer("notifications-in-flight", default: 32_000, minimum: 1),
             permitBlock: try section.integer("permit-block", default: 100, minimum: 1),
             resendPollInterval: .milliseconds(try section.integer("resend-poll-ms", default: 200, minimum: 1)),
             shutdownDeadline: .seconds(try section.integer("shutdown-deadline-seconds", default: 30, minimum: 1)))

@@ -39,7 +39,7 @@ indirect enum ConfigurationSchema: Sendable {
                 ("sandbox", .section([("host", .value), ("port", .value)])),
                 ("production", .section([("host", .value), ("port", .value)])),
             ])),
-            ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("streams-per-connection", .value),
+            ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("min-connections-per-pool", .value), ("streams-per-connection", .value),
             ("request-timeout-ms", .value), ("event-loops", .value), ("binary-quiet-period-ms", .value),
             ("feedback-interval-seconds", .value),
         ])),

@@ -29,8 +29,9 @@ extension PushFleetConfiguration {
           endpoints: {}                          # optional, per environment before `endpoint`: {sandbox: {host, port}, production: {host, port}}
           ca-file: /path/ca.pem                  # optional: trust roots instead of the system's
           port: 443                              # Apple's port, 443 or 2197; default 443
-          connections-per-pool: 2                # default 2, ≥ 1
-          streams-per-connection: 100            # default 100, 1...1000 (the server may allow fewer)
+          connections-per-pool: 128              # default 128, ≥ 1: the most a pool opens; it sizes itself to the demand and the distance
+          min-connections-per-pool: 1            # default 1, ≥ 1: kept open when idle (equal to connections-per-pool: a fixed pool)
+          streams-per-connection: 1000           # default 1000, 1...1000 (the server may allow fewer; Apple's 65,535-byte window holds fewer: ~250 of 256 bytes)
           request-timeout-ms: 10000              # default 10000, ≥ 1
           # event-loops: 1                       # optional, ≥ 1: threads for a worker's APNs connections; default half the cores
           binary-endpoints: {}                   # optional, apps with transport: binary: {sandbox: {host, port}, …}; default Apple's gateway(.sandbox).push.apple.com:2195
@@ -42,9 +43,9 @@ extension PushFleetConfiguration {
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
         worker:
           chunk-size: 1000                       # default 1000, 1...1000 (tokens per delivery chunk)
-          chunks-in-flight: 8                    # default 8, ≥ 1 (chunks sent at once)
+          chunks-in-flight: 32                   # default 32, ≥ 1 (chunks sent at once)
           expansions-in-flight: 1                # default 1, ≥ 1 (jobs and shard tasks expanded at once; more on expand-only workers)
-          notifications-in-flight: 2000          # default 2000, ≥ 1
+          notifications-in-flight: 32000         # default 32000, ≥ 1: a ceiling (in flight is the rate times ~0.3 s at 200 ms: 25,000 at 85,000/s)
           permit-block: 100                      # default 100, ≥ 1 (rate permits taken per Redis call)
           resend-poll-ms: 200                    # default 200, ≥ 1
           shutdown-deadline-seconds: 30          # default 30, ≥ 1: after SIGTERM, work still running is cancelled (left for the next owner; exit 75)

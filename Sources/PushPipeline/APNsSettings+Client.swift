@@ -4,6 +4,7 @@ public import PushConfiguration
 extension APNsSettings {
     /// The APNs client configuration: Apple's hosts on `port`, or the configured endpoint,
     /// trusting the system's roots or the CA file.
+    /// Each pool sizes itself between ``minConnectionsPerPool`` and `connectionsPerPool`.
     public func clientConfiguration(connectionsPerPool: Int) -> APNsClientConfiguration {
         var configuration = APNsClientConfiguration(
             applePort: port,
@@ -16,6 +17,7 @@ extension APNsSettings {
         configuration.binaryGatewayEndpoints = binaryEndpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) }
         configuration.feedbackServiceEndpoints = feedbackEndpoints.mapValues { APNsClientConfiguration.Endpoint(host: $0.host, port: $0.port) }
         configuration.binaryQuietPeriod = binaryQuietPeriod
+        configuration.minimumConnectionsPerPool = min(minConnectionsPerPool, connectionsPerPool)
         return configuration
     }
 }

@@ -88,13 +88,19 @@ final class PipelineMetrics: Sendable {
         }.record(depth)
     }
 
-    /// `pushfleet_apns_connections_open`, `pushfleet_apns_streams_in_flight` and
-    /// `pushfleet_apns_stream_waiters`, per environment.
+    /// `pushfleet_apns_connections_open`, `pushfleet_apns_connections_target`,
+    /// `pushfleet_apns_streams_in_flight`, `pushfleet_apns_stream_waiters` and
+    /// `pushfleet_apns_round_trip_seconds` (once measured), per environment.
     func pool(_ statistics: APNsClient.PoolStatistics) {
         let environment = statistics.environment.rawValue
         gauge("pushfleet_apns_connections_open", environment).record(statistics.openConnections)
+        gauge("pushfleet_apns_connections_target", environment).record(statistics.targetConnections)
         gauge("pushfleet_apns_streams_in_flight", environment).record(statistics.streamsInFlight)
         gauge("pushfleet_apns_stream_waiters", environment).record(statistics.waiters)
+        if let roundTrip = statistics.roundTrip {
+            let (seconds, attoseconds) = roundTrip.components
+            gauge("pushfleet_apns_round_trip_seconds", environment).record(Double(seconds) + Double(attoseconds) / 1e18)
+        }
     }
 
     private func gauge(_ label: String, _ environment: String) -> CoreMetrics.Gauge {

@@ -19,8 +19,8 @@ struct APNsSimulatorHTTP2StateMachineTests {
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         private var reader = HTTP2FrameReader()
 
-        init(maxConcurrentStreams: Int = 100, preface: Bool = true) throws {
-            machine = Machine(maxConcurrentStreams: maxConcurrentStreams)
+        init(maxConcurrentStreams: Int = 100, profile: APNsSimulatorHTTP2Profile = .generous, preface: Bool = true) throws {
+            machine = Machine(maxConcurrentStreams: maxConcurrentStreams, profile: profile)
             machine.writePreface()
             if preface {
                 machine.read(ByteBuffer(string: HTTP2WireFrame.connectionPreface))
@@ -110,6 +110,30 @@ struct APNsSimulatorHTTP2StateMachineTests {
         #expect(try connection.client(.settings, stream: 0).isEmpty)
         frames = try connection.written()
         #expect(frames.map(\.kind) == [.settings] && frames[0].flags.contains(.ack))
+    }
+
+    @Test("Apple's preface: HEADER_TABLE_SIZE 4096, the stream limit, INITIAL_WINDOW_SIZE 65535, MAX_FRAME_SIZE 16384, MAX_HEADER_LIST_SIZE 8000, and no window raised")
+    func applePreface() throws {
+        let connection = try Connection(maxConcurrentStreams: 1, profile: .apple, preface: false)
+        let frames = try connection.written()
+        #expect(frames.map(\.kind) == [.settings])
+        #expect(try frames[0].settingsParameters().map(\.id) == [0x1, 0x3, 0x4, 0x5, 0x6])
+        #expect(try Self.settings(frames[0]) == [0x1: 4_096, 0x3: 1, 0x4: 65_535, 0x5: 16_384, 0x6: 8_000])
+    }
+
+    @Test("Apple's connection window is replenished only as DATA is read, in increments of about 32 KB")
+    func appleConnectionWindow() throws {
+        let connection = try Connection(profile: .apple)
+        _ = try connection.written()
+        let body = String(repeating: "x", count: 4_000)
+        // 8 requests of 4,000 bytes: 32,000 read, the window still above half: no update yet.
+        for stream in stride(from: UInt32(1), through: 15, by: 2) { _ = try connection.request(stream, body: body) }
+        #expect(try connection.written().filter { $0.kind == .windowUpdate }.isEmpty)
+        // The 9th crosses half the window: the server tops it up by what was read, 36,000 bytes.
+        _ = try connection.request(17, body: body)
+        let updates = try connection.written().filter { $0.kind == .windowUpdate }
+        #expect(updates.map(\.streamID) == [0])
+        #expect(updates.first.flatMap { $0.payload.getInteger(at: $0.payload.readerIndex, as: UInt32.self) } == 36_000)
     }
 
     @Test("a wrong connection preface is a PROTOCOL_ERROR")

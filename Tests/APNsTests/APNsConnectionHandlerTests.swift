@@ -32,11 +32,11 @@ struct APNsConnectionHandlerTests {
             let events = self.events
             handler = APNsConnectionHandler(
                 events: .init(
-                    ready: { events.add("ready \($0)") },
+                    ready: { maxStreams, _ in events.add("ready \(maxStreams)") },
                     maxStreamsChanged: { events.add("maxStreams \($0)") },
                     goingAway: { code, reason in events.add("goAway \(code) \(reason ?? "-")") },
                     unresponsive: { events.add("unresponsive") },
-                    streamsEnded: { events.add("ended \($0)") },
+                    streamsEnded: { count, _ in events.add("ended \(count)") },
                     closed: { events.add("closed") }),
                 pingInterval: nil, pingTimeout: .seconds(1))
             try channel.pipeline.syncOperations.addHandler(handler)

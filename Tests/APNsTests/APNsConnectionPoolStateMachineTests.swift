@@ -97,7 +97,7 @@ struct APNsConnectionPoolStateMachineTests {
         #expect(next.connect.isEmpty)
     }
 
-    @Test("a lease of many streams takes those free now, spread over the connections, least-loaded first")
+    @Test("a lease of many streams takes those free now: every free stream of the least-loaded connection, then of the next")
     func manyStreamsNow() {
         var machine = Machine(targetConnections: 2, maxWaiters: 10, streamCap: 100)
         _ = machine.leaseIfAvailable()
@@ -210,6 +210,97 @@ struct APNsConnectionPoolStateMachineTests {
         #expect(machine.closed(0).connect == nil)
     }
 
+    // MARK: A pool that sizes itself
+
+    /// Apple at a distance: 1,000 streams per connection once authenticated, 65,535-byte windows.
+    static let sizing = APNsPoolSizing(minimumConnections: 1, maximumConnections: 20, streamCap: 1_000, utilization: 1, maximumConnecting: 4, shrinkWindowTicks: 3)
+
+    @Test("a pool that sizes itself opens one connection, then, once a server said what a connection carries, what the demand needs, at once")
+    func growsToTheDemand() {
+        var machine = Machine(sizing: Self.sizing, maxWaiters: 100)
+        // 2,000 notifications of 650 bytes wanted: 100 fit in a 65,535-byte window per connection.
+        let first = machine.lease(waiterID: 1, waiter: "a", wanted: 2_000, bytes: 650)
+        #expect(isQueued(first.result))
+        #expect(first.connect == [.init(id: 0, delay: .immediately)], "one connection until a server says what it carries")
+        // Apple advertises one stream until the connection's first authenticated request: the
+        // waiter gets it, and the client asks again for the rest.
+        let ready = machine.connecting(0, maxStreams: 1, window: 65_535)
+        #expect(ready.leases.map(\.grants) == [[.init(connection: 0, streams: 1)]])
+        #expect(ready.connect.isEmpty)
+        #expect(machine.lease(waiterID: 2, waiter: "b", wanted: 1_999, bytes: 650).connect.isEmpty, "one stream says nothing yet")
+        // The first request authenticated: 1,000 streams, 100 of them by the window; 20
+        // connections for 2,000 streams, 4 opened at a time.
+        let raised = machine.streamLimitChanged(0, maxStreams: 1_000)
+        #expect(raised.leases.map(\.waiter) == ["b"])
+        #expect(raised.connect == (1...4).map { .init(id: $0, delay: .immediately) })
+        #expect(machine.targetConnections == 20)
+        // Each one ready opens the next.
+        #expect(machine.connecting(1, maxStreams: 1, window: 65_535).connect == [.init(id: 5, delay: .immediately)])
+        _ = machine.maxStreamsChanged(1, maxStreams: 1_000)
+        #expect(machine.streamLimit(on: 1) == 100, "the window, not the server's 1,000, bounds a connection")
+    }
+
+    @Test("a connection carries no more streams than requests fit in its window; a larger window raises it")
+    func windowBoundsStreams() {
+        var machine = Machine(sizing: .fixed(connections: 1, streamCap: 1_000), maxWaiters: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a", wanted: 1, bytes: 2_000)
+        _ = machine.connecting(0, maxStreams: 1_000, window: 65_535)
+        #expect(machine.streamLimit(on: 0) == 32)
+        _ = machine.windowGrew(0, window: 1 << 20)
+        #expect(machine.streamLimit(on: 0) == 524)
+        #expect(machine.targetConnections == 1, "a fixed pool never grows")
+    }
+
+    @Test("the demand of the last ticks decides when a connection goes back; one per tick; a busy one closes when its last stream ends")
+    func shrinksAfterTheDemand() {
+        var machine = Machine(sizing: Self.sizing, maxWaiters: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a", wanted: 300)
+        let first = machine.connecting(0, maxStreams: 100, window: 1 << 20)
+        #expect(first.connect.map(\.id) == [1, 2])
+        for id in [1, 2] { _ = machine.connecting(id, maxStreams: 100, window: 1 << 20) }
+        // The waiter got connection 0's 100 streams; the client takes the other 200 now.
+        #expect(machine.leaseIfAvailable(wanted: 200).grants.reduce(0) { $0 + $1.streams } == 200)
+        #expect(machine.targetConnections == 3)
+        // The demand falls to 50 streams, all on connection 0 …
+        for _ in 0..<100 { _ = machine.release(1) }
+        for _ in 0..<100 { _ = machine.release(2) }
+        for _ in 0..<50 { _ = machine.release(0) }
+        #expect(machine.demand == 50)
+        // … but the window remembers the peak for three ticks.
+        #expect(machine.tick() == nil)
+        #expect(machine.tick() == nil)
+        #expect(machine.tick() == nil)
+        // Then one idle connection goes per tick, closed at once.
+        let gone = machine.tick()
+        #expect(gone == 1 || gone == 2)
+        #expect(machine.targetConnections == 2)
+        let next = machine.tick()
+        #expect((next == 1 || next == 2) && next != gone)
+        #expect(machine.tick() == nil, "the minimum stays")
+        #expect(machine.targetConnections == 1)
+        #expect(machine.streamLimit(on: 0) == 100)
+    }
+
+    @Test("a connection given back while it carries streams closes when the last one ends, and takes no new ones")
+    func retiredConnectionDrains() {
+        let sizing = APNsPoolSizing(minimumConnections: 1, maximumConnections: 2, streamCap: 10, utilization: 1, shrinkWindowTicks: 1)
+        var machine = Machine(sizing: sizing, maxWaiters: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a", wanted: 20)
+        #expect(machine.connecting(0, maxStreams: 10, window: 1 << 20).connect.map(\.id) == [1])
+        _ = machine.connecting(1, maxStreams: 10, window: 1 << 20)
+        _ = machine.leaseIfAvailable(wanted: 10)
+        #expect(machine.demand == 20)
+        for _ in 0..<9 { _ = machine.release(0) }
+        for _ in 0..<9 { _ = machine.release(1) }
+        #expect(machine.tick() == nil, "the tick's window holds the peak of 20")
+        // Two streams in use, one on each: one connection suffices; the one given back is busy.
+        #expect(machine.tick() == nil)
+        #expect(machine.targetConnections == 1)
+        let busy = try! #require([0, 1].first { machine.streamLimit(on: $0) == nil })
+        #expect(machine.releasing(busy).close == busy)
+        #expect(isLeased(machine.lease(waiterID: 2, waiter: "b").result))
+    }
+
     private func isQueued(_ result: Machine.LeaseResult) -> Bool {
         if case .queued = result { true } else { false }
     }
@@ -240,5 +331,32 @@ struct PoolStatisticsTests {
             Figures(environment: .sandbox, openConnections: 3, streamsInFlight: 153, waiters: 5),
         ])
         #expect(Figures.summedByEnvironment([]).isEmpty)
+    }
+}
+
+/// The sizing rule on its own (``APNsPoolSizing``).
+@Suite("Pool sizing")
+struct APNsPoolSizingTests {
+    @Test("a connection carries the server's limit, the cap, and the requests its window holds; at least one")
+    func streamsPerConnection() {
+        let sizing = APNsPoolSizing(streamCap: 500)
+        #expect(sizing.streams(maxStreams: 1_000, window: 1 << 20, bytesPerRequest: 300) == 500)
+        #expect(sizing.streams(maxStreams: 100, window: 1 << 20, bytesPerRequest: 300) == 100)
+        #expect(sizing.streams(maxStreams: 1_000, window: 65_535, bytesPerRequest: 300) == 218)
+        #expect(sizing.streams(maxStreams: 1_000, window: 65_535, bytesPerRequest: 2_048) == 31)
+        #expect(sizing.streams(maxStreams: 1_000, window: 65_535, bytesPerRequest: 0) == 500, "an unknown size leaves the window out")
+        #expect(APNsPoolSizing(streamCap: 5_000).streams(maxStreams: 5_000, window: 65_535, bytesPerRequest: 10) == 1_023, "tiny requests count as 64 bytes")
+        #expect(sizing.streams(maxStreams: 0, window: 100, bytesPerRequest: 5_000) == 1)
+    }
+
+    @Test("Little's law at Apple's distance: the connections a demand needs, at the planned utilization, within the bounds")
+    func connectionsForADemand() {
+        let sizing = APNsPoolSizing(minimumConnections: 2, maximumConnections: 64, utilization: 0.8)
+        // 20,000/s at 200 ms is 4,000 streams; 218 per connection (300-byte payloads): 23.
+        #expect(sizing.connections(forStreams: 4_000, perConnection: 218) == 23)
+        #expect(sizing.connections(forStreams: 0, perConnection: 218) == 2)
+        #expect(sizing.connections(forStreams: 100_000, perConnection: 31) == 64)
+        #expect(APNsPoolSizing.fixed(connections: 3, streamCap: 10).isFixed)
+        #expect(!sizing.isFixed)
     }
 }

@@ -99,7 +99,8 @@ struct APNsConnectionStateMachineTests {
         actions.map { action in
             switch action {
             case .answer(let request, let outcome): "\(request): \(describe(outcome))"
-            case .ready(let maxStreams): "ready \(maxStreams)"
+            case .ready(let maxStreams, let window): "ready \(maxStreams) window \(window)"
+            case .windowGrew(let window): "window \(window)"
             case .maxStreamsChanged(let maxStreams): "maxStreams \(maxStreams)"
             case .goingAway(let code, let reason, let refused): "goAway \(code) \(reason ?? "-") refused \(refused)"
             case .pingAcknowledged: "ping acknowledged"
@@ -152,12 +153,34 @@ struct APNsConnectionStateMachineTests {
         let connection = Connection()
         _ = connection.writePreface()
         _ = try connection.written()
-        #expect(Self.describe(try connection.serverSettings([])) == ["ready 2147483647"])
+        #expect(Self.describe(try connection.serverSettings([])) == ["ready 2147483647 window 65535"])
         #expect(try connection.written().map { "\($0.kind!) \($0.flags.contains(.ack))" } == ["settings true"])
         #expect(Self.describe(try connection.serverSettings([(.maxConcurrentStreams, 2)])) == ["maxStreams 2"])
         #expect(Self.describe(try connection.serverSettings([(.maxConcurrentStreams, 2), (.headerTableSize, 0)])).isEmpty)
         #expect(Self.describe(try connection.server(.settings, flags: .ack, stream: 0)).isEmpty)
         #expect(connection.machine.maxStreams == 2)
+    }
+
+    @Test("ready carries the connection window granted so far; a window raised after it is reported once, a window topped up is not")
+    func readyCarriesTheWindow() throws {
+        let connection = Connection()
+        _ = connection.writePreface()
+        _ = try connection.written()
+        // SETTINGS and a WINDOW_UPDATE in one read, as a server's preface comes.
+        var bytes = ByteBuffer()
+        var settings = ByteBuffer()
+        settings.writeInteger(HTTP2SettingID.maxConcurrentStreams.rawValue)
+        settings.writeInteger(UInt32(1))
+        bytes.writeHTTP2Frame(type: .settings, streamID: 0, payload: settings)
+        var increment = ByteBuffer()
+        increment.writeInteger(UInt32(100_000))
+        bytes.writeHTTP2Frame(type: .windowUpdate, streamID: 0, payload: increment)
+        connection.machine.read(bytes)
+        var actions: [Machine.Action] = []
+        while let action = try connection.machine.nextAction() { actions.append(action) }
+        #expect(Self.describe(actions) == ["ready 1 window 65535", "window 165535"])
+        #expect(Self.describe(try connection.server(.windowUpdate, stream: 0, increment)) == ["window 265535"])
+        #expect(Self.describe(try connection.serverSettings([(.maxConcurrentStreams, 1000)])) == ["maxStreams 1000"])
     }
 
     @Test("requests open odd streams in order; beyond the server's limit, after GOAWAY or with no time left they do not leave")

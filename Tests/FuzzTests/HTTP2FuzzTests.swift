@@ -146,8 +146,8 @@ struct HTTP2FuzzTests {
         let events = Tally()
         let handler = APNsConnectionHandler(
             events: .init(
-                ready: { _ in events.add("ready") }, maxStreamsChanged: { _ in events.add("maxStreams") },
-                goingAway: { _, _ in events.add("goAway") }, unresponsive: { events.add("unresponsive") }, streamsEnded: { _ in },
+                ready: { _, _ in events.add("ready") }, maxStreamsChanged: { _ in events.add("maxStreams") },
+                goingAway: { _, _ in events.add("goAway") }, unresponsive: { events.add("unresponsive") }, streamsEnded: { _, _ in },
                 closed: { events.add("closed") }),
             pingInterval: nil, pingTimeout: .seconds(1))
         try channel.pipeline.syncOperations.addHandler(handler)

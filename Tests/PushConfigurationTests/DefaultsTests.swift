@@ -28,13 +28,14 @@ import Testing
         #expect(configuration.apns.endpoint == nil)
         #expect(configuration.apns.caFile == nil)
         #expect(configuration.apns.port == 443)
-        #expect(configuration.apns.connectionsPerPool == 2)
-        #expect(configuration.apns.streamsPerConnection == 100)
+        #expect(configuration.apns.connectionsPerPool == 128)
+        #expect(configuration.apns.minConnectionsPerPool == 1)
+        #expect(configuration.apns.streamsPerConnection == 1000)
         #expect(configuration.apns.requestTimeout == .seconds(10))
 
         #expect(configuration.registry.shards == 16)
         #expect(configuration.worker == WorkerSettings(
-            chunkSize: 1000, chunksInFlight: 8, expansionsInFlight: 1, notificationsInFlight: 2000, permitBlock: 100,
+            chunkSize: 1000, chunksInFlight: 32, expansionsInFlight: 1, notificationsInFlight: 32_000, permitBlock: 100,
             resendPollInterval: .milliseconds(200)))
         #expect(configuration.resend == ResendSettings(
             maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(300), maxAge: .seconds(3600),
@@ -52,7 +53,7 @@ import Testing
         #expect(news.sleepAfter == 0)
         #expect(news.sleepMilliseconds == 0)
         #expect(news.connectionsPerPool == nil)
-        #expect(configuration.connectionsPerPool(for: news) == 2)
+        #expect(configuration.connectionsPerPool(for: news) == 128)
     }
 
     @Test func explicitValuesAreUsed() throws {
@@ -73,6 +74,7 @@ import Testing
               ca-file: ca.pem
               port: 2197
               connections-per-pool: 5
+              min-connections-per-pool: 2
               streams-per-connection: 250
               request-timeout-ms: 2500
               event-loops: 3
@@ -111,7 +113,7 @@ import Testing
         #expect(configuration.redis.poolSize == 9)
         #expect(configuration.apns == APNsSettings(
             endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
-            connectionsPerPool: 5, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3))
+            connectionsPerPool: 5, minConnectionsPerPool: 2, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3))
         #expect(configuration.registry.shards == 1024)
         #expect(configuration.worker == WorkerSettings(
             chunkSize: 1, chunksInFlight: 2, expansionsInFlight: 6, notificationsInFlight: 3, permitBlock: 4,

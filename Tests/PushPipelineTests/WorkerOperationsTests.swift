@@ -67,11 +67,20 @@ struct WorkerOperationsTests {
                 String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
             } until: { latest in
                 let lags = latest.split(separator: "\n").filter { $0.hasPrefix("pushfleet_consumer_lag{") }
-                let open = latest.split(separator: "\n").first { $0.hasPrefix(#"pushfleet_apns_connections_open{environment="sandbox"}"#) }
+                func gauge(_ name: String) -> Double? {
+                    latest.split(separator: "\n").first { $0.hasPrefix(name + #"{environment="sandbox"}"#) }
+                        .flatMap { Double($0.split(separator: " ").last ?? "") }
+                }
+                // The pool sizes itself: at least one connection, at most the configured cap,
+                // and the round trip it measured.
+                let open = gauge("pushfleet_apns_connections_open") ?? 0
+                let target = gauge("pushfleet_apns_connections_target") ?? 0
                 // push.jobs, push.deliveries and push.feedback.
                 return lags.count == Int(options.jobPartitions + options.deliveryPartitions) + EmbeddedStack.feedbackPartitions
                     && lags.allSatisfy { $0.hasSuffix(" 0") }
-                    && open.map { Double($0.split(separator: " ").last ?? "") ?? 0 } == Double(stack.configuration.apns.connectionsPerPool)
+                    && open >= 1 && open <= Double(stack.configuration.apns.connectionsPerPool)
+                    && target >= open
+                    && (gauge("pushfleet_apns_round_trip_seconds") ?? 0) > 0
             }
             #expect(!text.contains(tokens[0].hex), "labels never carry a token")
             #expect(!text.contains("observed"), "labels never carry a job id")

@@ -24,7 +24,7 @@ struct APNsSendPathWorkload {
     func run() throws -> Int {
         let channel = EmbeddedChannel()
         let handler = APNsConnectionHandler(
-            events: .init(ready: { _ in }, maxStreamsChanged: { _ in }, goingAway: { _, _ in }, unresponsive: {}, streamsEnded: { _ in }, closed: {}),
+            events: .init(ready: { _, _ in }, maxStreamsChanged: { _ in }, goingAway: { _, _ in }, unresponsive: {}, streamsEnded: { _, _ in }, closed: {}),
             pingInterval: nil, pingTimeout: .seconds(10))
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
