@@ -3,7 +3,7 @@
 # unit, integration (real redis-server and real Redis Clusters, embedded Kafka, separate consumer processes,
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
-# apns-sim, the demo, the quick capacity benchmark, fault suite and soak, the checks of deploy/
+# apns-sim, the demo, the quick capacity benchmarks (loopback and at Apple's distance), fault suite and soak, the checks of deploy/
 # (linters and schemas, Tests/deploy), and the campaign console in headless Chromium (Tests/console).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,12 +67,29 @@ for file in capacity-quick.json capacity-quick.md capacity-quick.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick capacity benchmark did not write $file" >&2; exit 1; }
 done
 
+# Capacity at Apple's distance, quick: one worker with the default configuration against the
+# simulator behaving like Apple at 0 and 80 ms of round trip (300,000 devices); it fails when the
+# plateau at 80 ms is below 80% of the one at 0 ms (docs/benchmarks.md).
+run_phase 10 "capacity at Apple's distance, quick mode (0 and 80 ms; fails below 80% at 80 ms)" \
+  "$BIN_DIR/pushfleet-bench" wan --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+for file in capacity-wan-quick.json capacity-wan-quick.md capacity-wan-quick.png; do
+  test -s "$QUICK_RESULTS/$file" || { echo "the quick WAN benchmark did not write $file" >&2; exit 1; }
+done
+
 # Every scenario of the fault suite on a small campaign; it fails when one misses its
 # expectations (missed tokens, removed valid tokens, a crashed worker, more sent twice than in flight).
 run_phase 20 "fault suite, quick mode (20,000 devices through kills, rebalances, Redis, Kafka and APNs faults; docs/faults.md)" \
   "$BIN_DIR/pushfleet-bench" faults --quick --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
 for file in faults-quick.json faults-quick.md faults-quick.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick fault suite did not write $file" >&2; exit 1; }
+done
+
+# The APNs scenarios again with the simulator 80 ms away, behaving like Apple: the same
+# expectations at a distance (a storm, slow answers, silent connections, GOAWAYs and resets).
+run_phase 10 "fault suite's APNs scenarios at 80 ms of round trip, quick mode" \
+  "$BIN_DIR/pushfleet-bench" faults --quick --rtt-ms 80 --scenarios apns-storm,apns-slow,apns-silent --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+for file in faults-quick-80ms.json faults-quick-80ms.md faults-quick-80ms.png; do
+  test -s "$QUICK_RESULTS/$file" || { echo "the quick fault suite at 80 ms did not write $file" >&2; exit 1; }
 done
 
 # Two minutes of steady campaigns; it fails on a missed or doubled notification, a crashed worker,

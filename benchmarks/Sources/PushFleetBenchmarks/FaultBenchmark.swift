@@ -29,6 +29,8 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Registered devices; the broadcast goes to all of them (default 200,000; 20,000 with --quick).") var devices: Int?
     @Option(help: "The campaign's rate, notifications per second (default 5,000; 2,000 with --quick).") var rate: Double?
     @Option(help: "Scenarios to run, comma separated (default all; baseline always runs first).") var scenarios: String?
+    @Option(name: .customLong("rtt-ms"), help: "Round trip to the simulator, which then behaves like Apple (its windows and SETTINGS); 0: loopback. Results named faults(-quick)-<N>ms.")
+    var roundTripMs = 0
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
     @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "error"
     @Option(help: "The chart script (matplotlib).") var plotScript = "benchmarks/plot_faults.py"
@@ -37,7 +39,9 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let selected = try selectedScenarios()
-        let plan = FaultPlan(quick: quick, devices: devices ?? (quick ? 20_000 : 200_000), rate: rate ?? (quick ? 2_000 : 5_000))
+        guard roundTripMs >= 0 else { throw ValidationError("--rtt-ms must be at least 0") }
+        var plan = FaultPlan(quick: quick, devices: devices ?? (quick ? 20_000 : 200_000), rate: rate ?? (quick ? 2_000 : 5_000))
+        plan.roundTrip = .milliseconds(roundTripMs)
         var logger = Logger(label: "pushfleet.bench.faults")
         logger.logLevel = .error
         var outcomes: [FaultOutcome] = []
@@ -51,8 +55,8 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
             print(outcome.line)
             outcomes.append(outcome)
         }
-        let report = FaultReport(devices: plan.devices, rate: plan.rate, quick: quick, scenarios: outcomes)
-        let name = quick ? "faults-quick" : "faults"
+        let report = FaultReport(devices: plan.devices, rate: plan.rate, quick: quick, roundTripMilliseconds: roundTripMs, scenarios: outcomes)
+        let name = (quick ? "faults-quick" : "faults") + (roundTripMs > 0 ? "-\(roundTripMs)ms" : "")
         try results.write(name: name, result: report, markdown: report.markdown(chart: "\(name).png"))
         try results.plot(name: name, python: python, script: plotScript)
         let failed = outcomes.filter { !$0.violations.isEmpty }
@@ -87,6 +91,8 @@ struct FaultPlan {
     /// `worker.notifications-in-flight` of each worker: the most one kill can leave unsettled.
     var notificationsInFlight = 2_000
     var streamsPerConnection = 100
+    /// The simulator's distance: zero on loopback, else it behaves like Apple that far away.
+    var roundTrip: Duration = .zero
 
     /// The campaign's length without faults.
     var campaignSeconds: Double { Double(devices) / rate }
@@ -172,9 +178,14 @@ struct FaultRun {
         if scenario == .kafkaBrokerDown {
             options.kafkaBrokers = 3
         }
+        if plan.roundTrip > .zero {
+            // At a distance the pools size themselves (the default), as a worker facing Apple's would.
+            options.apnsConnectionsPerPool = nil
+        }
         let stack = try await EmbeddedStack.start(options, logger: logger) {
             $0.tracksDuplicates = true
             $0.latency = .uniform(.milliseconds(2), .milliseconds(10))
+            if plan.roundTrip > .zero { $0.behaveLikeApple(roundTrip: plan.roundTrip) }
         }
         defer { try? FileManager.default.removeItem(at: stack.directory) }
         let fleet = WorkerFleet(
@@ -454,11 +465,13 @@ struct FaultReport: Codable {
     var devices: Int
     var rate: Double
     var quick: Bool
+    /// The simulator's round trip (0: loopback).
+    var roundTripMilliseconds: Int = 0
     var scenarios: [FaultOutcome]
 
     func markdown(chart: String) -> String {
         var lines = [
-            "Each scenario: a fresh embedded stack (mock Kafka and the simulator in the benchmark process, one redis-server), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through 3 `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate. *Ended*: how the workers ended: `exit 0` stopped within the shutdown deadline, `exit 75 (deadline)` stopped at it with its work in progress left for the next owner (accepted), `signal 9` the kills of the scenario; any other signal is a crash and any other status a failure, and either fails the scenario. *Slowest stop*: the longest SIGTERM-to-exit of a worker the suite stopped.",
+            "Each scenario: a fresh embedded stack (mock Kafka and the simulator in the benchmark process, one redis-server\(roundTripMilliseconds > 0 ? "; the simulator behaves like Apple \(roundTripMilliseconds) ms of round trip away: every byte delayed, its windows and SETTINGS" : "")), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through 3 `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate. *Ended*: how the workers ended: `exit 0` stopped within the shutdown deadline, `exit 75 (deadline)` stopped at it with its work in progress left for the next owner (accepted), `signal 9` the kills of the scenario; any other signal is a crash and any other status a failure, and either fails the scenario. *Slowest stop*: the longest SIGTERM-to-exit of a worker the suite stopped.",
             "",
             "![accepted per second, faults shaded](\(chart))",
             "",

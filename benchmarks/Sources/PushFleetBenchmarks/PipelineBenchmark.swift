@@ -341,14 +341,23 @@ struct PipelineRun: Codable {
     /// campaign's time), and the first sample's time at which the rate reached 90% of it.
     var plateau: (rate: Double, reachedAfterSeconds: Double)? {
         guard samples.count >= 4 else { return nil }
+        return Self.plateau(of: samples.map { ($0.seconds, $0.accepted) }, campaignSeconds: seconds)
+    }
+
+    /// The plateau of a campaign sampled as (seconds since publication, accepted so far): the
+    /// median rate between 10% and 90% of `campaignSeconds`, and the first time the rate
+    /// reached 90% of it.
+    static func plateau(
+        of samples: [(seconds: Double, accepted: Int)], campaignSeconds: Double
+    ) -> (rate: Double, reachedAfterSeconds: Double)? {
         var rates: [(seconds: Double, rate: Double)] = []
         var previous = (seconds: 0.0, accepted: 0)
         for sample in samples {
             let interval = sample.seconds - previous.seconds
             if interval > 0 { rates.append((sample.seconds, Double(sample.accepted - previous.accepted) / interval)) }
-            previous = (sample.seconds, sample.accepted)
+            previous = sample
         }
-        let middle = rates.filter { $0.seconds >= seconds * 0.1 && $0.seconds <= seconds * 0.9 }.map(\.rate).sorted()
+        let middle = rates.filter { $0.seconds >= campaignSeconds * 0.1 && $0.seconds <= campaignSeconds * 0.9 }.map(\.rate).sorted()
         guard !middle.isEmpty else { return nil }
         let median = middle[middle.count / 2]
         guard let reached = rates.first(where: { $0.rate >= 0.9 * median }) else { return nil }

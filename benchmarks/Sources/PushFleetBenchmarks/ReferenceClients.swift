@@ -40,6 +40,40 @@ struct ReferenceClients {
             latencyP99Milliseconds: nil)
     }
 
+    /// `h2load -D seconds -c connections -m streams`: as many requests as fit in `duration`
+    /// (after a warm-up of one second that opens the connections), for a rate at any distance.
+    func h2load(
+        binary: String, connections: Int, streamsPerConnection: Int, duration: Int
+    ) throws -> APNsBenchmarkReport.Measurement {
+        let arguments = [
+            "-D", String(duration), "--warm-up-time", "1", "-c", String(connections), "-m", String(streamsPerConnection),
+            "-H", "authorization: bearer \(authorization)", "-H", "apns-topic: \(topic)",
+            "-H", "apns-push-type: alert", "-d", payloadFile.path,
+            "https://127.0.0.1:\(port)/3/device/\(deviceToken)",
+        ]
+        let (output, cpu, simulatorCPU) = try run(binary, arguments)
+        // "finished in 5.00s, 12345.67 req/s, …" and "requests: 61728 total, 61828 started, 61728 done, 61728 succeeded, …"
+        guard let finished = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+            let rate = Self.requestsPerSecond(inH2loadFinishedLine: finished),
+            let requests = output.split(separator: "\n").first(where: { $0.hasPrefix("requests:") }),
+            let done = Self.count(named: "done", inH2loadRequestsLine: requests),
+            let succeeded = Self.count(named: "succeeded", inH2loadRequestsLine: requests), done > 0
+        else { throw BenchmarkError.failed("unexpected h2load output: \(output)") }
+        let seconds = Double(done) / rate
+        return APNsBenchmarkReport.Measurement(
+            client: "h2load", connections: connections, notifications: done, succeeded: succeeded, seconds: seconds,
+            notificationsPerSecond: rate, clientCPUSecondsPer100k: cpu / Double(done) * 100_000,
+            simulatorCPUSecondsPer100k: simulatorCPU / Double(done) * 100_000, latencyP50Milliseconds: nil,
+            latencyP99Milliseconds: nil)
+    }
+
+    /// A count in h2load's `requests: 61728 total, 61828 started, 61728 done, …` line.
+    static func count(named name: String, inH2loadRequestsLine line: Substring) -> Int? {
+        let words = line.replacingOccurrences(of: ",", with: "").split(separator: " ")
+        guard let index = words.firstIndex(where: { $0 == name }), index > words.startIndex else { return nil }
+        return Int(words[index - 1])
+    }
+
     /// h2load prints a duration with the unit that suits it: `1.23s`, `935.14ms`, `870us`.
     static func seconds(inH2loadDuration text: Substring) -> Double? {
         for (unit, scale) in [("us", 1e-6), ("ms", 1e-3), ("s", 1.0)] where text.hasSuffix(unit) {

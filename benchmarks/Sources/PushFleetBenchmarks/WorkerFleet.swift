@@ -149,6 +149,24 @@ final class WorkerFleet: Sendable {
         return true
     }
 
+    /// The value of each series of the running workers' `/metrics` whose line starts with one
+    /// of `prefixes` (name and labels), summed over the workers; a worker that does not answer
+    /// counts nothing.
+    func metrics(_ prefixes: [String]) async -> [String: Double] {
+        let ports = state.withLock { state in state.running.compactMap { state.metricsPorts[$0.processIdentifier] } }
+        var values: [String: Double] = [:]
+        for port in ports {
+            guard let (body, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!) else { continue }
+            for line in String(decoding: body, as: UTF8.self).split(separator: "\n") {
+                guard let prefix = prefixes.first(where: { line.hasPrefix($0) }),
+                    let value = Double(line.split(separator: " ").last ?? "")
+                else { continue }
+                values[prefix, default: 0] += value
+            }
+        }
+        return values
+    }
+
     /// The worker's `pushfleet_kafka_assigned_partitions` series, by group.
     private static func assignedPartitions(port: Int) async throws -> [String: Int] {
         let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
