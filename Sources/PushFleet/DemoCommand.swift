@@ -74,7 +74,7 @@ struct DemoCommand: AsyncParsableCommand {
             simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 1) })
             simulator.devices.topics = Dictionary(uniqueKeysWithValues: tokens.map { ($0.hex, EmbeddedStack.bundleID) })
         }
-        detail("kafka \(stack.cluster.bootstrapServers) · redis \(stack.redisDescription) · simulator 127.0.0.1:\(stack.simulator.port)")
+        detail("kafka \(stack.kafka.bootstrapServers) · redis \(stack.redisDescription) · simulator 127.0.0.1:\(stack.simulator.port)")
         detail("configuration \(stack.configurationPath)")
         let redis = stack.makeRedisClient(logger: logger)
         let outcome: Result<Bool, any Error>
@@ -108,7 +108,7 @@ struct DemoCommand: AsyncParsableCommand {
         try await registry.bind(registrations, app: app)
         detail("\(uninstalled.count) of them uninstalled the app: APNs (the simulator) answers 410 Unregistered")
 
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers), logger: logger)
         let worker = try PushWorker(configuration: stack.configuration, roles: Set(WorkerRole.allCases), logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let api = PushAPIServer(configuration: stack.configuration, logger: logger) { port in
@@ -265,7 +265,7 @@ struct DemoCommand: AsyncParsableCommand {
         detail("simulator: \(counters.accepted) accepted, \(counters.duplicates) duplicates, \(counters.rejections) refused")
         detail("statistics: \(acceptedTotal) accepted over the three campaigns")
         detail("registry: \(count.sandbox) devices left of \(tokens.count) (\(uninstalled.count) uninstalled removed by the feedback worker)")
-        let admin = try KafkaAdmin(bootstrapServers: stack.cluster.bootstrapServers, logger: logger)
+        let admin = try KafkaAdmin(bootstrapServers: stack.kafka.bootstrapServers, logger: logger)
         let letters = Int(try await admin.highWatermarks(topic: PushTopic.deadLetters).values.reduce(0, +))
         detail("\(PushTopic.deadLetters): \(letters) dead letters (the three malformed jobs, with their reasons and bytes)")
         return consistent && counters.duplicates == 0 && counters.accepted == acceptedTotal

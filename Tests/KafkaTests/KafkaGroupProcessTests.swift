@@ -4,20 +4,20 @@ import Kafka
 import Testing
 
 /// A consumer group spread over separate `kafka-probe` processes, joined to an embedded cluster
-/// in this process over loopback TCP.
+/// in this process over loopback TCP, or to a Tansu broker (``KafkaTestSupport/kind``).
 @Suite(.serialized) struct KafkaGroupProcessTests {
     static let messageCount = 10_000
     static let partitions: Int32 = 6
 
     @Test func twoProcessesConsumeEveryMessageExactlyOnce() async throws {
-        let fixture = try GroupFixture()
+        let fixture = try await GroupFixture()
         let first = try fixture.startProbe("a")
         let second = try fixture.startProbe("b")
         defer { first.terminate(); second.terminate() }
         try await fixture.waitUntilBalanced([first, second])
 
-        try await fixture.produceAll()
-        try await fixture.waitUntilCommittedToTheEnd()
+        let end = try await fixture.produceAll()
+        try await fixture.waitUntilCommittedToTheEnd(end)
         for probe in [first, second] { try await probe.stop() }
 
         let records = try fixture.processedRecords([first, second])
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func aJoiningMemberTakesOnlyThePartitionsThatMoveWhileTheOthersKeepTheirs() async throws {
-        let fixture = try GroupFixture()
+        let fixture = try await GroupFixture()
         let first = try fixture.startProbe("first")
         defer { first.terminate() }
         try await fixture.waitUntilBalanced([first])
@@ -44,22 +44,22 @@ import Testing
         #expect(Set(revoked) == Set(try second.currentAssignment()), "what moved is what the newcomer owns")
         #expect(Set(revoked).isDisjoint(with: kept))
 
-        try await fixture.produceAll()
-        try await fixture.waitUntilCommittedToTheEnd()
+        let end = try await fixture.produceAll()
+        try await fixture.waitUntilCommittedToTheEnd(end)
         for probe in [first, second] { try await probe.stop() }
         let records = try fixture.processedRecords([first, second])
         #expect(records.count == Self.messageCount, "every message processed once, none twice")
     }
 
     @Test func survivorTakesOverFromAKilledProcessAndEverythingIsCommitted() async throws {
-        let fixture = try GroupFixture()
+        let fixture = try await GroupFixture()
         // The victim works slowly enough to be killed mid-stream after some of its commits landed.
         let victim = try fixture.startProbe("victim", workMicroseconds: 1_000)
         let survivor = try fixture.startProbe("survivor")
         defer { victim.terminate(); survivor.terminate() }
         try await fixture.waitUntilBalanced([victim, survivor])
 
-        try await fixture.produceAll()
+        let end = try await fixture.produceAll()
         let victimPartitions = try victim.currentAssignment()
         try await fixture.waitUntil("the victim processed and committed some messages", timeout: .seconds(120)) {
             let committed = try await fixture.admin.committedOffsets(group: fixture.group, topic: fixture.topic)
@@ -69,7 +69,7 @@ import Testing
         let killedAfter = try victim.records().count
         #expect(killedAfter < Self.messageCount, "killed mid-stream")
 
-        try await fixture.waitUntilCommittedToTheEnd()
+        try await fixture.waitUntilCommittedToTheEnd(end)
         try await survivor.stop()
 
         let records = try fixture.processedRecords([victim, survivor])
@@ -84,16 +84,16 @@ import Testing
 
 /// One topic, one group, and the probes consuming it.
 private struct GroupFixture {
-    let cluster: EmbeddedKafkaCluster
+    let kafka: LocalKafka
     let admin: KafkaAdmin
     let topic = KafkaTestSupport.uniqueName("group-topic")
     let group = KafkaTestSupport.uniqueName("group")
     let directory: URL
 
-    init() throws {
-        cluster = try EmbeddedKafkaCluster(brokers: 2, logger: KafkaTestSupport.logger)
-        try cluster.createTopic(topic, partitions: KafkaGroupProcessTests.partitions)
-        admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: KafkaTestSupport.logger)
+    init() async throws {
+        kafka = try await KafkaTestSupport.start(brokers: 2)
+        try await kafka.createTopic(topic, partitions: KafkaGroupProcessTests.partitions)
+        admin = try KafkaAdmin(bootstrapServers: kafka.bootstrapServers, logger: KafkaTestSupport.logger)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(KafkaTestSupport.uniqueName("probes"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -106,7 +106,7 @@ private struct GroupFixture {
         let process = probe.process
         process.executableURL = KafkaTestSupport.productsDirectory.appendingPathComponent("kafka-probe")
         process.arguments = [
-            "--bootstrap", cluster.bootstrapServers, "--topic", topic, "--group", group,
+            "--bootstrap", kafka.bootstrapServers, "--topic", topic, "--group", group,
             "--output", probe.output.path, "--events", probe.events.path, "--session-timeout-ms", "3000",
             "--work-microseconds", String(workMicroseconds),
         ]
@@ -122,11 +122,19 @@ private struct GroupFixture {
         return probe
     }
 
-    func produceAll() async throws {
-        let producer = try KafkaTestSupport.producer(cluster, lingerMilliseconds: 5)
+    /// Produces every message and returns the end of each partition (its last offset + 1), from
+    /// the delivery reports.
+    func produceAll() async throws -> [Int32: Int64] {
+        let producer = try KafkaTestSupport.producer(kafka, lingerMilliseconds: 5)
         let messages = (0..<KafkaGroupProcessTests.messageCount).map { KafkaTestSupport.message(topic: topic, index: $0) }
-        _ = try await producer.send(messages)
+        let reports = try await producer.send(messages)
         await producer.close()
+        var end: [Int32: Int64] = [:]
+        for report in reports {
+            let offset = try #require(report.offset, "the broker told each message's offset")
+            end[report.partition] = max(end[report.partition] ?? 0, offset + 1)
+        }
+        return end
     }
 
     /// Waits until each probe's latest rebalance event is an assignment, and together they own
@@ -141,8 +149,7 @@ private struct GroupFixture {
         }
     }
 
-    func waitUntilCommittedToTheEnd() async throws {
-        let end = try await admin.highWatermarks(topic: topic)
+    func waitUntilCommittedToTheEnd(_ end: [Int32: Int64]) async throws {
         #expect(end.values.reduce(0, +) == Int64(KafkaGroupProcessTests.messageCount))
         try await waitUntil("the group committed every offset", timeout: .seconds(180)) {
             try await admin.committedOffsets(group: group, topic: topic) == end

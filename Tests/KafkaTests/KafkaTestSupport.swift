@@ -2,10 +2,20 @@ import EmbeddedKafka
 import Foundation
 import Kafka
 import Logging
+import Testing
 
-/// Shared helpers for the Kafka integration suites: an embedded cluster per test, unique topic
-/// and group names, and the path of the `kafka-probe` executable built next to the tests.
+/// Shared helpers for the Kafka integration suites: a Kafka per test (the embedded cluster, or a
+/// Tansu broker when `PUSHFLEET_TEST_KAFKA=tansu`), unique topic and group names, and the path
+/// of the `kafka-probe` executable built next to the tests.
 enum KafkaTestSupport {
+    /// The Kafka the suites run on (`PUSHFLEET_TEST_KAFKA`).
+    static let kind = LocalKafka.Kind.fromEnvironment()
+
+    /// A fresh Kafka of ``kind`` for one test; `brokers` counts the embedded cluster's brokers.
+    static func start(brokers: Int32) async throws -> LocalKafka {
+        try await LocalKafka.start(kind, brokers: brokers, logger: logger)
+    }
+
     static let logger: Logger = {
         var logger = Logger(label: "kafka-tests")
         logger.logLevel = .warning
@@ -16,10 +26,10 @@ enum KafkaTestSupport {
         "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
     }
 
-    static func producer(_ cluster: EmbeddedKafkaCluster, lingerMilliseconds: Int = 1) throws -> KafkaProducer {
+    static func producer(_ kafka: LocalKafka, lingerMilliseconds: Int = 1) throws -> KafkaProducer {
         try KafkaProducer(
             configuration: KafkaProducerConfiguration(
-                bootstrapServers: cluster.bootstrapServers, lingerMilliseconds: lingerMilliseconds),
+                bootstrapServers: kafka.bootstrapServers, lingerMilliseconds: lingerMilliseconds),
             logger: logger)
     }
 
@@ -29,14 +39,30 @@ enum KafkaTestSupport {
 
     /// A new topic of `partitions` partitions holding messages `0..<count` (``message(topic:index:)``).
     static func topic(
-        _ prefix: String, partitions: Int32 = 1, messages count: Int, in cluster: EmbeddedKafkaCluster
+        _ prefix: String, partitions: Int32 = 1, messages count: Int, in kafka: LocalKafka
     ) async throws -> String {
         let topic = uniqueName(prefix)
-        try cluster.createTopic(topic, partitions: partitions)
-        let producer = try producer(cluster)
+        try await kafka.createTopic(topic, partitions: partitions)
+        let producer = try producer(kafka)
         _ = try await producer.send((0..<count).map { message(topic: topic, index: $0) })
         await producer.close()
         return topic
+    }
+
+    /// How many messages each partition of `topic` holds: the offset a marker message gets when
+    /// appended to each partition (so the topic holds one more per partition afterwards).
+    /// Watermarks would be simpler, but Tansu 0.6.0 answers ListOffsets(latest) with the first
+    /// offset of the partition's last batch + 1, short of the end after any batch of more than one
+    /// message; the offset a new message is given is right on both brokers.
+    static func storedCounts(topic: String, partitions: Int32, in kafka: LocalKafka) async throws -> [Int32: Int64] {
+        let producer = try producer(kafka)
+        let reports = try await producer.send((0..<partitions).map { KafkaProducerMessage(topic: topic, value: [0], partition: $0) })
+        await producer.close()
+        var counts: [Int32: Int64] = [:]
+        for report in reports {
+            counts[report.partition] = try #require(report.offset, "the broker told the marker's offset")
+        }
+        return counts
     }
 
     /// The directory holding this build's products (`.build/debug`), found from the running test

@@ -31,6 +31,7 @@ package struct PipelineStack {
 
     package var simulator: APNsSimulator { stack.simulator }
     package var cluster: EmbeddedKafkaCluster { stack.cluster }
+    package var kafka: LocalKafka { stack.kafka }
     package var configuration: PushFleetConfiguration { stack.configuration }
     package var configurationPath: String { stack.configurationPath }
 
@@ -46,12 +47,15 @@ package struct PipelineStack {
         var logger = Logger(label: "pushfleet.test")
         logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         if let givenLogger { logger = givenLogger }
+        // The Kafka of the run: the embedded cluster, or Tansu (`PUSHFLEET_TEST_KAFKA=tansu`).
+        var options = options
+        options.kafka = LocalKafka.Kind.fromEnvironment()
         let stack = try await EmbeddedStack.start(options, logger: logger, simulator: configureSimulator, productionSimulator: productionSimulator)
         let redis = stack.makeRedisClient(logger: logger)
         let result: Result<Value, any Error>
         do {
             let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+                configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers), logger: logger)
             let test = PipelineStack(
                 stack: stack, redis: redis,
                 registry: DeviceRegistry(
@@ -171,7 +175,7 @@ package struct PipelineStack {
     package func readTopic(_ topic: String, count: Int, timeout: Duration = .seconds(60)) async throws -> [KafkaConsumerMessage] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                bootstrapServers: cluster.bootstrapServers, groupID: "reader-\(UUID().uuidString)", topics: [topic],
+                bootstrapServers: stack.kafka.bootstrapServers, groupID: "reader-\(UUID().uuidString)", topics: [topic],
                 properties: ["fetch.wait.max.ms": "10"]),
             logger: logger)
         var messages: [KafkaConsumerMessage] = []

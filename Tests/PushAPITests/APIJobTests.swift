@@ -56,7 +56,7 @@ import Testing
                 let counters = try await stack.simulator.counters()
                 #expect(counters.accepted == tokens.count, "one set of notifications: each device once")
                 #expect(counters.duplicates == 0)
-                let admin = try KafkaAdmin(bootstrapServers: stack.cluster.bootstrapServers, logger: stack.logger)
+                let admin = try KafkaAdmin(bootstrapServers: stack.kafka.bootstrapServers, logger: stack.logger)
                 let messages = try await admin.highWatermarks(topic: PushTopic.jobs).values.reduce(0, +)
                 #expect(messages == Int64(1 + stack.configuration.registry.shards), "the job and its shard tasks, once")
 
@@ -184,7 +184,7 @@ import Testing
                 #expect(answer.status == 413)
                 #expect(answer.errorCode == "payload-too-large")
                 #expect(answer.errorField == "audience")
-                let admin = try KafkaAdmin(bootstrapServers: stack.cluster.bootstrapServers, logger: stack.logger)
+                let admin = try KafkaAdmin(bootstrapServers: stack.kafka.bootstrapServers, logger: stack.logger)
                 #expect(try await admin.highWatermarks(topic: PushTopic.jobs).values.reduce(0, +) == 0, "nothing published")
             }
         }

@@ -24,7 +24,7 @@ enum CampaignHarness {
         let producer: KafkaProducer
         do {
             producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+                configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers), logger: logger)
         } catch {
             await redis.shutdown()
             await stack.stop()

@@ -97,7 +97,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         print("registered in \(String(format: "%.1f", registerSeconds)) s")
 
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers), logger: logger)
+            configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers), logger: logger)
         var runs: [PipelineRun] = []
         for count in workerCounts {
             runs.append(try await runCampaign(workers: count, stack: stack, producer: producer, redis: redis))
