@@ -29,8 +29,14 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Registered devices; the broadcast goes to all of them (default 200,000; 20,000 with --quick).") var devices: Int?
     @Option(help: "The campaign's rate, notifications per second (default 5,000; 2,000 with --quick).") var rate: Double?
     @Option(help: "Scenarios to run, comma separated (default all; baseline always runs first).") var scenarios: String?
+    @Option(help: "Worker processes at the start of every scenario.") var workers = 3
+    @Option(name: .customLong("kill-interval-s"), help: "worker-kill: seconds between kills (default 20; 4 with --quick).")
+    var killIntervalSeconds: Int?
     @Option(name: .customLong("rtt-ms"), help: "Round trip to the simulator, which then behaves like Apple (its windows and SETTINGS); 0: loopback. Results named faults(-quick)-<N>ms.")
     var roundTripMs = 0
+    @Option(
+        help: "The Kafka: embedded (librdkafka's mock cluster) or tansu (a Tansu broker process; run with a current librdkafka, scripts/current-librdkafka.sh). Results named …-tansu.")
+    var kafka: LocalKafka.Kind = .embedded
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
     @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "error"
     @Option(help: "The chart script (matplotlib).") var plotScript = "benchmarks/plot_faults.py"
@@ -42,6 +48,16 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
         guard roundTripMs >= 0 else { throw ValidationError("--rtt-ms must be at least 0") }
         var plan = FaultPlan(quick: quick, devices: devices ?? (quick ? 20_000 : 200_000), rate: rate ?? (quick ? 2_000 : 5_000))
         plan.roundTrip = .milliseconds(roundTripMs)
+        plan.kafka = kafka
+        guard workers >= 2 else { throw ValidationError("--workers must be at least 2: the scenarios kill and replace workers") }
+        plan.workers = workers
+        if let killIntervalSeconds {
+            guard killIntervalSeconds > 0 else { throw ValidationError("--kill-interval-s must be at least 1") }
+            plan.chosenKillInterval = .seconds(killIntervalSeconds)
+        }
+        if kafka != .embedded, let hooked = selected.first(where: \.needsEmbeddedKafka) {
+            throw ValidationError("scenario \(hooked.rawValue) injects its fault through the embedded cluster's hooks; run it with --kafka embedded")
+        }
         var logger = Logger(label: "pushfleet.bench.faults")
         logger.logLevel = .error
         var outcomes: [FaultOutcome] = []
@@ -55,8 +71,10 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
             print(outcome.line)
             outcomes.append(outcome)
         }
-        let report = FaultReport(devices: plan.devices, rate: plan.rate, quick: quick, roundTripMilliseconds: roundTripMs, scenarios: outcomes)
-        let name = (quick ? "faults-quick" : "faults") + (roundTripMs > 0 ? "-\(roundTripMs)ms" : "")
+        let report = FaultReport(
+            devices: plan.devices, rate: plan.rate, quick: quick, workers: plan.workers, roundTripMilliseconds: roundTripMs, kafka: kafka.rawValue,
+            scenarios: outcomes)
+        let name = (quick ? "faults-quick" : "faults") + (roundTripMs > 0 ? "-\(roundTripMs)ms" : "") + (kafka == .embedded ? "" : "-\(kafka.rawValue)")
         try results.write(name: name, result: report, markdown: report.markdown(chart: "\(name).png"))
         try results.plot(name: name, python: python, script: plotScript)
         let failed = outcomes.filter { !$0.violations.isEmpty }
@@ -68,7 +86,9 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
     }
 
     private func selectedScenarios() throws -> [FaultScenario] {
-        guard let scenarios else { return FaultScenario.allCases.filter { !quick || $0.runsInQuickMode } }
+        guard let scenarios else {
+            return FaultScenario.allCases.filter { (!quick || $0.runsInQuickMode) && (kafka == .embedded || !$0.needsEmbeddedKafka) }
+        }
         var chosen: [FaultScenario] = [.baseline]
         for name in scenarios.split(separator: ",") {
             guard let scenario = FaultScenario(rawValue: String(name)) else {
@@ -93,6 +113,7 @@ struct FaultPlan {
     var streamsPerConnection = 100
     /// The simulator's distance: zero on loopback, else it behaves like Apple that far away.
     var roundTrip: Duration = .zero
+    var kafka: LocalKafka.Kind = .embedded
 
     /// The campaign's length without faults.
     var campaignSeconds: Double { Double(devices) / rate }
@@ -102,7 +123,9 @@ struct FaultPlan {
     var outage: Duration { quick ? .seconds(3) : .seconds(30) }
     /// How long a storm lasts.
     var storm: Duration { quick ? .seconds(3) : .seconds(15) }
-    var killInterval: Duration { quick ? .seconds(4) : .seconds(20) }
+    /// `--kill-interval-s`, when given.
+    var chosenKillInterval: Duration?
+    var killInterval: Duration { chosenKillInterval ?? (quick ? .seconds(4) : .seconds(20)) }
     var rebalanceInterval: Duration { quick ? .seconds(1) : .seconds(3) }
 }
 
@@ -123,6 +146,10 @@ enum FaultScenario: String, CaseIterable, Codable {
     /// The broker down/up hook of librdkafka 2.0's mock cluster re-binds its port and aborts the
     /// process when that fails; it runs on demand, not in CI.
     var runsInQuickMode: Bool { self != .kafkaBrokerDown }
+
+    /// Whether the fault is made through the embedded cluster's hooks (injected errors, brokers
+    /// down), which a Tansu broker does not have.
+    var needsEmbeddedKafka: Bool { self == .kafkaErrors || self == .kafkaBrokerDown }
 
     /// Whether throughput during the fault is expected to stay at 70% of the baseline: not while
     /// the state store or the provider credential is away, when nothing can be sent by design.
@@ -164,6 +191,7 @@ struct FaultRun {
 
     func run() async throws -> FaultOutcome {
         var options = EmbeddedStack.Options()
+        options.kafka = plan.kafka
         options.deliveryPartitions = 32
         options.jobPartitions = 8
         options.simulatorThreads = 1
@@ -465,13 +493,16 @@ struct FaultReport: Codable {
     var devices: Int
     var rate: Double
     var quick: Bool
+    var workers = 3
     /// The simulator's round trip (0: loopback).
     var roundTripMilliseconds: Int = 0
+    /// `embedded` (librdkafka's mock cluster in the benchmark process) or `tansu`.
+    var kafka = "embedded"
     var scenarios: [FaultOutcome]
 
     func markdown(chart: String) -> String {
         var lines = [
-            "Each scenario: a fresh embedded stack (mock Kafka and the simulator in the benchmark process, one redis-server\(roundTripMilliseconds > 0 ? "; the simulator behaves like Apple \(roundTripMilliseconds) ms of round trip away: every byte delayed, its windows and SETTINGS" : "")), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through 3 `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate. *Ended*: how the workers ended: `exit 0` stopped within the shutdown deadline, `exit 75 (deadline)` stopped at it with its work in progress left for the next owner (accepted), `signal 9` the kills of the scenario; any other signal is a crash and any other status a failure, and either fails the scenario. *Slowest stop*: the longest SIGTERM-to-exit of a worker the suite stopped.",
+            "Each scenario: a fresh embedded stack (\(kafka == "embedded" ? "mock Kafka and the simulator in the benchmark process" : "a \(kafka) broker in a process of its own, librdkafka \(KafkaLibrary.version); the simulator in the benchmark process"), one redis-server\(roundTripMilliseconds > 0 ? "; the simulator behaves like Apple \(roundTripMilliseconds) ms of round trip away: every byte delayed, its windows and SETTINGS" : "")), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through \(workers) `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate. *Ended*: how the workers ended: `exit 0` stopped within the shutdown deadline, `exit 75 (deadline)` stopped at it with its work in progress left for the next owner (accepted), `signal 9` the kills of the scenario; any other signal is a crash and any other status a failure, and either fails the scenario. *Slowest stop*: the longest SIGTERM-to-exit of a worker the suite stopped.",
             "",
             "![accepted per second, faults shaded](\(chart))",
             "",
@@ -489,3 +520,5 @@ struct FaultReport: Codable {
         return lines.joined(separator: "\n")
     }
 }
+
+extension LocalKafka.Kind: ExpressibleByArgument {}
