@@ -446,7 +446,9 @@ public final class APNsClient: Sendable {
             headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
         }
         if let collapseID = request.collapseID {
-            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
+            // Indexed: a campaign's notifications share one (their job's), so after the first
+            // request of a connection it is a one-byte reference to HPACK's dynamic table.
+            headers.add(name: "apns-collapse-id", value: collapseID)
         }
         headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
         for (name, value) in request.headerOverrides where !name.hasPrefix(":") {

@@ -125,11 +125,19 @@ public final class APNsSimulator: Sendable {
             counters.pings += snapshot.5
             counters.unresponsiveConnections += snapshot.6
         }
+        // What each device would show: every copy without a collapse id, and one per collapse id.
+        var shown: [String: (uncollapsed: Int, collapseIDs: Set<String>)] = [:]
         for (key, count) in acceptances {
             counters.distinctAccepted += 1
             counters.duplicates += count - 1
             counters.acceptedPerToken[key.deviceToken, default: 0] += count
+            if let collapseID = key.collapseID {
+                shown[key.deviceToken, default: (0, [])].collapseIDs.insert(collapseID)
+            } else {
+                shown[key.deviceToken, default: (0, [])].uncollapsed += count
+            }
         }
+        counters.shownTwice = shown.values.count { $0.uncollapsed + $0.collapseIDs.count > 1 }
         counters.connections = shared.connections.load(ordering: .relaxed)
         counters.goAways = shared.goAways.load(ordering: .relaxed)
         counters.connectionResets = shared.connectionResets.load(ordering: .relaxed)

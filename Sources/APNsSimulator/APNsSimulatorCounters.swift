@@ -18,6 +18,11 @@ public struct APNsSimulatorCounters: Sendable, Hashable, Codable {
     public var rejections: [String: Int] = [:]
     /// Accepted notifications per device token; empty unless duplicates are tracked.
     public var acceptedPerToken: [String: Int] = [:]
+    /// Device tokens that would show more than one notification: each accepted copy without an
+    /// `apns-collapse-id` shows on its own, copies sharing one show once. A token accepted twice
+    /// with one collapse id is in ``acceptedPerToken`` twice but not here. 0 unless duplicates
+    /// are tracked.
+    public var shownTwice: Int = 0
     /// Requests never answered on purpose (stall fault).
     public var stalled: Int = 0
     /// Connections accepted (TCP).

@@ -8,6 +8,8 @@ final class APNsSimulatorLoopState {
     struct NotificationKey: Hashable {
         var deviceToken: String
         var apnsIDOrPayloadHash: String
+        /// `apns-collapse-id`: copies that share one are shown once on the device.
+        var collapseID: String? = nil
     }
 
     var requests = 0

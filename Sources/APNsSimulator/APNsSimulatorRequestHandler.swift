@@ -126,7 +126,8 @@ final class APNsSimulatorRequestHandler {
                 configuration.tracksDuplicates
                 ? APNsSimulatorLoopState.NotificationKey(
                     deviceToken: notification.deviceToken,
-                    apnsIDOrPayloadHash: notification.apnsID?.lowercased() ?? "payload:\(payload.hashValue)")
+                    apnsIDOrPayloadHash: notification.apnsID?.lowercased() ?? "payload:\(payload.hashValue)",
+                    collapseID: notification.collapseID)
                 : nil
             guard connection.respond(streamID: streamID, apnsID: apnsID, .accepted(key: key)) else { return }
             if configuration.recordsRequests {

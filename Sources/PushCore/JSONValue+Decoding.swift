@@ -19,6 +19,11 @@ extension JSONValue {
         return string
     }
 
+    func decodeBool(at path: @autoclosure () -> FieldPath) throws(MessageValidationError) -> Bool {
+        guard let bool = boolValue else { throw .type(path(), expected: "true or false", got: self) }
+        return bool
+    }
+
     func decodeNumber(at path: @autoclosure () -> FieldPath) throws(MessageValidationError) -> Double {
         guard let number = numberValue else { throw .type(path(), expected: "a number", got: self) }
         return number.doubleValue

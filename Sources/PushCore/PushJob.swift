@@ -30,6 +30,10 @@ public struct PushJob: Hashable, Sendable {
     public var idempotencyKey: String?
     /// When to send; absent means now.
     public var sendAt: Date?
+    /// Whether an alert without its own `collapse-id` carries one derived from the job
+    /// (``collapseID(jobID:)``), so that a copy sent twice replaces the first on the device.
+    /// `collapse-by-job: false` in the JSON turns it off; on by default.
+    public var collapseByJob: Bool
 
     public init(
         id: String? = nil,
@@ -40,7 +44,8 @@ public struct PushJob: Hashable, Sendable {
         headers: PushHeaders,
         throttle: ThrottleOverride? = nil,
         idempotencyKey: String? = nil,
-        sendAt: Date? = nil
+        sendAt: Date? = nil,
+        collapseByJob: Bool = true
     ) {
         self.id = id
         self.app = app
@@ -51,5 +56,6 @@ public struct PushJob: Hashable, Sendable {
         self.throttle = throttle
         self.idempotencyKey = idempotencyKey
         self.sendAt = sendAt
+        self.collapseByJob = collapseByJob
     }
 }

@@ -82,7 +82,7 @@ final class NotificationSender: Sendable {
             preconditionFailure("every configured app has an APNs client")
         }
         // The notification every device of the chunk gets (its device token is each one's).
-        let notification = job.apnsRequest(for: app, token: deliveries[0].token)
+        let notification = job.apnsRequest(for: app, token: deliveries[0].token, jobID: jobID)
         let counters = context.counters
         let facts = Settlement.Facts(
             app: app.id, jobID: jobID, environment: job.environment, kind: job.tokenKind,

@@ -43,6 +43,31 @@ struct APNsResilienceTests {
         }
     }
 
+    @Test("copies of a notification sharing an apns-collapse-id count as sent twice but shown once")
+    func shownTwiceCountsCopiesWithoutASharedCollapseID() async throws {
+        try await SimulatorHarness.with { harness in
+            // Token 1: two copies with one collapse id (shown once). Token 2: two copies without
+            // one (shown twice). Token 3: two different collapse ids (shown twice). Token 4: once.
+            var collapsed = harness.request(token: SimulatorHarness.token(1))
+            collapsed.collapseID = "campaign-7"
+            var other = harness.request(token: SimulatorHarness.token(3))
+            other.collapseID = "campaign-8"
+            var second = other
+            second.collapseID = "campaign-9"
+            for request in [
+                collapsed, collapsed, harness.request(token: SimulatorHarness.token(2)), harness.request(token: SimulatorHarness.token(2)),
+                other, second, harness.request(token: SimulatorHarness.token(4)),
+            ] {
+                #expect(try await harness.client.send(request).status == 200)
+            }
+            let counters = try await harness.simulator.counters()
+            #expect(counters.acceptedPerToken.values.filter { $0 > 1 }.count == 3)
+            #expect(counters.shownTwice == 2)
+            try await harness.simulator.reset()
+            #expect(try await harness.simulator.counters().shownTwice == 0)
+        }
+    }
+
     @Test("batches under the same faults: every result once, at its index; all accepted exactly once")
     func batchesUnderFaults() async throws {
         let count = min(Self.count, 50_000)

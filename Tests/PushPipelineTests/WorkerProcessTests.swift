@@ -52,6 +52,8 @@ struct WorkerProcessTests {
             // copy of a chunk (the next owner's, or one the expand stage published again) waits
             // for the chunk's lease, then skips what was settled.
             #expect(sentTwice <= window)
+            // Every copy carries the campaign's collapse id (its job id): a device shows it once.
+            #expect(seen.shownTwice == 0, "\(seen.shownTwice) devices would show the campaign twice")
 
             try await second.stopGracefully()
             try await replacement.stopGracefully()

@@ -279,7 +279,7 @@ struct FaultRun {
         return FaultOutcome(
             scenario: scenario.rawValue, fault: scenario.summary(plan), devices: plan.devices, sent: counters.requests,
             accepted: counters.accepted, missed: plan.devices - counters.acceptedPerToken.count,
-            sentTwice: tokensTwice, inFlightAtFaults: inFlightAtFaults, removed: (statistics["removed"] ?? 0) + (statistics["suspect"] ?? 0),
+            sentTwice: tokensTwice, shownTwice: counters.shownTwice, inFlightAtFaults: inFlightAtFaults, removed: (statistics["removed"] ?? 0) + (statistics["suspect"] ?? 0),
             seconds: seconds, notificationsPerSecond: Double(counters.acceptedPerToken.count) / max(seconds, 0.001),
             windows: windows, workersStarted: fleet.started, peakWorkerRSSMegabytes: fleet.peakMegabytes,
             workerEnds: fleet.ended, rejections: counters.rejections, samples: samples)
@@ -429,6 +429,9 @@ struct FaultOutcome: Codable {
     var missed: Int
     /// Tokens accepted more than once.
     var sentTwice: Int
+    /// Tokens that would show more than one notification: copies without a shared
+    /// `apns-collapse-id` (the campaign's alerts carry one derived from the job).
+    var shownTwice: Int
     /// The most notifications the faults could have caught in flight (see ``FaultInjector``).
     var inFlightAtFaults: Int
     /// Valid tokens removed or kept aside (must be 0).
@@ -470,6 +473,7 @@ struct FaultOutcome: Codable {
         if kind != .redisRestartEmpty && sentTwiceRatio > 1 {
             violations.append("sent twice \(sentTwice) > in flight \(inFlightAtFaults)")
         }
+        if kind != .redisRestartEmpty && shownTwice > 0 { violations.append("\(shownTwice) shown twice") }
         if kind.keepsThroughput && !quick && throughputVsBaseline < 0.7 {
             violations.append(String(format: "throughput %.0f%% of the baseline", throughputVsBaseline * 100))
         }
@@ -483,8 +487,8 @@ struct FaultOutcome: Codable {
 
     var line: String {
         String(
-            format: "%@: missed %d, sent twice %d (in flight %d), removed %d, %.1f s, %.0f/s (%.0f%% of baseline), peak RSS %.0f MB%@",
-            scenario, missed, sentTwice, inFlightAtFaults, removed, seconds, notificationsPerSecond, throughputVsBaseline * 100,
+            format: "%@: missed %d, sent twice %d (in flight %d), shown twice %d, removed %d, %.1f s, %.0f/s (%.0f%% of baseline), peak RSS %.0f MB%@",
+            scenario, missed, sentTwice, inFlightAtFaults, shownTwice, removed, seconds, notificationsPerSecond, throughputVsBaseline * 100,
             peakWorkerRSSMegabytes, violations.isEmpty ? "" : " — BELOW EXPECTATIONS: " + violations.joined(separator: "; "))
     }
 }
@@ -502,19 +506,19 @@ struct FaultReport: Codable {
 
     func markdown(chart: String) -> String {
         var lines = [
-            "Each scenario: a fresh embedded stack (\(kafka == "embedded" ? "mock Kafka and the simulator in the benchmark process" : "a \(kafka) broker in a process of its own, librdkafka \(KafkaLibrary.version); the simulator in the benchmark process"), one redis-server\(roundTripMilliseconds > 0 ? "; the simulator behaves like Apple \(roundTripMilliseconds) ms of round trip away: every byte delayed, its windows and SETTINGS" : "")), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through \(workers) `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate. *Ended*: how the workers ended: `exit 0` stopped within the shutdown deadline, `exit 75 (deadline)` stopped at it with its work in progress left for the next owner (accepted), `signal 9` the kills of the scenario; any other signal is a crash and any other status a failure, and either fails the scenario. *Slowest stop*: the longest SIGTERM-to-exit of a worker the suite stopped.",
+            "Each scenario: a fresh embedded stack (\(kafka == "embedded" ? "mock Kafka and the simulator in the benchmark process" : "a \(kafka) broker in a process of its own, librdkafka \(KafkaLibrary.version); the simulator in the benchmark process"), one redis-server\(roundTripMilliseconds > 0 ? "; the simulator behaves like Apple \(roundTripMilliseconds) ms of round trip away: every byte delayed, its windows and SETTINGS" : "")), \(devices) registered devices, a broadcast throttled to \(Int(rate))/s through \(workers) `pushfleet worker` processes (each `notifications-in-flight: 2000`), the fault injected a quarter into the campaign. *Missed*: valid tokens the simulator never accepted. *Sent twice*: tokens it accepted more than once, against *in flight*, the most the faults could have caught unsettled (a killed worker's window, or 100 streams per lost connection). *Shown twice*: tokens whose copies do not share an `apns-collapse-id` and so would show twice (the campaign's alerts carry one derived from the job: a copy replaces the first on the device; must be 0). *Removed*: valid tokens removed or kept aside (all tokens are valid). *Throughput*: distinct tokens accepted per second over the campaign, against the baseline of the same run; *during*: inside the fault windows. *Recovery*: from the fault's end to the first second back at 70% of the baseline rate. *Ended*: how the workers ended: `exit 0` stopped within the shutdown deadline, `exit 75 (deadline)` stopped at it with its work in progress left for the next owner (accepted), `signal 9` the kills of the scenario; any other signal is a crash and any other status a failure, and either fails the scenario. *Slowest stop*: the longest SIGTERM-to-exit of a worker the suite stopped.",
             "",
             "![accepted per second, faults shaded](\(chart))",
             "",
-            "| scenario | fault | sent | missed | sent twice / in flight | removed | seconds | throughput vs baseline | during | recovery (s) | peak RSS (MB) | workers started / ended | slowest stop (s) | meets expectations |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| scenario | fault | sent | missed | sent twice / in flight | shown twice | removed | seconds | throughput vs baseline | during | recovery (s) | peak RSS (MB) | workers started / ended | slowest stop (s) | meets expectations |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for outcome in scenarios {
             let ends = Dictionary(grouping: outcome.workerEnds, by: \.label).map { "\($1.count)× \($0)" }.sorted()
                 .joined(separator: ", ")
             let slowestStop = outcome.workerEnds.compactMap(\.stopSeconds).max().map { String(format: "%.1f", $0) } ?? "–"
             lines.append(
-                "| \(outcome.scenario) | \(outcome.fault) | \(outcome.sent) | \(outcome.missed) | \(outcome.sentTwice) / \(outcome.inFlightAtFaults) | \(outcome.removed) | \(String(format: "%.1f", outcome.seconds)) | \(String(format: "%.0f%%", outcome.throughputVsBaseline * 100)) | \(outcome.throughputDuringFaults.map { String(format: "%.0f%%", $0 * 100) } ?? "–") | \(outcome.recoverySeconds.map { String(format: "%.1f", $0) } ?? "–") | \(String(format: "%.0f", outcome.peakWorkerRSSMegabytes)) | \(outcome.workersStarted) / \(ends) | \(slowestStop) | \(outcome.violations.isEmpty ? "yes" : "**no**: " + outcome.violations.joined(separator: "; ")) |"
+                "| \(outcome.scenario) | \(outcome.fault) | \(outcome.sent) | \(outcome.missed) | \(outcome.sentTwice) / \(outcome.inFlightAtFaults) | \(outcome.shownTwice) | \(outcome.removed) | \(String(format: "%.1f", outcome.seconds)) | \(String(format: "%.0f%%", outcome.throughputVsBaseline * 100)) | \(outcome.throughputDuringFaults.map { String(format: "%.0f%%", $0 * 100) } ?? "–") | \(outcome.recoverySeconds.map { String(format: "%.1f", $0) } ?? "–") | \(String(format: "%.0f", outcome.peakWorkerRSSMegabytes)) | \(outcome.workersStarted) / \(ends) | \(slowestStop) | \(outcome.violations.isEmpty ? "yes" : "**no**: " + outcome.violations.joined(separator: "; ")) |"
             )
         }
         return lines.joined(separator: "\n")

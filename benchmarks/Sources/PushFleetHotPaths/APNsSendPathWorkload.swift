@@ -19,6 +19,9 @@ struct APNsSendPathWorkload {
     static let batch = 100
 
     let count: Int
+    /// The `apns-collapse-id` of every request, as a campaign's alerts carry their job's id
+    /// (`apns-send-collapse`); `nil` for `apns-send`.
+    var collapseID: String? = nil
 
     /// Runs the workload; returns the number of notifications answered 200.
     func run() throws -> Int {
@@ -52,7 +55,7 @@ struct APNsSendPathWorkload {
             for index in 0..<size {
                 let request = APNsRequest(
                     credential: credential, environment: .production, deviceToken: tokens[(sent + index) % tokens.count],
-                    bundleID: "com.example.app", payload: payload)
+                    bundleID: "com.example.app", collapseID: collapseID, payload: payload)
                 let apnsID = APNsID.random(using: &generator).uuidString
                 let headers = APNsClient.headers(
                     for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: "api.push.apple.com", providerToken: providerToken)

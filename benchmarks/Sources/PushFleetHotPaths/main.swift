@@ -4,12 +4,15 @@
 ///
 /// Workloads:
 /// - `apns-send`: one notification through the APNs client's send path (``APNsSendPathWorkload``);
+/// - `apns-send-collapse`: the same with an `apns-collapse-id` of 36 bytes, as a campaign's alerts
+///   carry their job id (a UUID when the API assigned it);
 /// - `chunk-encode`, `chunk-decode`: one 1,000-token message of `push.deliveries` written by the
 ///   expand stage, read by the send stage (``DeliveryChunkWorkload``).
 import Foundation
 
 enum Workload: String, CaseIterable {
     case apnsSend = "apns-send"
+    case apnsSendCollapse = "apns-send-collapse"
     case chunkEncode = "chunk-encode"
     case chunkDecode = "chunk-decode"
 }
@@ -25,10 +28,11 @@ guard arguments.count == 2, let workload = Workload(rawValue: arguments.first!),
 }
 do {
     switch workload {
-    case .apnsSend:
-        let accepted = try APNsSendPathWorkload(count: count).run()
-        guard accepted == count else { fail("apns-send: \(accepted) of \(count) notifications answered 200") }
-        print("apns-send: \(accepted) notifications answered 200")
+    case .apnsSend, .apnsSendCollapse:
+        let collapseID = workload == .apnsSendCollapse ? "5d1c0f6e-8a43-4b7e-9f2a-3c6d8e1b0a97" : nil
+        let accepted = try APNsSendPathWorkload(count: count, collapseID: collapseID).run()
+        guard accepted == count else { fail("\(workload.rawValue): \(accepted) of \(count) notifications answered 200") }
+        print("\(workload.rawValue): \(accepted) notifications answered 200")
     case .chunkEncode:
         let bytes = try DeliveryChunkWorkload(count: count).encode()
         print("chunk-encode: \(count) chunks, \(bytes) bytes")
