@@ -80,7 +80,9 @@ public actor TansuBroker {
         for _ in 1...5 {
             let port = Int.random(in: 20_000..<32_000)
             let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-tansu-\(UUID().uuidString).log")
-            FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
+                throw KafkaError(code: .embeddedCluster, message: "could not create \(logFile.path) for Tansu's log")
+            }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = [

@@ -429,9 +429,20 @@ import Testing
         // connections and each is stored once. (librdkafka 2.0.2's mock broker down/up re-binds
         // the listener and aborts the process when that bind fails, so the outage is made with
         // dropped connections; EmbeddedKafkaCluster.setBrokerDown says more.)
+        //
+        // One request in flight per connection: the 2.0.2 mock appends a produce request without
+        // checking the idempotent producer's sequence numbers, and a dropped connection loses the
+        // answers of the requests pipelined before the dropped one, which were appended. Their
+        // retries were stored again (a CI run on a loaded machine stored 39 of 31). A real broker
+        // discards such retries by their sequence; the mock cannot, so the test keeps the
+        // window to one request, which makes "stored once" a property of the retry path alone.
         let topic = KafkaTestSupport.uniqueName("outage")
         try await kafka.createTopic(topic, partitions: 3)
-        let producer = try KafkaTestSupport.producer(kafka)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: kafka.bootstrapServers, lingerMilliseconds: 1,
+                properties: ["max.in.flight.requests.per.connection": "1"]),
+            logger: KafkaTestSupport.logger)
         _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: 0))
         try #require(kafka.embeddedCluster).injectRequestErrors(.produce, errors: Array(repeating: .transport, count: 6))
         let reports = try await producer.send((1...30).map { KafkaTestSupport.message(topic: topic, index: $0) })
