@@ -13,6 +13,7 @@ public struct RedisClientError: Error, CustomStringConvertible {
             case clientShutdown
             case crossSlot
             case clusterUnavailable
+            case notReplicated
         }
 
         private let base: Base
@@ -43,6 +44,11 @@ public struct RedisClientError: Error, CustomStringConvertible {
         public static let crossSlot = Code(.crossSlot)
         /// No node of the cluster answered with its topology, or no node serves a slot.
         public static let clusterUnavailable = Code(.clusterUnavailable)
+        /// A write ran on its master, but fewer replicas than required confirmed it (`WAIT`)
+        /// within the timeout: a failover now could lose it, so it is not acknowledged. Typical
+        /// of a master cut off from its replicas by a partition. The write may still survive;
+        /// retry idempotent writes.
+        public static let notReplicated = Code(.notReplicated)
 
         public var description: String {
             "\(base)"
@@ -85,7 +91,7 @@ public struct RedisClientError: Error, CustomStringConvertible {
     /// (`LOADING`, `BUSY`, `TRYAGAIN`, `MASTERDOWN`, `CLUSTERDOWN`) are.
     public static func isRetryableByDefault(code: Code, message: String) -> Bool {
         switch code {
-        case .connectionFailed, .connectionClosed, .timeout, .clusterUnavailable:
+        case .connectionFailed, .connectionClosed, .timeout, .clusterUnavailable, .notReplicated:
             return true
         case .serverError:
             let prefix = message.prefix { $0 != " " }

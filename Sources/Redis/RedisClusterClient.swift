@@ -24,6 +24,10 @@ import Synchronization
 ///   replicas (``RedisClusterConfiguration/replicaAcknowledgements``): replication is
 ///   asynchronous, and a write its master acknowledged just before dying would otherwise be
 ///   missing on the replica that takes over (a sent marker lost is a notification sent twice).
+///   A write fewer replicas confirmed within the timeout throws
+///   ``RedisClientError/Code/notReplicated`` (the API answers 503): a master cut off from its
+///   replicas by a partition keeps taking writes until it notices, and the failover on the
+///   other side discards them (docs/faults.md, "Partitions").
 public final class RedisClusterClient: RedisCommands {
     private struct State {
         var router: RedisClusterRouter
@@ -31,7 +35,8 @@ public final class RedisClusterClient: RedisCommands {
         var masters: [RedisClusterTopology.Address] = []
         /// Every node of the last topology read (replicas too): where to ask for it next time.
         var knownNodes: [RedisClusterTopology.Address] = []
-        /// Masters with at least one replica that is not failed: their writes are confirmed.
+        /// Masters with at least one online replica: their writes are confirmed. A replica still
+        /// loading its first copy confirms nothing; its master's writes go unconfirmed until then.
         var replicated: Set<RedisClusterTopology.Address> = []
         var pools: [RedisClusterTopology.Address: RedisClient] = [:]
         var lastRefresh: ContinuousClock.Instant?
@@ -144,7 +149,23 @@ public final class RedisClusterClient: RedisCommands {
         guard let wait = waitCommand(for: node), commands.contains(where: { !Self.isRead($0) }) else {
             return try await pool.pipeline(commands)
         }
-        return Array(try await pool.pipeline(commands + [wait]).dropLast())
+        let replies = try await pool.pipeline(commands + [wait])
+        let writes = zip(commands, replies).filter { !Self.isRead($0.0) }.map(\.1)
+        try confirm(wait: replies.last!, writes: writes, on: node)
+        return Array(replies.dropLast())
+    }
+
+    /// Throws ``RedisClientError/Code/notReplicated`` when the batch's writes are not confirmed
+    /// (``RedisWriteConfirmation``), and reads the topology again: a replica the cluster has
+    /// since marked failed is no longer waited for.
+    private func confirm(wait: RedisReply, writes: [RedisReply], on node: RedisClusterTopology.Address) throws {
+        let required = configuration.replicaAcknowledgements
+        guard case .unconfirmed(let replicas) = RedisWriteConfirmation.judge(wait: wait, writes: writes, required: required) else { return }
+        refreshSoon()
+        throw RedisClientError(
+            .notReplicated,
+            message: "\(node) confirmed the write on \(replicas) of \(required) replicas within \(configuration.replicaAcknowledgementTimeout)"
+                + (wait.int == nil ? " (WAIT answered \(wait))" : ""))
     }
 
     /// Runs scripts on one of the node's connections (after `ASKING` when `asking`); on a master
@@ -159,7 +180,7 @@ public final class RedisClusterClient: RedisCommands {
             }
             let replies = try await connection.evalScripts(calls)
             if let wait {
-                _ = try await connection.pipeline([wait])
+                try self.confirm(wait: try await connection.pipeline([wait])[0], writes: replies, on: node)
             }
             return replies
         }
@@ -357,7 +378,7 @@ public final class RedisClusterClient: RedisCommands {
                     state.knownNodes = topology.shards.flatMap { $0.nodes.map(\.address) }
                     state.replicated = Set(
                         topology.shards.compactMap { shard in
-                            shard.nodes.contains { $0.role == .replica && $0.health != "failed" } ? shard.master?.address : nil
+                            shard.nodes.contains { $0.role == .replica && $0.health == "online" } ? shard.master?.address : nil
                         })
                     state.lastRefresh = .now
                     return changed

@@ -189,6 +189,36 @@ struct RedisClusterClientTests {
         }
     }
 
+    @Test("a write no replica confirms in time (its replica cut off) throws notReplicated; confirmed writes return")
+    func unconfirmedWriteIsNotAcknowledged() async throws {
+        try await LocalRedisCluster.with { cluster async throws in
+            var configuration = cluster.configuration
+            configuration.replicaAcknowledgementTimeout = .milliseconds(200)
+            let client = RedisClusterClient(configuration: configuration)
+            defer { Task { await client.shutdown() } }
+            _ = try await client.send("SET", "partitioned-key", "confirmed")
+            let topology = try await cluster.topology()
+            let slot = Int(RedisHashSlot(key: "partitioned-key").rawValue)
+            let shard = try #require(topology.shards.first { $0.slots.contains { $0.contains(slot) } })
+            let replica = try #require(shard.nodes.first { $0.role == .replica })
+            let server = try #require(cluster.nodes.first { $0.address == replica.address }).server
+            // A frozen replica answers nothing, as one across a partition: the master runs the
+            // write and WAIT counts no replica.
+            await server.pause()
+            var thrown: RedisClientError?
+            do {
+                _ = try await client.send("SET", "partitioned-key", "unconfirmed")
+            } catch let error as RedisClientError {
+                thrown = error
+            }
+            await server.resume()
+            #expect(thrown?.code == .notReplicated, "\(String(describing: thrown))")
+            #expect(thrown?.isRetryable == true)
+            _ = try await client.send("SET", "partitioned-key", "confirmed again")
+            #expect(try await client.send("GET", "partitioned-key").string == "confirmed again")
+        }
+    }
+
     @Test("AUTH with an ACL user on every node")
     func aclUser() async throws {
         try await LocalRedisCluster.with(replicasPerMaster: 0, password: "admin-pass") { cluster async throws in
