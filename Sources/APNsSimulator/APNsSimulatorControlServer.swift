@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 
 /// The plain HTTP/1.1 control endpoint: `GET /counters` answers the counters as JSON,
+/// `GET /accepted` the number of notifications accepted so far (cheap enough to poll),
 /// `POST /reset` zeroes them, `GET /ca.pem` answers the CA certificate.
 enum APNsSimulatorControlServer {
     static func bind(
@@ -57,6 +58,8 @@ enum APNsSimulatorControlServer {
                     encoder.outputFormatting = [.sortedKeys]
                     let data = try encoder.encode(try await simulator.counters())
                     return (.ok, String(decoding: data, as: UTF8.self))
+                case (.GET, "/accepted"):
+                    return (.ok, String(try await simulator.acceptedCount()))
                 case (.POST, "/reset"):
                     try await simulator.reset()
                     return (.ok, "{}")

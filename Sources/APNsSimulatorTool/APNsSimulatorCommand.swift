@@ -92,6 +92,13 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     @Flag(help: "After an answer refusing a notification, a connection's stream limit drops to 1 until its next success.")
     var oneStreamAfterRefusal = false
 
+    /// The four bytes of a dotted IPv4 address; `nil` for anything else.
+    static func ipv4Address(_ text: String) -> [UInt8]? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        guard parts.count == 4, parts.allSatisfy({ $0 != nil }) else { return nil }
+        return parts.map { $0! }
+    }
+
     func run() async throws {
         guard let environment = APNsEnvironment(rawValue: environment) else {
             throw ValidationError("environment must be sandbox or production")
@@ -145,6 +152,10 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
                 serverPrivateKeyPEM: try String(contentsOfFile: privateKey, encoding: .utf8))
         } else if certificate != nil || privateKey != nil || certificateAuthority != nil {
             throw ValidationError("--certificate, --private-key and --certificate-authority go together")
+        } else if let address = Self.ipv4Address(host), address != [127, 0, 0, 1], address != [0, 0, 0, 0] {
+            // Listening on an address of its own (a test host): the generated certificate names it
+            // too, so that clients connecting to it verify the server as usual.
+            configuration.tls = try APNsSimulatorTLSIdentity.generate(ipv4Addresses: [[127, 0, 0, 1], address])
         }
 
         var logger = Logger(label: "apns-sim")

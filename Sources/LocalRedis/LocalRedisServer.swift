@@ -9,6 +9,8 @@ import Darwin
 
 /// A real `redis-server` process on a free loopback port, in a fresh temporary directory, for
 /// tests, benchmarks and `pushfleet demo`. It persists nothing (`--save ''`, `--appendonly no`).
+/// A benchmark that runs it on a test host of its own passes that host's address and the command
+/// that puts a process there (`ip netns exec <host>`).
 ///
 /// ```swift
 /// let server = try await LocalRedisServer.start()
@@ -20,8 +22,8 @@ import Darwin
 /// ``stop()`` ends the process and removes the directory; if the server is dropped without
 /// ``stop()``, `deinit` kills the process (SIGKILL) and removes the directory.
 public actor LocalRedisServer {
-    /// The address the server listens on: `127.0.0.1`.
-    public nonisolated let host = "127.0.0.1"
+    /// The address the server listens on: `127.0.0.1` unless started on another host.
+    public nonisolated let host: String
     /// The port the server listens on (the same across ``restart()``).
     public nonisolated let port: Int
     /// The password of the `default` user (`--requirepass`), if any.
@@ -29,6 +31,8 @@ public actor LocalRedisServer {
     /// The temporary working directory (holds `redis.log`).
     public nonisolated let directory: URL
     private let executable: URL
+    /// The command the server runs under (e.g. `ip netns exec <host>`); empty: run directly.
+    private let launcher: [String]
     private let extraArguments: [String]
     private var process: Process?
 
@@ -47,8 +51,10 @@ public actor LocalRedisServer {
         RedisConfiguration(host: host, port: port, password: password)
     }
 
-    private init(executable: URL, port: Int, directory: URL, password: String?, extraArguments: [String]) {
+    private init(executable: URL, launcher: [String], host: String, port: Int, directory: URL, password: String?, extraArguments: [String]) {
         self.executable = executable
+        self.launcher = launcher
+        self.host = host
         self.port = port
         self.directory = directory
         self.password = password
@@ -68,12 +74,17 @@ public actor LocalRedisServer {
     ///   - redisServerPath: the executable; a bare name is looked up in `PATH`.
     ///   - extraArguments: more `redis-server` options, e.g. `["--maxmemory", "64mb"]`.
     ///   - password: set as `--requirepass`.
+    ///   - host: the address to listen on.
+    ///   - launcher: a command the server runs under, its executable looked up in `PATH`
+    ///     (`["ip", "netns", "exec", "<namespace>"]` puts it on a test host of its own).
     /// - Throws: ``RedisClientError`` (`connectionFailed`) with the server's log when it does not
     ///   come up; a start that lost a race for its port is retried on another port.
     public static func start(
         redisServerPath: String = "redis-server",
         extraArguments: [String] = [],
-        password: String? = nil
+        password: String? = nil,
+        host: String = "127.0.0.1",
+        launcher: [String] = []
     ) async throws -> LocalRedisServer {
         let executable = try locate(redisServerPath)
         var lastError: (any Error)?
@@ -83,6 +94,8 @@ public actor LocalRedisServer {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let server = LocalRedisServer(
                 executable: executable,
+                launcher: launcher,
+                host: host,
                 port: try freePort(),
                 directory: directory,
                 password: password,
@@ -115,7 +128,6 @@ public actor LocalRedisServer {
 
     private func launch() async throws {
         let process = Process()
-        process.executableURL = executable
         var arguments = [
             "--port", "\(port)",
             "--bind", host,
@@ -128,7 +140,13 @@ public actor LocalRedisServer {
         if let password {
             arguments += ["--requirepass", password]
         }
-        process.arguments = arguments + extraArguments
+        if let command = launcher.first {
+            process.executableURL = try Self.locate(command)
+            process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments + extraArguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments + extraArguments
+        }
         process.currentDirectoryURL = directory
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice

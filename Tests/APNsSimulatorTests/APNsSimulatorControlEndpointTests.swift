@@ -7,7 +7,7 @@ import Testing
 /// The HTTP/1.1 control endpoint and the simulator's lifecycle.
 @Suite("Simulator control endpoint", .serialized)
 struct APNsSimulatorControlEndpointTests {
-    @Test("GET /counters answers JSON, POST /reset zeroes, GET /ca.pem answers the CA")
+    @Test("GET /counters answers JSON, GET /accepted the count, POST /reset zeroes, GET /ca.pem answers the CA")
     func control() async throws {
         let simulator = try APNsSimulator(configuration: APNsSimulatorConfiguration(controlPort: 0, threads: 1))
         try await simulator.start()
@@ -15,6 +15,7 @@ struct APNsSimulatorControlEndpointTests {
         let counters = try await Self.request("GET", "/counters", port: port)
         let decoded = try JSONDecoder().decode(APNsSimulatorCounters.self, from: Data(counters.utf8))
         #expect(decoded == APNsSimulatorCounters())
+        #expect(try await Self.request("GET", "/accepted", port: port) == String(try await simulator.acceptedCount()))
         #expect(try await Self.request("POST", "/reset", port: port) == "{}")
         #expect(try await Self.request("GET", "/ca.pem", port: port) == simulator.tlsIdentity.certificateAuthorityPEM)
         try await simulator.shutdown()
