@@ -11,6 +11,16 @@ import FoundationNetworking
 /// benchmarks; remembers how each one ended and the highest peak RSS seen. Safe to use from the
 /// task injecting faults and the one sampling at once.
 final class WorkerFleet: Sendable {
+    /// Where a worker runs: the command that puts it on its host, and the address its `/metrics`
+    /// is reached at.
+    struct Placement: Sendable {
+        var launcher: [String]
+        var address: String
+
+        /// A process of this machine, on loopback.
+        static let local = Placement(launcher: [], address: "127.0.0.1")
+    }
+
     /// How a worker process ended.
     struct Ended: Codable, Equatable {
         /// `exit` (with its status) or `signal` (with the signal's number).
@@ -67,19 +77,27 @@ final class WorkerFleet: Sendable {
         var ended: [Ended] = []
         var started = 0
         var peakKilobytes: [Int32: Int] = [:]
-        /// Each worker's `/metrics` port, by process id.
-        var metricsPorts: [Int32: Int] = [:]
+        /// Each worker's `/metrics` address, by process id.
+        var metricsURLs: [Int32: URL] = [:]
     }
 
     let binary: String
     let arguments: [String]
     let environment: [String: String]
+    /// Worker `n` (counting every start) runs at `placements[n % placements.count]`.
+    let placements: [Placement]
     private let state = Mutex(State())
 
-    init(binary: String, stack: EmbeddedStack, logLevel: String, environment: [String: String] = [:]) {
+    convenience init(binary: String, stack: EmbeddedStack, logLevel: String, environment: [String: String] = [:]) {
+        self.init(binary: binary, arguments: stack.workerArguments(logLevel: logLevel), environment: environment)
+    }
+
+    init(binary: String, arguments: [String], environment: [String: String] = [:], placements: [Placement] = [.local]) {
+        precondition(!placements.isEmpty, "at least one placement")
         self.binary = binary
-        self.arguments = stack.workerArguments(logLevel: logLevel)
+        self.arguments = arguments
         self.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        self.placements = placements
     }
 
     deinit {
@@ -101,16 +119,22 @@ final class WorkerFleet: Sendable {
     /// Starts `count` more workers.
     func start(_ count: Int = 1) throws {
         for _ in 0..<count {
+            let placement = placements[state.withLock { $0.started } % placements.count]
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = arguments
+            if let command = placement.launcher.first {
+                process.executableURL = URL(fileURLWithPath: command)
+                process.arguments = Array(placement.launcher.dropFirst()) + [binary] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: binary)
+                process.arguments = arguments
+            }
             let port = try LocalRedisServer.freePort()
             process.environment = environment.merging(["PUSHFLEET__METRICS__PORT": String(port)]) { $1 }
             try process.run()
             state.withLock {
                 $0.running.append(process)
                 $0.started += 1
-                $0.metricsPorts[process.processIdentifier] = port
+                $0.metricsURLs[process.processIdentifier] = URL(string: "http://\(placement.address):\(port)/metrics")!
             }
         }
     }
@@ -124,10 +148,10 @@ final class WorkerFleet: Sendable {
         let deadline = ContinuousClock.now + timeout
         var shares: [[String: Int]] = []
         while ContinuousClock.now < deadline {
-            let ports = state.withLock { state in state.running.compactMap { state.metricsPorts[$0.processIdentifier] } }
+            let urls = state.withLock { state in state.running.compactMap { state.metricsURLs[$0.processIdentifier] } }
             shares = []
-            for port in ports {
-                shares.append((try? await Self.assignedPartitions(port: port)) ?? [:])
+            for url in urls {
+                shares.append((try? await Self.assignedPartitions(url)) ?? [:])
             }
             if Self.isSettled(shares, partitions: partitions) { return }
             try await Task.sleep(for: .milliseconds(200))
@@ -153,10 +177,10 @@ final class WorkerFleet: Sendable {
     /// of `prefixes` (name and labels), summed over the workers; a worker that does not answer
     /// counts nothing.
     func metrics(_ prefixes: [String]) async -> [String: Double] {
-        let ports = state.withLock { state in state.running.compactMap { state.metricsPorts[$0.processIdentifier] } }
+        let urls = state.withLock { state in state.running.compactMap { state.metricsURLs[$0.processIdentifier] } }
         var values: [String: Double] = [:]
-        for port in ports {
-            guard let (body, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!) else { continue }
+        for url in urls {
+            guard let (body, _) = try? await URLSession.shared.data(from: url) else { continue }
             for line in String(decoding: body, as: UTF8.self).split(separator: "\n") {
                 guard let prefix = prefixes.first(where: { line.hasPrefix($0) }),
                     let value = Double(line.split(separator: " ").last ?? "")
@@ -168,8 +192,8 @@ final class WorkerFleet: Sendable {
     }
 
     /// The worker's `pushfleet_kafka_assigned_partitions` series, by group.
-    private static func assignedPartitions(port: Int) async throws -> [String: Int] {
-        let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+    private static func assignedPartitions(_ url: URL) async throws -> [String: Int] {
+        let (body, _) = try await URLSession.shared.data(from: url)
         var result: [String: Int] = [:]
         let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
         for line in String(decoding: body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
@@ -184,8 +208,7 @@ final class WorkerFleet: Sendable {
     func kill(_ index: Int) {
         guard let process = take(index) else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        record(process, expectedSignal: SIGKILL)
+        record(Self.awaitEnd(of: process), expectedSignal: SIGKILL)
     }
 
     /// SIGTERMs the `index`-th running worker (modulo their count) and waits for it to exit.
@@ -193,8 +216,8 @@ final class WorkerFleet: Sendable {
         guard let process = take(index) else { return }
         let start = ContinuousClock.now
         process.terminate()
-        process.waitUntilExit()
-        record(process, expectedSignal: nil, stopSeconds: (ContinuousClock.now - start).seconds)
+        let end = Self.awaitEnd(of: process)
+        record(end, expectedSignal: nil, stopSeconds: (ContinuousClock.now - start).seconds)
     }
 
     /// SIGTERMs the `index`-th running worker (modulo their count) without waiting for it: it
@@ -213,21 +236,25 @@ final class WorkerFleet: Sendable {
             return state.leaving
         }
         for process in leaving {
-            process.waitUntilExit()
-            record(process, expectedSignal: nil)
+            record(Self.awaitEnd(of: process), expectedSignal: nil)
         }
     }
 
     /// Records each running worker's peak RSS (VmHWM) so far, and how every worker that ended
     /// since ended (a crash, or the exit of one leaving); call it while sampling.
     func sample() {
-        let gone = state.withLock { state -> [Process] in
-            let gone = state.running.filter { !$0.isRunning } + state.leaving.filter { !$0.isRunning }
-            state.running.removeAll { !$0.isRunning }
-            state.leaving.removeAll { !$0.isRunning }
+        let gone = state.withLock { state -> [(signal: Bool, status: Int32)] in
+            var gone: [(signal: Bool, status: Int32)] = []
+            for list in [\State.running, \State.leaving] {
+                state[keyPath: list].removeAll { process in
+                    guard let end = Self.end(of: process) else { return false }
+                    gone.append(end)
+                    return true
+                }
+            }
             return gone
         }
-        for process in gone { record(process, expectedSignal: nil) }
+        for end in gone { record(end, expectedSignal: nil) }
         let running = state.withLock { $0.running }
         for process in running { recordPeak(of: process) }
     }
@@ -247,11 +274,48 @@ final class WorkerFleet: Sendable {
         state.withLock { $0.peakKilobytes[pid] = max($0.peakKilobytes[pid] ?? 0, kilobytes) }
     }
 
-    private func record(_ process: Process, expectedSignal: Int32?, stopSeconds: Double? = nil) {
-        let ended = Ended(
-            signal: process.terminationReason == .uncaughtSignal, status: process.terminationStatus, expectedSignal: expectedSignal,
-            stopSeconds: stopSeconds)
+    private func record(_ end: (signal: Bool, status: Int32), expectedSignal: Int32?, stopSeconds: Double? = nil) {
+        let ended = Ended(signal: end.signal, status: end.status, expectedSignal: expectedSignal, stopSeconds: stopSeconds)
         state.withLock { $0.ended.append(ended) }
+    }
+}
+
+extension WorkerFleet {
+    /// Waits until `process` has ended; how it ended.
+    static func awaitEnd(of process: Process) -> (signal: Bool, status: Int32) {
+        while true {
+            if let end = end(of: process) { return end }
+            usleep(20_000)
+        }
+    }
+
+    /// How `process` ended; `nil` while it runs. Foundation reports a child's end once every
+    /// holder of the descriptor it watches has closed it, and a crashed worker's backtracer
+    /// (`swift-backtrace`, its child) inherits it and can outlive it for good: a process that
+    /// has exited but that Foundation still calls running is read from its zombie's
+    /// `/proc/<pid>/stat` (its state, and the status `waitpid` would report).
+    static func end(of process: Process) -> (signal: Bool, status: Int32)? {
+        if !process.isRunning {
+            return (process.terminationReason == .uncaughtSignal, process.terminationStatus)
+        }
+        guard let status = zombieStatus(process.processIdentifier) else { return nil }
+        return status & 0x7f != 0 ? (true, status & 0x7f) : (false, (status >> 8) & 0xff)
+    }
+
+    /// The `waitpid` status of process `pid` if it is a zombie (exited, not yet reaped).
+    static func zombieStatus(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+        return parseZombieStatus(stat)
+    }
+
+    /// The exit status of a `/proc/<pid>/stat` line whose state is `Z`: the fields after the
+    /// command name (which may hold spaces and parentheses) start with the state (field 3);
+    /// `exit_code` is field 52.
+    static func parseZombieStatus(_ stat: String) -> Int32? {
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.first == "Z", fields.count > 49 else { return nil }
+        return Int32(fields[49].trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }
 
