@@ -42,6 +42,10 @@ public final class RedisClusterClient: RedisCommands {
         var lastRefresh: ContinuousClock.Instant?
         var refreshing: Task<Void, any Error>?
         var isShutDown = false
+        /// Nodes that last failed to answer (no connection, no reply in time): asked for the
+        /// topology after every other node, so that a node cut off by a partition does not hold
+        /// up the discovery of its successor for a command timeout per read.
+        var unresponsive: Set<RedisClusterTopology.Address> = []
 
         /// The master of `slot` (any master for a command without a key); `nil` when none
         /// serves it in the last topology read.
@@ -213,11 +217,16 @@ public final class RedisClusterClient: RedisCommands {
                     throw error
                 }
                 logger.debug("cluster node unreachable; reading the topology again", metadata: ["node": "\(target)", "attempt": "\(attempt)"])
+                state.withLock { _ = $0.unresponsive.insert(target) }
                 try await Task.sleep(for: delay)
                 try? await refresh()
                 target = try await route(slot)
                 asking = false
                 continue
+            } catch let error as RedisClientError where Self.mayMeanFailover(error) {
+                // Sent, so not sent again here (it may have run); the stage decides.
+                failed(target)
+                throw error
             }
             guard let message = reply.errorMessage, let redirection = RedisClusterRouter.Redirection(errorMessage: message) else {
                 return reply
@@ -262,6 +271,10 @@ public final class RedisClusterClient: RedisCommands {
                 }
             } catch let error as RedisClientError where error.code == .connectionFailed {
                 // Not sent: each goes again alone, after the topology is read again.
+                state.withLock { _ = $0.unresponsive.insert(node) }
+            } catch let error as RedisClientError where Self.mayMeanFailover(error) {
+                failed(node)
+                throw error
             }
         } else {
             try await withThrowingTaskGroup(of: [(Int, RedisReply?)].self) { group in
@@ -272,7 +285,11 @@ public final class RedisClusterClient: RedisCommands {
                             return Array(zip(indices, try await run(node, pool, indices)))
                         } catch let error as RedisClientError where error.code == .connectionFailed {
                             // Not sent: each goes again alone, after the topology is read again.
+                            self.state.withLock { _ = $0.unresponsive.insert(node) }
                             return indices.map { ($0, nil) }
+                        } catch let error as RedisClientError where Self.mayMeanFailover(error) {
+                            self.failed(node)
+                            throw error
                         }
                     }
                 }
@@ -332,6 +349,22 @@ public final class RedisClusterClient: RedisCommands {
         }
     }
 
+    /// Whether a command's failure after it was sent (no answer in time, the connection
+    /// broken) may mean its master is gone: a master cut off by a partition answers nothing and
+    /// resets nothing, and its slots move to a replica after the node timeout. The topology is
+    /// then read again at once rather than at the next refresh interval, so the next command
+    /// goes to the promoted replica.
+    private static func mayMeanFailover(_ error: RedisClientError) -> Bool {
+        error.code == .timeout || error.code == .connectionClosed
+    }
+
+    /// A command sent to `node` got no answer: the node is asked for the topology last, and the
+    /// topology is read again at once.
+    private func failed(_ node: RedisClusterTopology.Address) {
+        state.withLock { _ = $0.unresponsive.insert(node) }
+        refreshSoon()
+    }
+
     /// Starts reading the topology in the background, unless a read is under way.
     private func refreshSoon() {
         Task { try? await self.refresh() }
@@ -357,12 +390,13 @@ public final class RedisClusterClient: RedisCommands {
         defer { state.withLock { $0.refreshing = nil } }
         let candidates = state.withLock { state in
             var seen = Set<RedisClusterTopology.Address>()
-            return (state.masters + state.knownNodes + configuration.seeds).filter { seen.insert($0).inserted }
+            let all = (state.masters + state.knownNodes + configuration.seeds).filter { seen.insert($0).inserted }
+            return all.filter { !state.unresponsive.contains($0) } + all.filter { state.unresponsive.contains($0) }
         }
         var lastError: any Error = RedisClientError(.clusterUnavailable, message: "no cluster node to ask")
-        for candidate in candidates {
+        for (index, candidate) in candidates.enumerated() {
             do {
-                let reply = try await pool(for: candidate).send(["CLUSTER", "SHARDS"])
+                let reply = try await askTopology(of: candidate, patiently: index == candidates.count - 1)
                 if let message = reply.errorMessage {
                     throw RedisClientError(.serverError, message: message)
                 }
@@ -381,6 +415,7 @@ public final class RedisClusterClient: RedisCommands {
                             shard.nodes.contains { $0.role == .replica && $0.health == "online" } ? shard.master?.address : nil
                         })
                     state.lastRefresh = .now
+                    state.unresponsive.remove(candidate)
                     return changed
                 }
                 if changed {
@@ -391,12 +426,37 @@ public final class RedisClusterClient: RedisCommands {
                 return
             } catch {
                 lastError = error
+                state.withLock { _ = $0.unresponsive.insert(candidate) }
                 logger.debug("could not read the cluster topology", metadata: ["node": "\(candidate)", "error": "\(error)"])
             }
         }
         throw RedisClientError(
             .clusterUnavailable, message: "no node of the cluster answered CLUSTER SHARDS (asked \(candidates.map(\.description)))",
             underlying: lastError)
+    }
+
+    /// How long a node has to answer `CLUSTER SHARDS` before the next one is asked.
+    static let topologyAnswerTimeout: Duration = .seconds(1)
+
+    /// `CLUSTER SHARDS` from `node`: within ``topologyAnswerTimeout`` unless `patiently` (the
+    /// last node to ask gets the whole command timeout). A node cut off by a partition answers
+    /// nothing, and its pool may be full of commands waiting for it: a read of the topology
+    /// must not wait on it while the other nodes know where its slots went.
+    private func askTopology(of node: RedisClusterTopology.Address, patiently: Bool) async throws -> RedisReply {
+        let pool = pool(for: node)
+        if patiently { return try await pool.send(["CLUSTER", "SHARDS"]) }
+        return try await withThrowingTaskGroup(of: RedisReply?.self) { group in
+            group.addTask { try await pool.send(["CLUSTER", "SHARDS"]) }
+            group.addTask {
+                try await Task.sleep(for: Self.topologyAnswerTimeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let reply = first else {
+                throw RedisClientError(.timeout, message: "\(node) did not answer CLUSTER SHARDS within \(Self.topologyAnswerTimeout)")
+            }
+            return reply
+        }
     }
 
     private func pool(for address: RedisClusterTopology.Address) -> RedisClient {

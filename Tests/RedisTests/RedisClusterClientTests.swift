@@ -160,6 +160,56 @@ struct RedisClusterClientTests {
         }
     }
 
+    @Test("a master that stops answering (frozen, as across a partition): after its timeout the next command goes to its promoted replica")
+    func silentMasterIsReplacedAfterItsTimeout() async throws {
+        try await LocalRedisCluster.with { cluster async throws in
+            var configuration = cluster.configuration
+            configuration.node = configuration.node.fastFailing()
+            configuration.node.commandTimeout = .seconds(2)
+            let client = RedisClusterClient(configuration: configuration)
+            defer { Task { await client.shutdown() } }
+            _ = try await client.send("SET", "silent-key", "before")
+            let topology = try await cluster.topology()
+            let slot = Int(RedisHashSlot(key: "silent-key").rawValue)
+            let master = try #require(topology.shards.first { $0.slots.contains { $0.contains(slot) } }?.master)
+            let server = try #require(cluster.nodes.first { $0.address == master.address }).server
+            await server.pause()
+            // The cluster promotes the replica after its node timeout; the client, whose
+            // topology still names the frozen master, learns it from its first timeout.
+            let promoted = await Self.waitForFailover(of: master.address, in: cluster)
+            let first = await redisError { try await client.send("SET", "silent-key", "during") }
+            let answered = await Self.answersWithin(attempts: 5) { try await client.send("SET", "silent-key", "after failover") }
+            await server.resume()
+            #expect(promoted, "the cluster failed \(master.address) over")
+            #expect(first?.code == .timeout, "\(String(describing: first))")
+            #expect(answered, "a command after the timeout went to the promoted replica")
+            #expect(!(try await client.masters()).contains(master.address))
+        }
+    }
+
+    /// Waits (at most 30 s) until no shard with slots has `address` as its master.
+    static func waitForFailover(of address: RedisClusterTopology.Address, in cluster: LocalRedisCluster) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let topology = try? await cluster.topology(),
+                !topology.shards.contains(where: { $0.master?.address == address && !$0.slots.isEmpty })
+            {
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+
+    /// Whether `command` answers OK within `attempts` tries, 100 ms apart.
+    static func answersWithin(attempts: Int, _ command: () async throws -> RedisReply) async -> Bool {
+        for _ in 0..<attempts {
+            if (try? await command())?.string == "OK" { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     @Test("writes are confirmed by a replica (WAIT) before they return; reads, and masters without replicas, are not")
     func replicaConfirmation() async throws {
         func waits(_ client: RedisClusterClient) async throws -> Int {
