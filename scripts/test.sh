@@ -3,7 +3,7 @@
 # unit, integration (real redis-server and real Redis Clusters, embedded Kafka and a Tansu broker, separate consumer processes,
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
-# apns-sim, the demo, the quick capacity benchmarks (loopback and at Apple's distance), fault suite and soak, the checks of deploy/
+# apns-sim, the demo, the quick capacity benchmarks (loopback and at Apple's distance), fault suite, partition suite (network namespaces) and soak, the checks of deploy/
 # (linters and schemas, Tests/deploy), and the campaign console in headless Chromium (Tests/console).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -110,6 +110,17 @@ run_phase 5 "fault suite on a Tansu broker, quick mode (worker-kill, rebalance-s
   "$BIN_DIR/pushfleet-bench" faults --quick --kafka tansu --scenarios worker-kill,rebalance-storm,redis-unreachable --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
 for file in faults-quick-tansu.json faults-quick-tansu.md faults-quick-tansu.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick fault suite on Tansu did not write $file" >&2; exit 1; }
+done
+
+# Links between hosts cut: every part on a test host of its own (a network namespace each; needs
+# root, which CI has), the Redis Cluster on six of them, the Tansu broker and the simulator on one
+# each; every scenario in quick mode, with bind/unbind load through the API beside the campaign
+# (docs/faults.md, "Partitions").
+run_phase 10 "partition suite, quick mode (cuts between worker, Redis, Kafka and APNs hosts; a master in the minority)" \
+  env LD_LIBRARY_PATH="$CURRENT_LIBRDKAFKA" PUSHFLEET_TANSU_BIN="$TANSU_BIN" \
+  "$BIN_DIR/pushfleet-bench" partitions --quick --pushfleet "$BIN_DIR/pushfleet" --apns-sim "$BIN_DIR/apns-sim" --results "$QUICK_RESULTS"
+for file in partitions-quick.json partitions-quick.md partitions-quick.png; do
+  test -s "$QUICK_RESULTS/$file" || { echo "the quick partition suite did not write $file" >&2; exit 1; }
 done
 
 # Two minutes of steady campaigns; it fails on a missed or doubled notification, a crashed worker,

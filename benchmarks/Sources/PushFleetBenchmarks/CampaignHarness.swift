@@ -78,10 +78,16 @@ enum CampaignHarness {
     /// The worker consumer groups of `stack` and their topics' partition counts, for
     /// ``WorkerFleet/awaitSettled(_:timeout:)``.
     static func groupPartitions(_ stack: EmbeddedStack) -> [String: Int] {
-        let prefix = stack.configuration.kafka.groupPrefix
-        return [
-            WorkerRole.expand.group(prefix: prefix): Int(stack.options.jobPartitions),
-            WorkerRole.send.group(prefix: prefix): Int(stack.options.deliveryPartitions),
+        groupPartitions(
+            prefix: stack.configuration.kafka.groupPrefix, jobs: Int(stack.options.jobPartitions),
+            deliveries: Int(stack.options.deliveryPartitions))
+    }
+
+    /// The worker consumer groups under `prefix` and their topics' partition counts.
+    static func groupPartitions(prefix: String, jobs: Int, deliveries: Int) -> [String: Int] {
+        [
+            WorkerRole.expand.group(prefix: prefix): jobs,
+            WorkerRole.send.group(prefix: prefix): deliveries,
             WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
         ]
     }

@@ -9,7 +9,8 @@ struct PushFleetBenchmarks: AsyncParsableCommand {
         commandName: "pushfleet-bench",
         abstract: "PushFleet benchmarks, each against a reference tool on the same machine in the same run.",
         subcommands: [KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self,
-            FaultBenchmarkCommand.self, SoakBenchmarkCommand.self, BinaryBenchmarkCommand.self, WANBenchmarkCommand.self,
+            FaultBenchmarkCommand.self, PartitionBenchmarkCommand.self, SoakBenchmarkCommand.self, BinaryBenchmarkCommand.self,
+            WANBenchmarkCommand.self,
         ])
 }
 
