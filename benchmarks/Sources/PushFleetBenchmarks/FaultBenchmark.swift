@@ -77,27 +77,14 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
         let name = (quick ? "faults-quick" : "faults") + (roundTripMs > 0 ? "-\(roundTripMs)ms" : "") + (kafka == .embedded ? "" : "-\(kafka.rawValue)")
         try results.write(name: name, result: report, markdown: report.markdown(chart: "\(name).png"))
         try results.plot(name: name, python: python, script: plotScript)
-        let failed = outcomes.filter { !$0.violations.isEmpty }
-        if !failed.isEmpty {
-            throw BenchmarkError.failed(
-                "scenarios below expectations: "
-                    + failed.map { "\($0.scenario) (\($0.violations.joined(separator: "; ")))" }.joined(separator: ", "))
-        }
+        try FaultOutcome.requireExpectationsMet(outcomes)
     }
 
     private func selectedScenarios() throws -> [FaultScenario] {
         guard let scenarios else {
             return FaultScenario.allCases.filter { (!quick || $0.runsInQuickMode) && (kafka == .embedded || !$0.needsEmbeddedKafka) }
         }
-        var chosen: [FaultScenario] = [.baseline]
-        for name in scenarios.split(separator: ",") {
-            guard let scenario = FaultScenario(rawValue: String(name)) else {
-                throw ValidationError(
-                    "unknown scenario '\(name)'; known: \(FaultScenario.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            if !chosen.contains(scenario) { chosen.append(scenario) }
-        }
-        return chosen
+        return try FaultScenario.parse(scenarios, baseline: .baseline)
     }
 }
 
@@ -571,3 +558,29 @@ struct FaultReport: Codable {
 }
 
 extension LocalKafka.Kind: ExpressibleByArgument {}
+
+extension FaultOutcome {
+    /// Throws naming every scenario that missed an expectation, with what it missed.
+    static func requireExpectationsMet(_ outcomes: [FaultOutcome]) throws {
+        let failed = outcomes.filter { !$0.violations.isEmpty }
+        guard failed.isEmpty else {
+            throw BenchmarkError.failed(
+                "scenarios below expectations: "
+                    + failed.map { "\($0.scenario) (\($0.violations.joined(separator: "; ")))" }.joined(separator: ", "))
+        }
+    }
+}
+
+extension CaseIterable where Self: RawRepresentable<String> & Equatable {
+    /// The scenarios a `--scenarios a,b` list names, after `baseline`, which always runs first.
+    static func parse(_ list: String, baseline: Self) throws -> [Self] {
+        var chosen = [baseline]
+        for name in list.split(separator: ",") {
+            guard let scenario = Self(rawValue: String(name)) else {
+                throw ValidationError("unknown scenario '\(name)'; known: \(allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !chosen.contains(scenario) { chosen.append(scenario) }
+        }
+        return chosen
+    }
+}

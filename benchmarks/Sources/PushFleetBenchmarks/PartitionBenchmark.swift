@@ -60,25 +60,12 @@ struct PartitionBenchmarkCommand: AsyncParsableCommand {
         let name = quick ? "partitions-quick" : "partitions"
         try results.write(name: name, result: report, markdown: report.markdown(chart: "\(name).png"))
         try results.plot(name: name, python: python, script: plotScript)
-        let failed = outcomes.filter { !$0.violations.isEmpty }
-        if !failed.isEmpty {
-            throw BenchmarkError.failed(
-                "scenarios below expectations: "
-                    + failed.map { "\($0.scenario) (\($0.violations.joined(separator: "; ")))" }.joined(separator: ", "))
-        }
+        try FaultOutcome.requireExpectationsMet(outcomes)
     }
 
     private func selectedScenarios() throws -> [PartitionScenario] {
         guard let scenarios else { return PartitionScenario.allCases }
-        var chosen: [PartitionScenario] = [.baseline]
-        for name in scenarios.split(separator: ",") {
-            guard let scenario = PartitionScenario(rawValue: String(name)) else {
-                throw ValidationError(
-                    "unknown scenario '\(name)'; known: \(PartitionScenario.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            if !chosen.contains(scenario) { chosen.append(scenario) }
-        }
-        return chosen
+        return try PartitionScenario.parse(scenarios, baseline: .baseline)
     }
 }
 
