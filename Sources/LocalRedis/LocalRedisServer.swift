@@ -68,7 +68,7 @@ public actor LocalRedisServer {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Starts `redis-server` on a free port and returns once it answers `PING`.
+    /// Starts `redis-server` on a free port and returns once it answers (`INFO server` naming its process).
     ///
     /// - Parameters:
     ///   - redisServerPath: the executable; a bare name is looked up in `PATH`.
@@ -163,7 +163,10 @@ public actor LocalRedisServer {
         try await waitUntilAnswering()
     }
 
-    /// Polls `PING` with backoff until the server answers, it exits, or the budget is spent.
+    /// Polls `INFO server` with backoff until this process answers, it exits, or the budget is
+    /// spent. The answer must name this process: a port another test's server took between
+    /// ``freePort()`` and the bind answers too, while this server exits (and ``start`` tries
+    /// another port).
     private func waitUntilAnswering() async throws {
         var probe = configuration
         probe.connectTimeout = .seconds(1)
@@ -176,9 +179,9 @@ public actor LocalRedisServer {
         while clock.now < deadline, process?.isRunning == true {
             do {
                 let connection = try await RedisConnection.connect(configuration: probe)
-                let reply = try await connection.send("PING")
+                let reply = try await connection.send("INFO", "server")
                 await connection.close()
-                if reply == .status("PONG") {
+                if let pid = process?.processIdentifier, reply.string?.contains("process_id:\(pid)\r\n") == true {
                     return
                 }
             } catch {
@@ -187,7 +190,7 @@ public actor LocalRedisServer {
             try await Task.sleep(for: delay)
             delay = min(delay * 2, .milliseconds(200))
         }
-        let state = process?.isRunning == true ? "did not answer PING within \(Self.readinessBudget)" : "exited"
+        let state = process?.isRunning == true ? "did not answer INFO within \(Self.readinessBudget)" : "exited"
         throw RedisClientError(
             .connectionFailed,
             message: "local redis-server on \(host):\(port) \(state); log: \(logTail())",
