@@ -56,7 +56,9 @@ enum JobScripts {
     /// Records final outcomes in one range of a job's sent state: for each outcome sets the
     /// position's bit and, only if it was not set, counts the outcome's counter (and `sent`
     /// when its flag is `1`). A position listed twice counts once: the first outcome wins.
-    /// Increments are summed per counter and written once each. Refreshes both TTLs.
+    /// Increments are summed per counter and written once each. Refreshes both TTLs. The bits
+    /// are set by one `BITFIELD` per 1,000 outcomes (its `SET`s run in order and answer each
+    /// bit's previous value), not one `SETBIT` each: a command call costs Redis more than a bit.
     ///
     /// KEYS: the range's bitmap, the range's stats. ARGV: TTL ms, then triples of bit offset,
     /// counter name, counts-as-sent (`1` or `0`).
@@ -65,17 +67,30 @@ enum JobScripts {
         """
         local counts, order = {}, {}
         local new, sent = 0, 0
-        for i = 2, #ARGV, 3 do
-          if redis.call('SETBIT', KEYS[1], ARGV[i], 1) == 0 then
-            new = new + 1
-            local counter = ARGV[i + 1]
-            if counts[counter] == nil then
-              counts[counter] = 0
-              order[#order + 1] = counter
-            end
-            counts[counter] = counts[counter] + 1
-            if ARGV[i + 2] == '1' then
-              sent = sent + 1
+        local outcomes = (#ARGV - 1) / 3
+        for first = 0, outcomes - 1, 1000 do
+          local last = math.min(first + 1000, outcomes) - 1
+          local operations = {}
+          for k = first, last do
+            operations[#operations + 1] = 'SET'
+            operations[#operations + 1] = 'u1'
+            operations[#operations + 1] = ARGV[2 + 3 * k]
+            operations[#operations + 1] = 1
+          end
+          local before = redis.call('BITFIELD', KEYS[1], unpack(operations))
+          for k = first, last do
+            if before[k - first + 1] == 0 then
+              local i = 2 + 3 * k
+              new = new + 1
+              local counter = ARGV[i + 1]
+              if counts[counter] == nil then
+                counts[counter] = 0
+                order[#order + 1] = counter
+              end
+              counts[counter] = counts[counter] + 1
+              if ARGV[i + 2] == '1' then
+                sent = sent + 1
+              end
             end
           end
         end
