@@ -158,7 +158,8 @@ struct ExpandStage: Sendable {
                     .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
                     .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
                 ], jobID: jobID)
-            try await publishList(resolution.tokens, positions: resolution.ids, prefix: "o", of: job, jobID: jobID)
+            let ordered = resolution.byID
+            try await publishList(ordered.tokens, positions: ordered.ids, prefix: "o", of: job, jobID: jobID)
         case .tags, .broadcast:
             let registry = context.registry
             let jobs = context.jobs

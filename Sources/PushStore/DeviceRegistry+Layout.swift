@@ -50,7 +50,10 @@ extension DeviceRegistry {
         if let known = layouts.withLock({ $0[app] }) {
             return known
         }
-        _ = try await client.send("HSETNX", .string(AppKeyspace(app: app).layout), "shards", .integer(configuration.shardCount(for: app)))
+        let create = RedisScriptCall(
+            RegistryScripts.createLayout, keys: [.string(AppKeyspace(app: app).layout)],
+            arguments: [.integer(configuration.shardCount(for: app)), .string(DeviceIDForm.bucketed.rawValue)])
+        _ = try await run([create])
         return try await refreshLayout(app: app)
     }
 

@@ -175,7 +175,7 @@ extension DeviceRegistry {
             var stale = false
             var fenced = false
             for ((shard, slice), reply) in zip(callPatches, try await run(calls)) {
-                switch try Self.patchResults(reply, patches: slice, shard: shard, layout: layout) {
+                switch try Self.patchResults(reply, patches: slice) {
                 case .staleLayout:
                     stale = true
                     pending += slice.map(\.index)
@@ -274,18 +274,21 @@ extension DeviceRegistry {
         case results([PatchResult])
     }
 
-    /// The results of ``patchCall(app:shard:layout:_:lowestGeneration:)``'s `patches` on
-    /// `shard`: the ids and generations the applied ones took, in order, as the script hands
-    /// them out.
-    static func patchResults(_ reply: RedisReply, patches: [Patch], shard: Int, layout: RegistryLayout) throws -> PatchReply {
+    /// The results of ``patchCall(app:shard:layout:_:lowestGeneration:)``'s `patches`: the ids
+    /// the script handed the applied new devices, and the generations the applied bindings took
+    /// in order.
+    ///
+    /// - Throws: ``StoreError`` (`invalidArgument`, field `token`) when a bucket has no id left
+    ///   for a new device (past 2³¹ bucketed offsets); `unexpectedReply`.
+    static func patchResults(_ reply: RedisReply, patches: [Patch]) throws -> PatchReply {
         guard let parts = reply.array, let status = parts.first?.int else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
         if status == -1 { return .staleLayout }
         guard status == 1, parts.count >= 4, let statuses = parts[1].bytes, statuses.count == patches.count,
-            let firstSequence = parts[2].int, let firstGeneration = parts[3].int
+            let ids = parts[2].bytes, ids.count.isMultiple(of: 4), let firstGeneration = parts[3].int
         else {
             throw StoreError.unexpected(reply, from: "the apply-patches script")
         }
-        var sequence = Int(firstSequence)
+        var nextID = ids.startIndex
         var generation = Int(firstGeneration)
         var currents = parts.dropFirst(4).makeIterator()
         var results: [PatchResult] = []
@@ -294,35 +297,42 @@ extension DeviceRegistry {
             switch status {
             case UInt8(ascii: "1"):
                 let flags = patch.flags
-                var id = 0
+                var id: UInt32 = 0
                 var patchGeneration = 0
                 if flags.newDevice {
-                    sequence += 1
-                    id = Int(layout.idBase) + (sequence - 1) * layout.shards + shard
+                    guard nextID + 4 <= ids.endIndex else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
+                    for byte in ids[nextID..<nextID + 4].reversed() {
+                        id = id << 8 | UInt32(byte)
+                    }
+                    nextID += 4
                 }
                 if flags.newBinding {
                     generation += 1
                     patchGeneration = generation
                 }
-                guard let id32 = UInt32(exactly: id), let generation32 = UInt32(exactly: patchGeneration) else {
+                guard let generation32 = UInt32(exactly: patchGeneration) else {
                     throw StoreError.unexpected(reply, from: "the apply-patches script")
                 }
-                results.append(.applied(id: id32, generation: generation32))
+                results.append(.applied(id: id, generation: generation32))
             case UInt8(ascii: "0"):
                 guard let bytes = currents.next()?.bytes else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
                 results.append(.changed(bytes.isEmpty ? nil : bytes))
             case UInt8(ascii: "2"): results.append(.fenced)
             case UInt8(ascii: "3"): results.append(.moved)
+            case UInt8(ascii: "4"):
+                throw StoreError(
+                    .invalidArgument, field: "token", message: "the app has no device id left for \(patch.token.hex) in its bucket; it was not added")
             default: throw StoreError.unexpected(reply, from: "the apply-patches script")
             }
         }
+        guard nextID == ids.endIndex else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
         return .results(results)
     }
 
     /// The script call writing `patches` to `shard`; `lowestGeneration` raises the shard's
     /// generation sequence first (a reshard moving bindings in).
     func patchCall(app: String, shard: Int, layout: RegistryLayout, _ patches: [Patch], lowestGeneration: UInt32 = 0) -> RedisScriptCall {
-        var bucketKeys = BucketKeys(ShardKeyspace(app: app, shard: shard), tagCounts: true)
+        var bucketKeys = BucketKeys(ShardKeyspace(app: app, shard: shard), writing: true)
         // The distinct counter changes, listed once: a bulk import's devices share one set.
         var sets: [[CountChange]: Int] = [:]
         var setList: [[CountChange]] = []
@@ -365,7 +375,7 @@ extension DeviceRegistry {
         }
         var arguments: [RedisArgument] = [
             .integer(layout.shards), .integer(shard), .integer(Int(layout.idBase)), .integer(layout.epoch), .integer(Int(lowestGeneration)),
-            .integer(Self.fenceMilliseconds), .integer(setList.count),
+            .integer(Self.fenceMilliseconds), .integer(layout.ids == .bucketed ? 1 : 0), .integer(setList.count),
         ]
         for changes in setList {
             arguments.append(.integer(changes.count))

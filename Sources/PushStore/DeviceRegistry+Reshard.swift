@@ -106,7 +106,7 @@ extension DeviceRegistry {
         let next = layout.epoch + 1
         let calls = (0..<target).map { shard in
             RedisScriptCall(
-                RegistryScripts.enterEpoch, keys: [.string(ShardKeyspace(app: app, shard: shard).counts)],
+                RegistryScripts.enterEpoch, keys: [.string(ShardKeyspace(app: app, shard: shard).counts), .string(ShardKeyspace(app: app, shard: shard).idSequences)],
                 arguments: [.integer(layout.epoch), .integer(next), .integer(shard < layout.shards ? target : 0)])
         }
         var highest = 0
@@ -118,10 +118,10 @@ extension DeviceRegistry {
             }
             highest = max(highest, Int(sequence))
         }
-        let base = try layout.nextIDBase(highestSequence: highest)
+        let ids = try layout.nextIDs(highestSequence: highest)
         try await writeLayout(
             app: app, expectedEpoch: layout.epoch, from: layout.shards,
-            fields: ["shards": String(target), "epoch": String(next), "base": String(base)])
+            fields: ["shards": String(target), "epoch": String(next), "ids": ids.form.rawValue, "base": String(ids.base)])
         return try await refreshLayout(app: app)
     }
 
@@ -224,7 +224,7 @@ extension DeviceRegistry {
             var next: [(token: DeviceToken, record: PackedDevice?, child: Int, current: [UInt8]?)] = []
             for ((child, slice), reply) in zip(callPatches, try await run(calls)) {
                 let indexes = slice.map(\.index)
-                guard case .results(let results) = try Self.patchResults(reply, patches: slice, shard: child, layout: layout) else {
+                guard case .results(let results) = try Self.patchResults(reply, patches: slice) else {
                     throw StoreError(.busy, field: nil, message: "a new shard of app \(app) left epoch \(layout.epoch) while a reshard moved devices into it")
                 }
                 for (index, result) in zip(indexes, results) {

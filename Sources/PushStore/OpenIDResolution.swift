@@ -21,4 +21,12 @@ public struct OpenIDResolution: Hashable, Sendable {
         self.otherEnvironmentCount = otherEnvironmentCount
         self.suspectCount = suspectCount
     }
+
+    /// ``tokens`` and ``ids`` ordered by id, the order a job publishes them in: a chunk of
+    /// neighbouring ids touches a few ranges of the job's sent state (``DeviceIDForm``), where
+    /// the openids' order would spread every chunk over all of them.
+    public var byID: (tokens: [DeviceToken], ids: [UInt32]) {
+        let order = ids.indices.sorted { ids[$0] < ids[$1] }
+        return (order.map { tokens[$0] }, order.map { ids[$0] })
+    }
 }

@@ -15,8 +15,11 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     public var shards: Int
     /// Raised by every reshard.
     public var epoch: Int
-    /// Device ids handed out in this epoch are `idBase + (sequence - 1) × shards + shard`, so
-    /// they never repeat one of an earlier epoch.
+    /// How device ids of this epoch are formed (``DeviceIDForm``): the layouts stored before
+    /// bucketed ids have none, and are ``DeviceIDForm/sequential`` until their next reshard.
+    public var ids: DeviceIDForm
+    /// Device ids (bucketed: offsets in a bucket) handed out in this epoch are
+    /// `idBase + (sequence - 1) × shards + shard`, so they never repeat one of an earlier epoch.
     public var idBase: UInt32
     /// The shard count before the running reshard; `nil` when none runs.
     public var migratingFrom: Int?
@@ -24,9 +27,10 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     /// The most shards an app may have.
     public static let maxShards = 1_024
 
-    public init(shards: Int, epoch: Int = 0, idBase: UInt32 = 0, migratingFrom: Int? = nil) {
+    public init(shards: Int, epoch: Int = 0, ids: DeviceIDForm = .bucketed, idBase: UInt32 = 0, migratingFrom: Int? = nil) {
         self.shards = shards
         self.epoch = epoch
+        self.ids = ids
         self.idBase = idBase
         self.migratingFrom = migratingFrom
     }
@@ -89,32 +93,49 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The id base of the epoch after this one: above every id this epoch handed out, given the
-    /// highest sequence of its shards.
-    func nextIDBase(highestSequence: Int) throws(StoreError) -> UInt32 {
-        let next = Int(idBase) + highestSequence * shards
-        guard next + Self.maxShards * 1_024 < Int(UInt32.max) else {
-            throw StoreError(.invalidArgument, field: "shards", message: "the app's device ids are exhausted (\(next))")
+    /// The id form and base of the epoch after this one, given the highest sequence of this
+    /// epoch's shards (bucketed: of their buckets): past every id (bucketed: offset) this epoch
+    /// handed out or may still hand out in the layers it opened. A sequential epoch is followed
+    /// by a bucketed one from base 0 (bucketed ids are all above the sequential ones), unless
+    /// its ids reached 2³¹.
+    func nextIDs(highestSequence: Int) throws(StoreError) -> (form: DeviceIDForm, base: UInt32) {
+        switch ids {
+        case .sequential:
+            let next = Int(idBase) + highestSequence * shards
+            if next <= DeviceIDForm.offsetLimit {
+                return (.bucketed, 0)
+            }
+            guard next + Self.maxShards * 1_024 < Int(UInt32.max) else {
+                throw StoreError(.invalidArgument, field: "shards", message: "the app's device ids are exhausted (\(next))")
+            }
+            return (.sequential, UInt32(next))
+        case .bucketed:
+            let next = Int(idBase) + DeviceIDForm.extent(highestSequence: highestSequence, shards: shards)
+            // Room for the first layer of the largest layout.
+            guard next + Self.maxShards * ShardKeyspace.bucketCount * DeviceIDForm.firstLayerSlots < DeviceIDForm.offsetLimit else {
+                throw StoreError(.invalidArgument, field: "shards", message: "the app's device ids are exhausted (offset \(next))")
+            }
+            return (.bucketed, UInt32(next))
         }
-        return UInt32(next)
     }
 
     static func shard(of token: DeviceToken, among count: Int) -> Int {
         Int(DeviceRegistryConfiguration.fnv1a32(token.hex.utf8) % UInt32(count))
     }
 
-    /// The layout stored in `fields` (`shards`, `epoch`, `base`, `from`); `nil` when a field is
-    /// missing or not a number.
+    /// The layout stored in `fields` (`shards`, `epoch`, `ids`, `base`, `from`); `nil` when a
+    /// field is missing or not what it should be. A layout without `ids` is sequential.
     init?(fields: [String: String]) {
         guard let shards = fields["shards"].flatMap(Int.init), shards > 0 else { return nil }
         let epoch = fields["epoch"].map(Int.init) ?? 0
         let base = fields["base"].map { UInt32($0) } ?? 0
-        guard let epoch, let base else { return nil }
+        let ids = fields["ids"].map(DeviceIDForm.init(rawValue:)) ?? .sequential
+        guard let epoch, let base, let ids else { return nil }
         var from: Int?
         if let text = fields["from"] {
             guard let value = Int(text), value > 0 else { return nil }
             from = value
         }
-        self.init(shards: shards, epoch: epoch, idBase: base, migratingFrom: from)
+        self.init(shards: shards, epoch: epoch, ids: ids, idBase: base, migratingFrom: from)
     }
 }

@@ -49,35 +49,42 @@ enum RegistryScripts {
 
     /// Applies patches to a shard's device records, each only if the device's record is still
     /// the one it was computed from (compare and set): writes (or deletes) the record, hands a
-    /// new device its id (`base + (n.id:<epoch> - 1) × shards + shard`, written into the record
-    /// at byte 2) and an openid binding its generation (`n.gen`, written at the offset given),
-    /// and adds the counter changes of the patches applied (`n:<field>` to the counts,
-    /// `t:<tag id>` to the tag counts, whose fields are deleted at 0). The changes come as
-    /// change sets listed once per call (a bulk import's devices share one), each patch naming
-    /// its set.
+    /// new device its id (written into the record at byte 2; ``DeviceIDForm``) and an openid
+    /// binding its generation (`n.gen`, written at the offset given), and adds the counter
+    /// changes of the patches applied (`n:<field>` to the counts, `t:<tag id>` to the tag counts,
+    /// whose fields are deleted at 0). The changes come as change sets listed once per call (a
+    /// bulk import's devices share one), each patch naming its set.
+    ///
+    /// Ids: sequential, `base + (n.id:<epoch> − 1) × shards + shard`; bucketed, `2³¹ + base +`
+    /// ``DeviceIDForm/offset(sequence:bucket:shard:shards:)`` (the same layers, computed here),
+    /// the sequence of the patch's bucket kept as a big-endian u32 at `4 × bucket` of the
+    /// shard's sequences string (KEYS[3]), and `n.id:<epoch>` the highest of them (the next
+    /// epoch's base is computed from it). An offset past 2³¹ is refused (status `4`).
     ///
     /// The whole call is refused when the shard belongs to another layout epoch than the
     /// caller's. A patch is refused while its bucket is being moved by a reshard (for at most
     /// ``DeviceRegistry/fenceMilliseconds``), and a patch meant for a device's previous home
     /// (intent 1) once its bucket has moved, or when it would add a device there.
     ///
-    /// KEYS: counts, tag counts, then the bucket keys the patches name by index.
+    /// KEYS: counts, tag counts, id sequences, then the bucket keys the patches name by index.
     /// ARGV: shard count, shard, id base, epoch, lowest generation (raises `n.gen` to it), fence
-    ///       ms, change set count, then per set its pair count and that many pairs of target,
-    ///       change; last, the patches, packed back to back (``DeviceRegistry/Patch/pack(into:)``,
-    ///       little-endian): bucket key index (u16), bucket number (u16), intent (u8; 0: the
-    ///       device's home, 1: its previous home), flags (u8; 1: assign id, 2: assign
-    ///       generation), generation offset (u16), change set (u16, 1-based; 0: none), then the
-    ///       binary token (u8 length), the expected record (u16 length; empty: none) and the
-    ///       new record (u16 length; empty: delete).
-    /// Returns `{-1}` when the epoch differs, else `{1, statuses, first sequence, first
-    /// generation, current…}`: one status byte per patch (`1` applied, `0` the record changed
-    /// meanwhile, `2` its bucket is being moved, `3` it belongs in the device's new home); the id
-    /// sequence and generation before the first patch (applied patches take the next ones in
-    /// order); and for each `0`, the record now (`""`: none).
+    ///       ms, id form (0 sequential, 1 bucketed), change set count, then per set its pair
+    ///       count and that many pairs of target, change; last, the patches, packed back to back
+    ///       (``DeviceRegistry/Patch/pack(into:)``, little-endian): bucket key index (u16), bucket
+    ///       number (u16), intent (u8; 0: the device's home, 1: its previous home), flags (u8; 1:
+    ///       assign id, 2: assign generation), generation offset (u16), change set (u16, 1-based;
+    ///       0: none), then the binary token (u8 length), the expected record (u16 length; empty:
+    ///       none) and the new record (u16 length; empty: delete).
+    /// Returns `{-1}` when the epoch differs, else `{1, statuses, ids, first generation,
+    /// current…}`: one status byte per patch (`1` applied, `0` the record changed meanwhile, `2`
+    /// its bucket is being moved, `3` it belongs in the device's new home, `4` no id is left in
+    /// its bucket); the ids handed out, u32 little-endian, in the order of their patches; the
+    /// generation before the first patch (applied patches take the next ones in order); and for
+    /// each `0`, the record now (`""`: none).
     static let applyPatches = RedisScript(
         applyCountChange + "\n" + """
         local shards, shard, base, epoch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+        local bucketed = ARGV[7] == '1'
         local sequenceField = 'id:' .. ARGV[4]
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved', 'fence', 'fence-at', 'gen', sequenceField)
         if tonumber(meta[1] or '0') ~= epoch then
@@ -100,16 +107,62 @@ enum RegistryScripts {
         local firstGen = gen
         local sequence = tonumber(meta[6] or '0')
         local firstSequence = sequence
+        local stored, bucketSequences, touched = nil, {}, {}
+        -- The id the next new device of bucket `number` gets (nil when none is left), and
+        -- `takeID`, which hands it out: an id is only taken once its device is written.
+        local function sequenceOf(number)
+          local current = bucketSequences[number]
+          if current == nil then
+            if stored == nil then
+              stored = redis.call('GET', KEYS[3]) or ''
+            end
+            current = 0
+            if #stored >= 4 * number + 4 then
+              current = struct.unpack('>I4', stored, 4 * number + 1)
+            end
+          end
+          return current
+        end
+        local function nextID(number)
+          if not bucketed then
+            return base + sequence * shards + shard
+          end
+          local current = sequenceOf(number)
+          local before, slots = 0, 8
+          while current >= before + slots do
+            before = before + slots
+            slots = slots * 2
+          end
+          local offset = base + shards * 1024 * before + (shard * 1024 + number) * slots + (current - before)
+          if offset >= 2147483648 then
+            return nil
+          end
+          return 2147483648 + offset
+        end
+        local function takeID(number)
+          if not bucketed then
+            sequence = sequence + 1
+            return
+          end
+          local current = sequenceOf(number)
+          if bucketSequences[number] == nil then
+            touched[#touched + 1] = number
+          end
+          bucketSequences[number] = current + 1
+          if current + 1 > sequence then
+            sequence = current + 1
+          end
+        end
         local sets, applied = {}, {}
-        local i = 8
-        for s = 1, tonumber(ARGV[7]) do
+        local i = 9
+        for s = 1, tonumber(ARGV[8]) do
           local pairCount = tonumber(ARGV[i])
           sets[s] = {i + 1, pairCount}
           applied[s] = 0
           i = i + 1 + 2 * pairCount
         end
         local packed = ARGV[#ARGV]
-        local statuses, out = {}, {1, '', firstSequence, firstGen}
+        local statuses, ids, out = {}, {}, {1, '', '', firstGen}
         local position = 1
         while position <= #packed do
           local keyIndex, number, intent, flags, genOffset, set, token, expected, record, nextPosition =
@@ -121,30 +174,67 @@ enum RegistryScripts {
             statuses[#statuses + 1] = '3'
           else
             local bucket = KEYS[keyIndex]
-            local current = redis.call('HGET', bucket, token) or ''
-            if current == expected then
+            -- A new device is added with HSETNX: one pass over the bucket's listpack, not two.
+            local adding = expected == '' and record ~= ''
+            local current = ''
+            if not adding then
+              current = redis.call('HGET', bucket, token) or ''
+            end
+            local id = 0
+            if current == expected and record ~= '' and flags % 2 == 1 then
+              id = nextID(number)
+            end
+            if current ~= expected then
+              statuses[#statuses + 1] = '0'
+              out[#out + 1] = current
+            elseif id == nil then
+              statuses[#statuses + 1] = '4'
+            else
+              local written = true
               if record == '' then
                 if current ~= '' then redis.call('HDEL', bucket, token) end
               else
                 if flags % 2 == 1 then
-                  sequence = sequence + 1
-                  record = string.sub(record, 1, 2) .. struct.pack('<I4', base + (sequence - 1) * shards + shard) .. string.sub(record, 7)
+                  record = string.sub(record, 1, 2) .. struct.pack('<I4', id) .. string.sub(record, 7)
                 end
                 if math.floor(flags / 2) % 2 == 1 then
-                  gen = gen + 1
-                  record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen) .. string.sub(record, genOffset + 5)
+                  record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen + 1) .. string.sub(record, genOffset + 5)
                 end
-                redis.call('HSET', bucket, token, record)
+                if adding then
+                  written = redis.call('HSETNX', bucket, token, record) == 1
+                else
+                  redis.call('HSET', bucket, token, record)
+                end
               end
-              if set > 0 then
-                applied[set] = applied[set] + 1
+              if written then
+                if flags % 2 == 1 and record ~= '' then
+                  takeID(number)
+                  ids[#ids + 1] = struct.pack('<I4', id)
+                end
+                if math.floor(flags / 2) % 2 == 1 and record ~= '' then
+                  gen = gen + 1
+                end
+                if set > 0 then
+                  applied[set] = applied[set] + 1
+                end
+                statuses[#statuses + 1] = '1'
+              else
+                -- Registered already: compute the change again from its record.
+                statuses[#statuses + 1] = '0'
+                out[#out + 1] = redis.call('HGET', bucket, token) or ''
               end
-              statuses[#statuses + 1] = '1'
-            else
-              statuses[#statuses + 1] = '0'
-              out[#out + 1] = current
             end
           end
+        end
+        if #touched > 0 then
+          local fields = {}
+          for _, number in ipairs(touched) do
+            fields[#fields + 1] = 'SET'
+            fields[#fields + 1] = 'u32'
+            fields[#fields + 1] = '#' .. number
+            fields[#fields + 1] = bucketSequences[number]
+          end
+          redis.call('BITFIELD', KEYS[3], unpack(fields))
         end
         if sequence ~= firstSequence then
           redis.call('HSET', KEYS[1], sequenceField, sequence)
@@ -172,6 +262,7 @@ enum RegistryScripts {
           end
         end
         out[2] = table.concat(statuses)
+        out[3] = table.concat(ids)
         return out
         """
     )
@@ -181,10 +272,12 @@ enum RegistryScripts {
     /// Moves a shard into a new layout epoch: a shard devices will move out of gets `to`
     /// (the new count) and `moved` = 0; a new shard (still empty) only the epoch. From then on, callers of
     /// the old epoch are refused (``applyPatches``), so no device id of the old epoch is handed
-    /// out any more. Idempotent.
+    /// out any more, and the shard's bucket id sequences are deleted: the new epoch's ids start
+    /// again from a base above the old ones. Idempotent.
     ///
-    /// KEYS: counts. ARGV: old epoch, new epoch, new shard count (0 for a new shard).
-    /// Returns the shard's id sequence of the old epoch, or -1 when the shard is in neither epoch.
+    /// KEYS: counts, id sequences. ARGV: old epoch, new epoch, new shard count (0 for a new shard).
+    /// Returns the shard's id sequence of the old epoch (bucketed: the highest of its buckets'),
+    /// or -1 when the shard is in neither epoch.
     static let enterEpoch = RedisScript(
         """
         if ARGV[3] == '0' then
@@ -196,12 +289,24 @@ enum RegistryScripts {
           if current ~= tonumber(ARGV[1]) then
             return -1
           end
-          redis.call('HSET', KEYS[1], 'epoch', ARGV[2])
-          if ARGV[3] ~= '0' then
-            redis.call('HSET', KEYS[1], 'to', ARGV[3], 'moved', 0)
-          end
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'to', ARGV[3], 'moved', 0)
+          redis.call('DEL', KEYS[2])
         end
         return tonumber(redis.call('HGET', KEYS[1], 'id:' .. ARGV[1]) or '0')
+        """
+    )
+
+    /// Stores a new app's layout, unless one is stored: its shard count and id form together,
+    /// so that no process reads one without the other.
+    ///
+    /// KEYS: layout. ARGV: shard count, id form. Returns 1 if written, 0 if a layout was there.
+    static let createLayout = RedisScript(
+        """
+        if redis.call('HEXISTS', KEYS[1], 'shards') == 1 then
+          return 0
+        end
+        redis.call('HSET', KEYS[1], 'shards', ARGV[1], 'ids', ARGV[2])
+        return 1
         """
     )
 

@@ -29,6 +29,9 @@ struct ShardKeyspace: Sendable {
     var counts: String { base + "n" }
     /// HASH tag id → number of the shard's devices carrying it; a field is deleted at 0.
     var tagCounts: String { base + "t" }
+    /// STRING: the id sequence of each bucket in the layout epoch's bucketed ids, a big-endian
+    /// u32 at `4 × bucket` (``DeviceIDForm/bucketed``); deleted when the shard enters an epoch.
+    var idSequences: String { base + "i" }
 
     /// The bucket of a token: FNV-1a of its binary bytes (the shard hashes its hex digits, so the
     /// two are independent) modulo ``bucketCount``.
@@ -66,16 +69,16 @@ func openIDKey(app: String, openID: String) -> String {
 }
 
 
-/// The `KEYS` of a script call on one shard: the shard's counts (and tag counts), then each
-/// bucket the call touches once.
+/// The `KEYS` of a script call on one shard: the shard's counts (and, for a write, its tag
+/// counts and id sequences), then each bucket the call touches once.
 struct BucketKeys {
     let shard: ShardKeyspace
     private(set) var keys: [RedisArgument]
     private var indexes: [Int: Int] = [:]
 
-    init(_ shard: ShardKeyspace, tagCounts: Bool = false) {
+    init(_ shard: ShardKeyspace, writing: Bool = false) {
         self.shard = shard
-        keys = tagCounts ? [.string(shard.counts), .string(shard.tagCounts)] : [.string(shard.counts)]
+        keys = writing ? [.string(shard.counts), .string(shard.tagCounts), .string(shard.idSequences)] : [.string(shard.counts)]
     }
 
     /// The (1-based) position of bucket `bucket`'s key in ``keys``, adding it the first time.

@@ -61,9 +61,12 @@ struct DeviceRegistryReshardTests {
             let resolution = try await registry.resolveOpenIDs(app: app, environment: .sandbox, openIDs: ["user-0", "user-15", "user-3"])
             #expect(resolution.tokens == [token(0), token(15)])
 
-            // New devices get ids above every earlier one; a second process reads the new layout.
+            // New devices get ids past every id the old epoch's layers hold; a second process
+            // reads the new layout.
             try await registry.bind(app: app, token: token(90_000), environment: .production)
             let newID = try #require(try await registry.records(app: app, tokens: [token(90_000)])[0]?.id)
+            #expect(report.after.ids == .bucketed && report.after.idBase > 0)
+            #expect(Int(newID) >= Int(DeviceIDForm.bucketedBase) + Int(report.after.idBase))
             #expect(newID > before.values.map(\.1).max()!)
             let other = DeviceRegistry(client: client, configuration: DeviceRegistryConfiguration(defaultShardCount: 4))
             #expect(try await other.layout(app: app) == report.after)
@@ -182,6 +185,27 @@ struct DeviceRegistryReshardTests {
             }
             let all = try await other.audience(app: app, environment: .production)
             #expect(all.count == devices.filter { $0.environment == .production }.count)
+        }
+    }
+
+    @Test func aLegacyAppKeepsSequentialIDsUntilItsReshard() async throws {
+        try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: 2)) { registry, client in
+            // A layout stored before bucketed ids: no `ids` field.
+            _ = try await client.send("HSET", .string(AppKeyspace(app: app).layout), "shards", "2")
+            let old = try await populate(registry, count: 400)
+            let oldIDs = try await snapshot(registry, old).mapValues(\.1)
+            #expect(try await registry.layout(app: app).ids == .sequential)
+            #expect(oldIDs.values.allSatisfy { $0 < 400 }, "sequential ids count the shards' devices")
+            #expect(Set(oldIDs.values).count == 400)
+
+            let report = try await registry.reshard(app: app, to: 4)
+            #expect(report.after.ids == .bucketed && report.after.idBase == 0)
+            #expect(try await snapshot(registry, old).mapValues(\.1) == oldIDs, "devices keep their ids")
+            let added = (1_000..<1_400).map { DeviceRegistration(token: token($0), environment: .production) }
+            try await registry.bind(added, app: app)
+            let newIDs = try await snapshot(registry, added).values.map(\.1)
+            #expect(newIDs.allSatisfy { $0 >= DeviceIDForm.bucketedBase })
+            #expect(Set(newIDs).union(oldIDs.values).count == 800)
         }
     }
 }

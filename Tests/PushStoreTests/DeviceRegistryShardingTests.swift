@@ -107,4 +107,34 @@ struct DeviceRegistryShardingTests {
             #expect(scanned[.production] == Set(production).union([sandbox[0]]))
         }
     }
+
+    @Test func idsAreHandedOutInTheirBucketsLayers() async throws {
+        let shardCount = 4
+        try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: shardCount)) { registry, client in
+            let tokens = (0..<20_000).map(token)
+            // In two calls, so that sequences carry over from one call to the next.
+            try await registry.bind(tokens.prefix(12_000).map { DeviceRegistration(token: $0, environment: .production) }, app: app)
+            try await registry.bind(tokens.dropFirst(12_000).map { DeviceRegistration(token: $0, environment: .production) }, app: app)
+            let layout = try await registry.layout(app: app)
+            #expect(layout.ids == .bucketed)
+            let records = try await registry.records(app: app, tokens: tokens)
+            // Per (shard, bucket), the ids are the layers' offsets for sequences 1, 2, 3, … in some order.
+            var offsets: [[Int]: [Int]] = [:]
+            for (sample, record) in zip(tokens, records) {
+                let id = try #require(record).id
+                #expect(id >= DeviceIDForm.bucketedBase)
+                offsets[[layout.home(of: sample), ShardKeyspace.bucketIndex(of: sample)], default: []].append(Int(id - DeviceIDForm.bucketedBase))
+            }
+            for (place, found) in offsets {
+                let expected = (1...found.count).map { DeviceIDForm.offset(sequence: $0, bucket: place[1], shard: place[0], shards: shardCount) }
+                #expect(found.sorted() == expected.sorted(), "\(place)")
+            }
+
+            // A scan page of 1,000 devices touches a few ranges of a job's sent state.
+            let page = try await registry.scanShard(app: app, shard: 1, environment: .production, cursor: 0, count: 1_000)
+            #expect(page.tokens.count >= 1_000)
+            let ranges = Set(page.ids.prefix(1_000).map { $0 / 65_536 })
+            #expect(ranges.count <= 4, "\(ranges.count) ranges")
+        }
+    }
 }

@@ -70,22 +70,88 @@ struct RegistryLayoutTests {
     }
 
     @Test func idsOfANewEpochStartAboveTheOldOnes() throws {
-        let layout = RegistryLayout(shards: 16, epoch: 1, idBase: 1_000)
-        // Shard s hands out base + (sequence - 1) × shards + s: the highest is below base + highest × shards.
-        #expect(try layout.nextIDBase(highestSequence: 500) == 1_000 + 500 * 16)
-        let full = RegistryLayout(shards: 1_024, idBase: UInt32.max - 2_000_000)
-        #expect(throws: StoreError.self) { try full.nextIDBase(highestSequence: 1_000) }
+        // Sequential: shard s hands out base + (sequence - 1) × shards + s, below base + highest × shards.
+        let legacy = RegistryLayout(shards: 16, epoch: 1, ids: .sequential, idBase: 1_000)
+        // Its ids stay below 2³¹, so the next epoch is bucketed, from offset 0.
+        #expect(try legacy.nextIDs(highestSequence: 500) == (.bucketed, 0))
+        let huge = RegistryLayout(shards: 1_024, ids: .sequential, idBase: UInt32(DeviceIDForm.offsetLimit) - 1_000)
+        #expect(try huge.nextIDs(highestSequence: 10) == (.sequential, UInt32(DeviceIDForm.offsetLimit) - 1_000 + 10_240))
+        let full = RegistryLayout(shards: 1_024, ids: .sequential, idBase: UInt32.max - 2_000_000)
+        #expect(throws: StoreError.self) { try full.nextIDs(highestSequence: 1_000) }
+
+        // Bucketed: past the layers the epoch opened (a bucket's 90th device is in layer 3, 64 slots after 56).
+        let bucketed = RegistryLayout(shards: 16, epoch: 2, idBase: 4_096)
+        #expect(try bucketed.nextIDs(highestSequence: 90) == (.bucketed, 4_096 + 16 * 1_024 * (56 + 64)))
+        #expect(try bucketed.nextIDs(highestSequence: 0) == (.bucketed, 4_096))
+        let crowded = RegistryLayout(shards: 1_024, epoch: 9, idBase: UInt32(DeviceIDForm.offsetLimit) - 12_000_000)
+        #expect(throws: StoreError.self) { try crowded.nextIDs(highestSequence: 1) }
+    }
+
+    @Test func bucketedIDsFillLayersOfDoublingSlots() {
+        #expect(DeviceIDForm.layer(holding: 1) == (0, 8))
+        #expect(DeviceIDForm.layer(holding: 8) == (0, 8))
+        #expect(DeviceIDForm.layer(holding: 9) == (8, 16))
+        #expect(DeviceIDForm.layer(holding: 25) == (24, 32))
+        #expect(DeviceIDForm.offset(sequence: 1, bucket: 0, shard: 0, shards: 16) == 0)
+        #expect(DeviceIDForm.offset(sequence: 8, bucket: 0, shard: 0, shards: 16) == 7)
+        #expect(DeviceIDForm.offset(sequence: 1, bucket: 1, shard: 0, shards: 16) == 8, "a shard's buckets side by side")
+        #expect(DeviceIDForm.offset(sequence: 1, bucket: 0, shard: 1, shards: 16) == 1_024 * 8)
+        #expect(DeviceIDForm.offset(sequence: 9, bucket: 0, shard: 0, shards: 16) == 16 * 1_024 * 8, "layer 1 after every layer-0 slot")
+        #expect(DeviceIDForm.extent(highestSequence: 8, shards: 16) == 16 * 1_024 * 8)
+        #expect(DeviceIDForm.extent(highestSequence: 9, shards: 16) == 16 * 1_024 * 24)
+        #expect(DeviceIDForm.extent(highestSequence: 0, shards: 16) == 0)
+
+        // Every (shard, bucket, sequence) has an id of its own, inside the extent.
+        var seen = Set<Int>()
+        for shard in 0..<2 {
+            for bucket in 0..<ShardKeyspace.bucketCount {
+                for sequence in 1...40 {
+                    let offset = DeviceIDForm.offset(sequence: sequence, bucket: bucket, shard: shard, shards: 2)
+                    #expect(offset < DeviceIDForm.extent(highestSequence: 40, shards: 2))
+                    seen.insert(offset)
+                }
+            }
+        }
+        #expect(seen.count == 2 * ShardKeyspace.bucketCount * 40)
+    }
+
+    /// How many ranges of a job's sent state (65,536 positions) a chunk of 1,000 devices, a run
+    /// of buckets of one shard as a scan reads them, touches with `perBucket` devices in each.
+    func rangesOfAChunk(shards: Int, perBucket: Int) -> Int {
+        let buckets = (1_000 + perBucket - 1) / perBucket
+        var ranges = Set<Int>()
+        for bucket in 300..<300 + buckets {
+            for sequence in 1...perBucket {
+                ranges.insert(DeviceIDForm.offset(sequence: sequence, bucket: bucket, shard: shards / 3, shards: shards) / 65_536)
+            }
+        }
+        return ranges.count
+    }
+
+    @Test func aChunkTouchesAFewRangesAtAnySize() {
+        // 100,000, 1M, 10M and 100M devices, in the shards that keep buckets compact.
+        let counts = [(16, 6), (16, 61), (128, 76), (1_024, 95), (1_024, 128)].map { rangesOfAChunk(shards: $0.0, perBucket: $0.1) }
+        #expect(counts.allSatisfy { $0 <= 6 }, "\(counts)")
+    }
+
+    @Test func openidJobsPublishInIDOrder() {
+        let resolution = OpenIDResolution(tokens: [token(1), token(2), token(3)], ids: [900, 5, 70], unknownCount: 0, otherEnvironmentCount: 0)
+        let ordered = resolution.byID
+        #expect(ordered.ids == [5, 70, 900])
+        #expect(ordered.tokens == [token(2), token(3), token(1)])
     }
 
     @Test func storedLayoutFields() {
-        #expect(RegistryLayout(fields: ["shards": "16"]) == RegistryLayout(shards: 16))
+        #expect(RegistryLayout(fields: ["shards": "16"]) == RegistryLayout(shards: 16, ids: .sequential), "stored before bucketed ids")
+        #expect(RegistryLayout(fields: ["shards": "16", "ids": "bucket"]) == RegistryLayout(shards: 16))
         #expect(
-            RegistryLayout(fields: ["shards": "64", "epoch": "2", "base": "900", "from": "16"])
+            RegistryLayout(fields: ["shards": "64", "epoch": "2", "ids": "bucket", "base": "900", "from": "16"])
                 == RegistryLayout(shards: 64, epoch: 2, idBase: 900, migratingFrom: 16))
         #expect(RegistryLayout(fields: [:]) == nil)
         #expect(RegistryLayout(fields: ["shards": "0"]) == nil)
         #expect(RegistryLayout(fields: ["shards": "8", "epoch": "x"]) == nil)
         #expect(RegistryLayout(fields: ["shards": "8", "from": "-1"]) == nil)
+        #expect(RegistryLayout(fields: ["shards": "8", "ids": "random"]) == nil)
         #expect(RegistryLayout(shards: 64, epoch: 2, migratingFrom: 16).description == "16 → 64 shards (resharding, epoch 2)")
     }
 
