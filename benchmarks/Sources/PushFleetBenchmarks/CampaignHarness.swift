@@ -50,9 +50,10 @@ enum CampaignHarness {
         try! DeviceToken(hex: String(repeating: "fa", count: 24) + String(format: "%016x", n))
     }
 
-    /// Registers the tokens of devices `0..<count` (sandbox) for the stack's app, 50,000 per call.
-    static func register(_ count: Int, redis: any RedisCommands) async throws {
-        let registry = DeviceRegistry(client: redis)
+    /// Registers the tokens of devices `0..<count` (sandbox) for the stack's app, 50,000 per call,
+    /// laying a new app out in `shards`.
+    static func register(_ count: Int, shards: Int, redis: any RedisCommands) async throws {
+        let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: shards))
         for start in stride(from: 0, to: count, by: 50_000) {
             let batch = (start..<min(start + 50_000, count)).map {
                 DeviceRegistration(token: token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
@@ -94,5 +95,14 @@ enum CampaignHarness {
 
     static func publish(_ job: PushJob, producer: KafkaProducer) async throws {
         _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
+    }
+}
+
+extension EmbeddedStack {
+    /// A registry over `redis` that lays out a new app in the stack's shard count, as the
+    /// stack's workers do (with the default configuration, the first bind would store 16 shards
+    /// whatever the stack's `registryShards`, and buckets would outgrow their compact encoding).
+    func makeRegistry(_ redis: any RedisCommands) -> DeviceRegistry {
+        DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: options.registryShards))
     }
 }

@@ -207,7 +207,7 @@ struct FaultRun {
             binary: pushfleet, stack: stack, logLevel: workerLogLevel,
             environment: ["PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection)])
         return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
-            try await CampaignHarness.register(plan.devices, redis: redis)
+            try await CampaignHarness.register(plan.devices, shards: stack.options.registryShards, redis: redis)
             return try await campaign(stack: stack, fleet: fleet, producer: producer, redis: redis)
         }
     }

@@ -388,7 +388,7 @@ struct PartitionRun {
     }
 
     private func campaign(stack: PartitionStack, fleet: WorkerFleet, producer: KafkaProducer, redis: RedisClusterClient) async throws -> FaultOutcome {
-        try await CampaignHarness.register(plan.devices, redis: redis)
+        try await CampaignHarness.register(plan.devices, shards: 16, redis: redis)
         try fleet.start(plan.workers)
         try await CampaignHarness.warmUp(producer: producer, redis: redis)
         try await fleet.awaitSettled(

@@ -47,6 +47,11 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "The chart script (matplotlib).") var plotScript = "benchmarks/plot_capacity.py"
     @Option(help: "Results name (default capacity; capacity-quick with --quick; capacity-cluster with --redis cluster).") var name: String?
     @Option(name: .customLong("redis"), help: "single (one redis-server) or cluster (a Redis Cluster of 3 masters).") var redisBackend = "single"
+    @Option(help: "Registration batches of 100,000 devices in flight at once.") var registrationConcurrency = 4
+    @Option(
+        help:
+            "Fail (after writing the results) when a campaign's Redis commands per notification, scripts' calls included, exceed this: a count that does not depend on the machine's speed (the CI gate on the send path's Redis cost).")
+    var maxRedisCommandsPerNotification: Double?
     @OptionGroup var results: ResultOptions
 
     private var deviceCount: Int { devices ?? (quick ? 100_000 : 1_000_000) }
@@ -75,26 +80,50 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: stack.directory) }
 
         let redis = stack.makeRedisClient(logger: logger)
-        let registry = DeviceRegistry(client: redis)
+        let registry = stack.makeRegistry(redis)
         print("registering \(devices) devices")
+        let memoryBefore = try await ResourceUsage.redisInfo(redis, section: "memory")["used_memory"] ?? 0
         let registerStart = ContinuousClock.now
         // Seconds per 1,000,000 devices as the registry grows: whether registration stays linear.
+        // Batches of 100,000 go in order, a few at once (the client encodes while Redis writes).
         var millionStart = registerStart
         var secondsPerMillion: [Double] = []
-        for start in stride(from: 0, to: devices, by: 100_000) {
-            let end = min(start + 100_000, devices)
-            let batch = (start..<end).map {
-                DeviceRegistration(token: Self.token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var registered = 0
+            var inFlight = 0
+            func finishOne() async throws {
+                guard let count = try await group.next() else { return }
+                inFlight -= 1
+                let before = registered
+                registered += count
+                if registered / 1_000_000 > before / 1_000_000 {
+                    secondsPerMillion.append((ContinuousClock.now - millionStart).seconds)
+                    millionStart = .now
+                    print("registered \(registered) devices, the last million in \(String(format: "%.1f", secondsPerMillion.last!)) s")
+                }
             }
-            try await registry.bind(batch, app: EmbeddedStack.app)
-            if end.isMultiple(of: 1_000_000) {
-                secondsPerMillion.append((ContinuousClock.now - millionStart).seconds)
-                millionStart = .now
-                print("registered \(end) devices, the last million in \(String(format: "%.1f", secondsPerMillion.last!)) s")
+            for start in stride(from: 0, to: devices, by: 100_000) {
+                if inFlight == max(registrationConcurrency, 1) {
+                    try await finishOne()
+                }
+                let end = min(start + 100_000, devices)
+                group.addTask {
+                    let batch = (start..<end).map {
+                        DeviceRegistration(token: Self.token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
+                    }
+                    try await registry.bind(batch, app: EmbeddedStack.app)
+                    return batch.count
+                }
+                inFlight += 1
+            }
+            while inFlight > 0 {
+                try await finishOne()
             }
         }
         let registerSeconds = (ContinuousClock.now - registerStart).seconds
-        print("registered in \(String(format: "%.1f", registerSeconds)) s")
+        let memoryAfter = try await ResourceUsage.redisInfo(redis, section: "memory")["used_memory"] ?? 0
+        let bytesPerDevice = (memoryAfter - memoryBefore) / Double(devices)
+        print("registered in \(String(format: "%.1f", registerSeconds)) s, Redis memory \(String(format: "%.1f", bytesPerDevice)) bytes per device")
 
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers), logger: logger)
@@ -111,10 +140,20 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         let report = PipelineBenchmarkReport(
             devices: devices, redis: redisBackend == "cluster" ? "a Redis Cluster of 3 masters" : "one redis-server",
             connectionsPerPool: connections, streamsPerConnection: streams, simulatorLatency: latencyMs,
-            registrationSeconds: registerSeconds, registrationSecondsPerMillion: secondsPerMillion, registryShards: options.registryShards, runs: runs, h2load: reference, aioapns: peer)
+            registrationSeconds: registerSeconds, registrationSecondsPerMillion: secondsPerMillion, registryShards: options.registryShards,
+            redisMemoryBytesPerDevice: bytesPerDevice, runs: runs, h2load: reference, aioapns: peer)
         let resultName = name ?? (quick ? "capacity-quick" : redisBackend == "cluster" ? "capacity-cluster" : "capacity")
         try results.write(name: resultName, result: report, markdown: report.markdown(chart: "\(resultName).png"))
         try results.plot(name: resultName, python: python, script: plotScript)
+        if let limit = maxRedisCommandsPerNotification {
+            for run in runs {
+                guard let commands = run.redisCommandsPerNotification, commands <= limit else {
+                    throw BenchmarkError.failed(
+                        "\(run.workers) worker(s): \(run.redisCommandsPerNotification.map { String(format: "%.3f", $0) } ?? "no") Redis commands per notification, more than \(limit)")
+                }
+            }
+            print("Redis commands per notification within \(limit)")
+        }
     }
 
     private func simulatorLatency() throws -> APNsSimulatorLatency {
@@ -386,6 +425,8 @@ struct PipelineBenchmarkReport: Codable {
     var registrationSecondsPerMillion: [Double]?
     /// The app's registry shards.
     var registryShards: Int?
+    /// Redis's `used_memory` growth over the registration, per device (absent in older results).
+    var redisMemoryBytesPerDevice: Double?
     var runs: [PipelineRun]
     var h2load: APNsBenchmarkReport.Measurement
     var aioapns: APNsBenchmarkReport.Measurement
@@ -399,6 +440,7 @@ struct PipelineBenchmarkReport: Codable {
     }
 
     func markdown(chart: String) -> String {
+        let memory = redisMemoryBytesPerDevice.map { String(format: "; Redis memory %.1f bytes per device", $0) } ?? ""
         var lines = [
             "Broadcast to \(devices) registered devices in \(registryShards ?? 16) registry shards (registered in \(String(format: "%.1f", registrationSeconds)) s\(registrationCurve)), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). State on \(redis ?? "one redis-server"). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
             "",

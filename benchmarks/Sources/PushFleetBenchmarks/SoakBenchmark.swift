@@ -100,7 +100,7 @@ struct SoakRun {
         defer { try? FileManager.default.removeItem(at: stack.directory) }
         let fleet = WorkerFleet(binary: pushfleet, stack: stack, logLevel: workerLogLevel)
         return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
-            try await CampaignHarness.register(plan.devices, redis: redis)
+            try await CampaignHarness.register(plan.devices, shards: stack.options.registryShards, redis: redis)
             return try await soak(stack: stack, fleet: fleet, producer: producer, redis: redis)
         }
     }

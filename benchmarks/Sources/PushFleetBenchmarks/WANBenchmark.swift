@@ -70,7 +70,7 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
         let report = try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
             print("registering \(deviceCount) devices")
             let registerStart = ContinuousClock.now
-            try await CampaignHarness.register(deviceCount, redis: redis)
+            try await CampaignHarness.register(deviceCount, shards: stack.options.registryShards, redis: redis)
             let registerSeconds = (ContinuousClock.now - registerStart).seconds
 
             var runs: [WANRun] = []
@@ -255,7 +255,7 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
         roundTrip: Int, stack: EmbeddedStack, producer: KafkaProducer, redis: any RedisCommands, logger: Logger
     ) async throws -> WANKillRun {
         print("kill at \(roundTrip) ms round trip, \(killDevices) devices")
-        let registry = DeviceRegistry(client: redis)
+        let registry = stack.makeRegistry(redis)
         for start in stride(from: 0, to: killDevices, by: 50_000) {
             try await registry.bind(
                 (start..<min(start + 50_000, killDevices)).map {
