@@ -30,7 +30,10 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     var quick = false
     @Option(help: "Registered devices; the broadcast goes to all of them (default 1,000,000; 100,000 with --quick).") var devices: Int?
     @Option(help: "Worker process counts to run, comma separated.") var workers = "1,2,4"
-    @Option(help: "Partitions of push.deliveries (the mock cluster keeps ~5 MB each).") var deliveryPartitions: Int32 = 64
+    @Option(
+        help:
+            "Partitions of push.deliveries (default: devices / 50,000 rounded up to a power of two, at least 64). The mock cluster keeps the newest 5 MB of each and drops older chunks unread: the expansion runs ahead of the sending by most of the audience.")
+    var deliveryPartitions: Int32?
     @Option(
         help: "The app's registry shards (default: enough that every bucket hash stays compact, ≤ 128 devices each: devices / 131,072 rounded up to a power of two, at least 16).")
     var registryShards: Int?
@@ -67,7 +70,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             options.redisClusterMasters = 3
             options.redisReplicas = 0
         }
-        options.deliveryPartitions = deliveryPartitions
+        options.deliveryPartitions = deliveryPartitions ?? Self.deliveryPartitions(devices: devices)
         options.registryShards = registryShards ?? Self.compactShards(devices: devices)
         options.jobPartitions = 16
         options.simulatorThreads = 1
@@ -268,6 +271,17 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             samples: samples)
         print(run.line)
         return run
+    }
+
+    /// Partitions of `push.deliveries` that hold what the expansion publishes ahead of the
+    /// sending: the mock cluster keeps the newest 5 MB of a partition (about 68 chunks of 1,000
+    /// notifications) and drops older ones unread, and a broadcast's expansion runs ahead by up
+    /// to most of its audience (7.7M of 10M in the 10M run). A partition per 50,000 devices
+    /// (a power of two, at least 64) keeps 5 MB per 50,000, room for all of it.
+    static func deliveryPartitions(devices: Int) -> Int32 {
+        var partitions: Int32 = 64
+        while Int(partitions) * 50_000 < devices { partitions *= 2 }
+        return partitions
     }
 
     /// The registry shards that keep every bucket hash of `devices` compact (schemas/redis.md:
