@@ -78,6 +78,15 @@ for file in capacity-quick.json capacity-quick.md capacity-quick.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick capacity benchmark did not write $file" >&2; exit 1; }
 done
 
+# The send path's Redis cost as a count that does not depend on the machine's speed: a 1,000,000-
+# device broadcast through one worker fails when it takes more than 0.17 Redis commands per
+# notification, scripts' calls included (0.155 at bucketed device ids and batched sent markers,
+# 2026-11-27; 1.43 before). A regression that spreads a chunk over more ranges of the sent state,
+# or sets markers one command each, shows here first (docs/scaling.md).
+run_phase 10 "Redis commands per notification at 1,000,000 devices (a count; fails past 0.17)" \
+  "$BIN_DIR/pushfleet-bench" capacity --quick --devices 1000000 --workers 1 --name capacity-redis-gate \
+  --max-redis-commands-per-notification 0.17 --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+
 # Capacity at Apple's distance, quick: one worker with the default configuration against the
 # simulator behaving like Apple at 0 and 80 ms of round trip (300,000 devices); it fails when the
 # plateau at 80 ms is below 80% of the one at 0 ms (docs/benchmarks.md).
