@@ -284,11 +284,11 @@ extension DeviceRegistry {
         guard let parts = reply.array, let status = parts.first?.int else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
         if status == -1 { return .staleLayout }
         guard status == 1, parts.count >= 4, let statuses = parts[1].bytes, statuses.count == patches.count,
-            let ids = parts[2].bytes, ids.count.isMultiple(of: 4), let firstGeneration = parts[3].int
+            let ids = parts[2].bytes, let firstGeneration = parts[3].int
         else {
             throw StoreError.unexpected(reply, from: "the apply-patches script")
         }
-        var nextID = ids.startIndex
+        var idReader = PackedDevice.Reader(bytes: ids)
         var generation = Int(firstGeneration)
         var currents = parts.dropFirst(4).makeIterator()
         var results: [PatchResult] = []
@@ -300,11 +300,8 @@ extension DeviceRegistry {
                 var id: UInt32 = 0
                 var patchGeneration = 0
                 if flags.newDevice {
-                    guard nextID + 4 <= ids.endIndex else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
-                    for byte in ids[nextID..<nextID + 4].reversed() {
-                        id = id << 8 | UInt32(byte)
-                    }
-                    nextID += 4
+                    guard let next = idReader.integer(width: 4) else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
+                    id = UInt32(next)
                 }
                 if flags.newBinding {
                     generation += 1
@@ -325,7 +322,7 @@ extension DeviceRegistry {
             default: throw StoreError.unexpected(reply, from: "the apply-patches script")
             }
         }
-        guard nextID == ids.endIndex else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
+        guard idReader.isAtEnd else { throw StoreError.unexpected(reply, from: "the apply-patches script") }
         return .results(results)
     }
 

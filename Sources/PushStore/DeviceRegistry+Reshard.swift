@@ -105,8 +105,9 @@ extension DeviceRegistry {
     func enterEpoch(app: String, layout: RegistryLayout, target: Int) async throws -> RegistryLayout {
         let next = layout.epoch + 1
         let calls = (0..<target).map { shard in
-            RedisScriptCall(
-                RegistryScripts.enterEpoch, keys: [.string(ShardKeyspace(app: app, shard: shard).counts), .string(ShardKeyspace(app: app, shard: shard).idSequences)],
+            let keys = ShardKeyspace(app: app, shard: shard)
+            return RedisScriptCall(
+                RegistryScripts.enterEpoch, keys: [.string(keys.counts), .string(keys.idSequences)],
                 arguments: [.integer(layout.epoch), .integer(next), .integer(shard < layout.shards ? target : 0)])
         }
         var highest = 0

@@ -109,7 +109,9 @@ struct PackedDevice: Hashable, Sendable {
         }
     }
 
-    private struct Reader {
+    /// Reads little-endian fields from the front of `bytes` (a record, or the ids the
+    /// apply-patches script answers).
+    struct Reader {
         let bytes: [UInt8]
         var position = 0
 

@@ -50,10 +50,17 @@ enum CampaignHarness {
         try! DeviceToken(hex: String(repeating: "fa", count: 24) + String(format: "%016x", n))
     }
 
+    /// A registry over `redis` that lays a new app out in `shards`, as the stack's workers do
+    /// (with the default configuration, the first bind would store 16 shards whatever the stack
+    /// says, and buckets would outgrow their compact encoding).
+    static func registry(_ redis: any RedisCommands, shards: Int) -> DeviceRegistry {
+        DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: shards))
+    }
+
     /// Registers the tokens of devices `0..<count` (sandbox) for the stack's app, 50,000 per call,
     /// laying a new app out in `shards`.
     static func register(_ count: Int, shards: Int, redis: any RedisCommands) async throws {
-        let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: shards))
+        let registry = Self.registry(redis, shards: shards)
         for start in stride(from: 0, to: count, by: 50_000) {
             let batch = (start..<min(start + 50_000, count)).map {
                 DeviceRegistration(token: token($0), environment: .sandbox, openID: nil, tags: [], registeredAt: nil)
@@ -99,10 +106,9 @@ enum CampaignHarness {
 }
 
 extension EmbeddedStack {
-    /// A registry over `redis` that lays out a new app in the stack's shard count, as the
-    /// stack's workers do (with the default configuration, the first bind would store 16 shards
-    /// whatever the stack's `registryShards`, and buckets would outgrow their compact encoding).
+    /// A registry over `redis` that lays out a new app in the stack's shard count
+    /// (``CampaignHarness/registry(_:shards:)``).
     func makeRegistry(_ redis: any RedisCommands) -> DeviceRegistry {
-        DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: options.registryShards))
+        CampaignHarness.registry(redis, shards: options.registryShards)
     }
 }
