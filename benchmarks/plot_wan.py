@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Draws the WAN capacity benchmark's chart: notifications per second against the round trip
 for PushFleet (one worker, default configuration), h2load's best and aioapns through the same
-path (left), and each broadcast's throughput over time with the pool's open connections (right),
-from the JSON pushfleet-bench wrote.
+path (left; the first round as a line, later rounds as dots), and each first-round broadcast's
+throughput over time with the pool's open connections (right), from the JSON pushfleet-bench
+wrote.
 
     python3 benchmarks/plot_wan.py benchmarks/results/capacity-wan.json benchmarks/results/capacity-wan.png
 """
@@ -21,11 +22,18 @@ def main(source: str, target: str) -> None:
     report = envelope["result"]
     machine = envelope.get("machine", {})
     figure, (by_distance, over_time) = plt.subplots(1, 2, figsize=(13, 4.8))
+    first_round = [run for run in report["runs"] if run.get("round", 1) == 1]
+    later_rounds = [run for run in report["runs"] if run.get("round", 1) > 1]
     for payload in sorted({run["payloadBytes"] for run in report["runs"]}):
-        runs = sorted((run for run in report["runs"] if run["payloadBytes"] == payload), key=lambda run: run["roundTripMilliseconds"])
+        runs = sorted((run for run in first_round if run["payloadBytes"] == payload), key=lambda run: run["roundTripMilliseconds"])
         trips = [run["roundTripMilliseconds"] for run in runs]
         marker = "o" if payload == report["payloadBytes"] else "s"
-        by_distance.plot(trips, [run["notificationsPerSecond"] for run in runs], marker=marker, label=f"PushFleet, {payload} B")
+        line, = by_distance.plot(trips, [run["notificationsPerSecond"] for run in runs], marker=marker, label=f"PushFleet, {payload} B")
+        others = [run for run in later_rounds if run["payloadBytes"] == payload]
+        if others:
+            by_distance.scatter(
+                [run["roundTripMilliseconds"] for run in others], [run["notificationsPerSecond"] for run in others],
+                marker=marker, s=12, color=line.get_color(), alpha=0.5, label=f"PushFleet, {payload} B, rounds 2 and later")
         with_h2load = [run for run in runs if run.get("h2load")]
         by_distance.plot(
             [run["roundTripMilliseconds"] for run in with_h2load],
@@ -43,7 +51,7 @@ def main(source: str, target: str) -> None:
     by_distance.set_title(f'One worker, broadcast to {report["devices"]:,} devices')
     by_distance.legend(fontsize="small")
     connections = over_time.twinx()
-    for run in report["runs"]:
+    for run in first_round:
         label = f'{run["roundTripMilliseconds"]} ms, {run["payloadBytes"]} B'
         samples = run["samples"]
         # Rates over one-second windows: the samples come every 250 ms.

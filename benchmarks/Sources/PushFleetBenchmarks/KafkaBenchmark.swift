@@ -49,7 +49,7 @@ struct KafkaBenchmark {
             median(rounds.map { Double(messages) / $0.kcatConsumePerSecond - $0.kcatFirstMessageSeconds })
         }
 
-        private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        private func median(_ values: [Double]) -> Double { Statistics.median(values) ?? 0 }
     }
 
     let messages: Int

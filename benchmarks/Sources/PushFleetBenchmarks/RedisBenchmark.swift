@@ -49,9 +49,7 @@ struct RedisBenchmark {
         /// ratios, since the two sides of a round run back to back under the same machine load.
         var ratio: Double { Self.median(zip(wrapperRounds, redisBenchmarkRounds).map { $0 / $1 }) }
 
-        private static func median(_ values: [Double]) -> Double {
-            values.sorted()[values.count / 2]
-        }
+        private static func median(_ values: [Double]) -> Double { Statistics.median(values) ?? 0 }
     }
 
     /// The outcome of a run.
