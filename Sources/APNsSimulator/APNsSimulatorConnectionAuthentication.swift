@@ -20,6 +20,8 @@ struct APNsSimulatorConnectionAuthentication: Sendable {
     var currentTokenIssuedAt: Int64 = 0
     /// When (server seconds since 1970) the current token was first accepted.
     var currentTokenAcceptedAt: Int64 = 0
-    /// Whether any request on this connection has been accepted.
-    var hasSucceeded = false
+    /// Whether the request validated last carried a token (or came on a certificate connection)
+    /// the simulator accepted, whatever it then said of the device: what lifts Apple's limit of
+    /// one stream ("until you post a request with a valid authentication token").
+    var lastRequestAuthenticated = false
 }

@@ -49,16 +49,19 @@ final class APNsSimulatorRequestHandler {
         }
         var outcome = shared.validator.validate(
             headers: requestHeaders, body: payload, authentication: &connection.authentication, nowMilliseconds: now)
+        // A request with a valid token lifts the limit of one stream, whatever the device's verdict
+        // (410 Unregistered, 429 for a device sent too much); a failure injected as the server's own
+        // trouble does not.
+        var liftsStreamLimit = connection.authentication.lastRequestAuthenticated
         if case .success(let notification) = outcome {
             if let reason = injectedFailure(faults: faults, loopState: loopState) {
                 outcome = .failure(.init(reason, deviceToken: notification.deviceToken))
+                liftsStreamLimit = false
             } else if shared.exceedsDeviceRate(notification.deviceToken, nowMilliseconds: now) {
                 outcome = .failure(.init(.tooManyRequests, deviceToken: notification.deviceToken))
-            } else {
-                connection.authentication.hasSucceeded = true
-                connection.advertiseFullStreamLimit()
             }
         }
+        if liftsStreamLimit { connection.advertiseFullStreamLimit() }
         let responseAPNsID = requestHeaders.first(name: "apns-id") ?? APNsID.random(using: &loopState.random).uuidString
         if let delay = loopState.latency.sampleNanoseconds(using: &loopState.random) {
             context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(delay)) {
@@ -85,7 +88,6 @@ final class APNsSimulatorRequestHandler {
             }
         }
         if answer.reason == nil {
-            connection.authentication.hasSucceeded = true
             connection.advertiseFullStreamLimit()
         }
         if answer.status == 429 || answer.status == 503, let retryAfter = loopState.faults.retryAfter {

@@ -59,6 +59,7 @@ struct APNsSimulatorRequestValidator: Sendable {
         headers: HPACKHeaders, body: ByteBuffer, authentication: inout APNsSimulatorConnectionAuthentication,
         nowMilliseconds: Int64
     ) -> Result<Notification, Rejection> {
+        authentication.lastRequestAuthenticated = false
         guard headers.first(name: ":method") == "POST" else { return .failure(Rejection(.methodNotAllowed)) }
         guard let path = headers.first(name: ":path"), path.hasPrefix(Self.devicePathPrefix) else {
             return .failure(Rejection(.badPath))
@@ -76,6 +77,7 @@ struct APNsSimulatorRequestValidator: Sendable {
         case .failure(let rejection): return reject(rejection.reason)
         case .success(let topic): certificateTopic = topic
         }
+        authentication.lastRequestAuthenticated = true
         guard Self.isWellFormed(deviceToken: deviceToken) else { return reject(.badDeviceToken) }
 
         var pushType = APNsPushType.alert

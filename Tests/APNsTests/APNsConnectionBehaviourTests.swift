@@ -50,6 +50,38 @@ struct APNsConnectionBehaviourTests {
         }
     }
 
+    @Test("a request with a valid token lifts Apple's one-stream limit even when its device is refused")
+    func streamLimitLiftedByARefusedDevice() async throws {
+        // Apple allows one stream "until you post a request with a valid authentication token";
+        // a 410 carries one. A connection that only ever met refused devices would otherwise send
+        // one request per round trip.
+        let unregistered = SimulatorHarness.token(0)
+        let count = 20
+        try await SimulatorHarness.with(
+            simulator: { $0.devices.unregistered = [unregistered.hex: 1_700_000_000_000] },
+            client: {
+                $0.connectionsPerPool = 1
+                $0.requestTimeout = .seconds(2)
+                $0.maxAttempts = 1
+            }
+        ) { harness in
+            #expect(try await harness.client.send(harness.request(token: unregistered)).status == 410)
+            // From now on no request is answered: those that reach the simulator before they time
+            // out are the ones the connection carried at once (one, or two around a timeout, at a
+            // limit of one stream).
+            try await harness.simulator.setFaults(APNsSimulatorFaults(stallRate: 1))
+            await withTaskGroup(of: Void.self) { group in
+                for index in 1...count {
+                    let request = harness.request(token: SimulatorHarness.token(index))
+                    group.addTask { _ = try? await harness.client.send(request) }
+                }
+            }
+            let counters = try await harness.simulator.counters()
+            #expect(counters.connections == 1)
+            #expect(counters.stalled == count)
+        }
+    }
+
     @Test("a connection reset fails in-flight requests as retryable; answered ones stay answered")
     func reset() async throws {
         try await SimulatorHarness.with(
