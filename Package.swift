@@ -409,7 +409,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BenchmarkTests",
-            dependencies: ["PushFleetBenchmarks"],
+            dependencies: ["PushFleetBenchmarks", "Redis"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

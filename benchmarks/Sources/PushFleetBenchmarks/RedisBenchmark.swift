@@ -6,10 +6,14 @@ import Redis
 /// `redis-benchmark` on the same freshly started `redis-server` (or Redis Cluster of 3 masters,
 /// `redis-benchmark --cluster`) with the same settings.
 ///
-/// On a cluster the wrapper's `SET` keys are spread over the slots (`key:<n>`, as
-/// `redis-benchmark --cluster` spreads its clients over the masters), and each batch goes
-/// through ``RedisClusterClient/pipeline(_:)``, which splits it per master and sends the parts
-/// at once.
+/// On a cluster both sides do what `redis-benchmark --cluster` does: each connection is bound to
+/// a master, in turn, and its keys carry a hash tag of one of that master's slots
+/// (`key:{tag}:…`, `myset:{tag}`), so a batch of `pipelineDepth` commands goes to one master.
+/// The wrapper's batches still go through ``RedisClusterClient/pipeline(_:)`` (a slot per key,
+/// grouped by master). A third measurement, `SET spread`, sends batches whose keys cover every
+/// slot: the client splits each over the masters (about a third of the batch each), as a
+/// registration's writes are; redis-benchmark has no such mode, so it is set against its `SET`
+/// for information.
 ///
 /// Both sides send the same commands as `redis-benchmark -t set,sadd` does by default
 /// (`SET key:__rand_int__ xxx`, `SADD myset element:__rand_int__`), `pipelineDepth` commands per
@@ -36,7 +40,7 @@ struct RedisBenchmark {
 
     /// Throughput of one command type on both sides.
     struct Measurement: Sendable {
-        /// `SET` or `SADD`.
+        /// `SET`, `SADD` or `SET spread`.
         var command: String
         /// Operations per second through the Redis module, per round.
         var wrapperRounds: [Double]
@@ -90,10 +94,51 @@ struct RedisBenchmark {
         }
     }
 
-    private static let workloads: [(command: String, arguments: [RedisArgument])] = [
-        ("SET", ["SET", "key:__rand_int__", "xxx"]),
-        ("SADD", ["SADD", "myset", "element:__rand_int__"]),
-    ]
+    /// What one measurement sends: each task's batches (task `i` uses `batches[i % count]`,
+    /// taking its batches in turn), and the `redis-benchmark` test it is set against.
+    struct Workload: Sendable {
+        var name: String
+        var reference: String
+        var batches: [[[[RedisArgument]]]]
+    }
+
+    /// `redis-benchmark -t set,sadd`'s commands (`SET key:__rand_int__ xxx`, `SADD myset
+    /// element:__rand_int__`), `pipelineDepth` to a batch; on a cluster with `tags`, one hash tag
+    /// per master, task `i` writes keys tagged `tags[i % tags.count]`, as redis-benchmark's
+    /// clients do, and `SET spread` covers every slot.
+    static func workloads(pipelineDepth: Int, tags: [String]?) -> [Workload] {
+        func batch(_ command: [RedisArgument]) -> [[RedisArgument]] { Array(repeating: command, count: pipelineDepth) }
+        guard let tags else {
+            return [
+                Workload(name: "SET", reference: "SET", batches: [[batch(["SET", "key:__rand_int__", "xxx"])]]),
+                Workload(name: "SADD", reference: "SADD", batches: [[batch(["SADD", "myset", "element:__rand_int__"])]]),
+            ]
+        }
+        let spread = (0..<16).map { index in
+            (0..<pipelineDepth).map { offset -> [RedisArgument] in ["SET", .string("key:\(index * pipelineDepth + offset)"), "xxx"] }
+        }
+        return [
+            Workload(name: "SET", reference: "SET", batches: tags.map { [batch(["SET", .string("key:{\($0)}:__rand_int__"), "xxx"])] }),
+            Workload(name: "SADD", reference: "SADD", batches: tags.map { [batch(["SADD", .string("myset:{\($0)}"), "element:__rand_int__"])] }),
+            Workload(name: "SET spread", reference: "SET", batches: [spread]),
+        ]
+    }
+
+    /// A hash tag for each master of `topology` (the masters in the order of their first slot):
+    /// a key with `{tag}` in it lives on that master.
+    static func masterTags(_ topology: RedisClusterTopology) -> [String] {
+        let shards = topology.shards.filter { $0.master != nil && !$0.slots.isEmpty }
+            .sorted { ($0.slots.map(\.lowerBound).min() ?? 0) < ($1.slots.map(\.lowerBound).min() ?? 0) }
+        return shards.map { shard in
+            var index = 0
+            while true {
+                let tag = "m\(index)"
+                let slot = Int(RedisHashSlot(key: tag).rawValue)
+                if shard.slots.contains(where: { $0.contains(slot) }) { return tag }
+                index += 1
+            }
+        }
+    }
 
     /// Starts a `redis-server` (or a cluster), runs the rounds, stops it.
     static func run(_ settings: Settings) async throws -> Result {
@@ -105,8 +150,13 @@ struct RedisBenchmark {
                 configuration.node.poolSize = settings.connections
                 let client = RedisClusterClient(configuration: configuration)
                 let seed = cluster.seeds[0]
+                guard let shards = try await client.sendToEveryMaster(["CLUSTER", "SHARDS"]).first?.1 else {
+                    throw BenchmarkError.failed("the cluster has no master")
+                }
+                let tags = masterTags(try RedisClusterTopology(clusterShards: shards))
                 let result = try await measure(
-                    settings, client: client, reference: ["--cluster", "-h", seed.host, "-p", "\(seed.port)"], directory: cluster.nodes[0].server.directory)
+                    settings, workloads: workloads(pipelineDepth: settings.pipelineDepth, tags: tags), client: client,
+                    reference: ["--cluster", "-h", seed.host, "-p", "\(seed.port)"], directory: cluster.nodes[0].server.directory)
                 await client.shutdown()
                 return result
             }
@@ -116,7 +166,9 @@ struct RedisBenchmark {
             var configuration = server.configuration
             configuration.poolSize = settings.connections
             let client = RedisClient(configuration: configuration)
-            let result = try await measure(settings, client: client, reference: ["-h", server.host, "-p", "\(server.port)"], directory: server.directory)
+            let result = try await measure(
+                settings, workloads: workloads(pipelineDepth: settings.pipelineDepth, tags: nil), client: client,
+                reference: ["-h", server.host, "-p", "\(server.port)"], directory: server.directory)
             await client.shutdown()
             await server.stop()
             return result
@@ -127,25 +179,24 @@ struct RedisBenchmark {
     }
 
     private static func measure(
-        _ settings: Settings, client: any RedisCommands, reference: [String], directory: URL
+        _ settings: Settings, workloads: [Workload], client: any RedisCommands, reference: [String], directory: URL
     ) async throws -> Result {
         for workload in workloads {
             var warmup = settings
             warmup.operations = settings.pipelineDepth * settings.connections * 10
-            _ = try await throughput(of: workload.arguments, settings: warmup, client: client)
+            _ = try await throughput(of: workload, settings: warmup, client: client)
         }
 
-        var measurements = workloads.map { Measurement(command: $0.command, wrapperRounds: [], redisBenchmarkRounds: []) }
+        var measurements = workloads.map { Measurement(command: $0.name, wrapperRounds: [], redisBenchmarkRounds: []) }
+        let tests = Array(Set(workloads.map { $0.reference.lowercased() })).sorted()
         for _ in 0..<settings.rounds {
             for (index, workload) in workloads.enumerated() {
-                measurements[index].wrapperRounds.append(
-                    try await throughput(of: workload.arguments, settings: settings, client: client)
-                )
+                measurements[index].wrapperRounds.append(try await throughput(of: workload, settings: settings, client: client))
             }
-            let rates = try await redisBenchmark(settings, target: reference, directory: directory)
-            for index in measurements.indices {
-                guard let opsPerSecond = rates[measurements[index].command] else {
-                    throw BenchmarkError.failed("redis-benchmark reported no \(measurements[index].command) figure")
+            let rates = try await redisBenchmark(settings, tests: tests, target: reference, directory: directory)
+            for (index, workload) in workloads.enumerated() {
+                guard let opsPerSecond = rates[workload.reference] else {
+                    throw BenchmarkError.failed("redis-benchmark reported no \(workload.reference) figure")
                 }
                 measurements[index].redisBenchmarkRounds.append(opsPerSecond)
             }
@@ -153,27 +204,19 @@ struct RedisBenchmark {
         return Result(settings: settings, measurements: measurements)
     }
 
-    /// Operations per second of `command`, `pipelineDepth` per batch, one task per connection.
-    private static func throughput(of command: [RedisArgument], settings: Settings, client: any RedisCommands) async throws -> Double {
+    /// Operations per second of `workload`, `pipelineDepth` per batch, one task per connection.
+    private static func throughput(of workload: Workload, settings: Settings, client: any RedisCommands) async throws -> Double {
         let batchesPerConnection = settings.operations / settings.pipelineDepth / settings.connections
-        // On a cluster, SET keys spread over the slots (16 prebuilt batches, taken in turn).
-        let batches: [[[RedisArgument]]]
-        if settings.cluster && command.first == "SET" {
-            batches = (0..<16).map { batch in
-                (0..<settings.pipelineDepth).map { ["SET", .string("key:\(batch * settings.pipelineDepth + $0)"), "xxx"] }
-            }
-        } else {
-            batches = [Array(repeating: command, count: settings.pipelineDepth)]
-        }
         func check(_ replies: [RedisReply]) throws {
             if let failure = replies.first(where: { $0.errorMessage != nil }) {
-                throw BenchmarkError.failed("\(command.first!) failed: \(failure)")
+                throw BenchmarkError.failed("\(workload.name) failed: \(failure)")
             }
         }
         let clock = ContinuousClock()
         let start = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<settings.connections {
+            for task in 0..<settings.connections {
+                let batches = workload.batches[task % workload.batches.count]
                 group.addTask {
                     if let single = client as? RedisClient {
                         try await single.withConnection { connection in
@@ -197,7 +240,7 @@ struct RedisBenchmark {
 
     /// Runs `redis-benchmark --csv` against `target` (its host and port arguments) and returns
     /// requests per second by test name.
-    private static func redisBenchmark(_ settings: Settings, target: [String], directory: URL) async throws -> [String: Double] {
+    private static func redisBenchmark(_ settings: Settings, tests: [String], target: [String], directory: URL) async throws -> [String: Double] {
         let output = directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv")
         guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
             throw BenchmarkError.failed("cannot create \(output.path)")
@@ -209,7 +252,7 @@ struct RedisBenchmark {
             settings.redisBenchmarkPath,
         ] + target + [
             "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
-            "-t", workloads.map { $0.command.lowercased() }.joined(separator: ","),
+            "-t", tests.joined(separator: ","),
             "--csv",
         ]
         process.standardInput = FileHandle.nullDevice

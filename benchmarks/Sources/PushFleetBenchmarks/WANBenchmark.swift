@@ -21,7 +21,7 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
         commandName: "wan",
         abstract: "Throughput at Apple's distance: one worker, default configuration, per round trip; h2load's best through the same path.")
 
-    @Flag(help: "Quick mode for CI: 300,000 devices at 0 and 80 ms, 5 rounds; fails when the plateau at 80 ms is below --required-ratio of the one at 0 ms (the median over rounds). Results named capacity-wan-quick.")
+    @Flag(help: "Quick mode for CI: 300,000 devices at 0 and 80 ms, 9 rounds; fails when the plateau at 80 ms is below --required-ratio of the one at 0 ms (the median over rounds). Results named capacity-wan-quick.")
     var quick = false
     @Option(help: "Registered devices; each broadcast goes to all of them (default 1,000,000; 300,000 with --quick).") var devices: Int?
     @Option(name: .customLong("rtt-ms"), help: "Round trips to measure, comma separated (default 0,80,200; 0,80 with --quick).") var roundTrips: String?
@@ -34,7 +34,7 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Devices of the kill run.") var killDevices = 200_000
     @Option(help: "With --quick, the least plateau throughput at 80 ms as a share of the one at 0 ms.") var requiredRatio = 0.8
     @Option(
-        help: "Rounds of the --payload-bytes broadcasts, each round every round trip in turn (0, 80, 0, 80…); a ratio to 0 ms is the median over rounds of each round's ratio to its own 0 ms run (default 5 with --quick, 1 otherwise).")
+        help: "Rounds of the --payload-bytes broadcasts, each round every round trip in turn (0, 80, 0, 80…); a ratio to 0 ms is the median over rounds of each round's ratio to its own 0 ms run (default 9 with --quick, 1 otherwise).")
     var rounds: Int?
     @Option(help: "Seconds of each h2load run.") var h2loadSeconds: Int?
     @Option(help: "h2load connections to try, comma separated, 100 streams each; the best counts (default 8,32,128; 32,128 with --quick).")
@@ -56,7 +56,7 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
         let largeTrips = try Self.milliseconds(largePayloadRoundTrips ?? (quick ? "" : "200"))
         let killTrip = killRoundTrip ?? (quick ? 0 : 200)
         guard trips.contains(0) else { throw ValidationError("--rtt-ms must include 0: every ratio is to the run at 0 ms") }
-        let roundCount = rounds ?? (quick ? 5 : 1)
+        let roundCount = rounds ?? (quick ? 9 : 1)
         guard roundCount >= 1 else { throw ValidationError("--rounds must be at least 1") }
 
         var options = EmbeddedStack.Options()
