@@ -249,14 +249,27 @@ final class NotificationSender: Sendable {
             }
         }
 
-        let expired = try await Retrying.run("scheduling \(plan.resends.count) resend(s)", logger: context.logger) {
-            try await context.resend.schedule(app: app, plan.resends)
-        }
         var positions: [DeviceToken: UInt32] = [:]
         for (delivery, _) in outcomes {
             if let position = delivery.position { positions[delivery.token] = position }
         }
-        let after = Settlement.afterScheduling(plan.resends, expired: expired, positions: positions, facts: facts)
+        // The markers are read in the same retried step as the scheduling: after a cut from
+        // Redis, both run once Redis answers again, and see what other workers did meanwhile.
+        let checked = Settlement.positionsToCheck(plan.resends, positions: positions)
+        let (selection, expired) = try await Retrying.run("scheduling \(plan.resends.count) resend(s)", logger: context.logger) {
+            let flags = checked.isEmpty ? [] : try await context.jobs.hasMarkers(jobID: jobID, positions: checked)
+            let marked = Set(zip(checked, flags).compactMap { $1 ? $0 : nil })
+            let selection = Settlement.resendsToSchedule(plan.resends, positions: positions, marked: marked)
+            return (selection, try await context.resend.schedule(app: app, selection.toSchedule))
+        }
+        if selection.settledElsewhere > 0 {
+            context.counters.add(.duplicatesSkipped, selection.settledElsewhere)
+            context.logger.info(
+                "resends settled by another worker meanwhile: not buffered",
+                metadata: ["job": "\(jobID)", "skipped": "\(selection.settledElsewhere)"])
+            try await increment([.duplicates: selection.settledElsewhere], jobID: jobID)
+        }
+        let after = Settlement.afterScheduling(selection.toSchedule, expired: expired, positions: positions, facts: facts)
         let letters = plan.deadLetters + after.deadLetters
         try await context.deadLetter(letters)
         context.counters.add(.deadLetteredNotifications, letters.count)

@@ -206,6 +206,39 @@ enum Settlement {
         return plan
     }
 
+    /// The resends of a batch that go to the buffer, and the first sends that go nowhere.
+    struct ResendSelection: Equatable, Sendable {
+        var toSchedule: [ResendFailure] = []
+        /// First sends whose position another worker settled meanwhile.
+        var settledElsewhere = 0
+    }
+
+    /// The positions of the first sends among `resends` (a resend from the buffer has none):
+    /// their sent markers are read before the batch goes to the buffer.
+    static func positionsToCheck(_ resends: [ResendFailure], positions: [DeviceToken: UInt32]) -> [UInt32] {
+        resends.compactMap { positions[$0.token] }
+    }
+
+    /// Which resends go to the buffer, given the `marked` positions (their sent marker is set).
+    ///
+    /// A first send whose marker is set was settled by another worker while this one waited: it
+    /// took the chunk over when this worker's lease ran out (this worker cut off from Redis, say)
+    /// and sent the notification, or buffered it itself. Its outcome stands; buffering this
+    /// attempt too would send the notification twice once the buffer is drained. So it goes
+    /// nowhere and counts as a duplicate skipped. Every other resend goes to the buffer: at least
+    /// once stays the rule, as no position is marked without an outcome.
+    static func resendsToSchedule(_ resends: [ResendFailure], positions: [DeviceToken: UInt32], marked: Set<UInt32>) -> ResendSelection {
+        var selection = ResendSelection()
+        for failure in resends {
+            if let position = positions[failure.token], marked.contains(position) {
+                selection.settledElsewhere += 1
+            } else {
+                selection.toSchedule.append(failure)
+            }
+        }
+        return selection
+    }
+
     /// What follows once the resend buffer took ``Plan/resends`` and answered which entries it
     /// gave up on (`expired`: too many attempts, or too old).
     struct AfterScheduling: Equatable, Sendable {

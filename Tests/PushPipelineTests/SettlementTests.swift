@@ -157,6 +157,29 @@ struct SettlementTests {
         #expect(plan.workerCounts[.cancelledNotifications] == 2)
     }
 
+    @Test("a first send another worker settled meanwhile goes to no buffer; resends from the buffer always go back")
+    func resendsSettledElsewhere() {
+        let failures = [
+            ResendFailure(jobID: "job-1", token: Self.token(1), attempts: 1, firstFailedAt: 1, reason: "timeout"),
+            ResendFailure(jobID: "job-1", token: Self.token(2), attempts: 1, firstFailedAt: 1, reason: "timeout"),
+            ResendFailure(jobID: "job-1", token: Self.token(3), attempts: 0, firstFailedAt: 1, reason: "worker-stopping"),
+            ResendFailure(jobID: "job-1", token: Self.token(4), attempts: 3, firstFailedAt: 1, reason: "timeout"),
+        ]
+        // Tokens 1–3 are first sends (positions 101–103); token 4 came from the buffer.
+        let positions = [Self.token(1): 101, Self.token(2): 102, Self.token(3): 103] as [DeviceToken: UInt32]
+        #expect(Settlement.positionsToCheck(failures, positions: positions) == [101, 102, 103])
+        // Another worker took the chunk over and settled 102 and 103; 104 is no position of this batch.
+        let selection = Settlement.resendsToSchedule(failures, positions: positions, marked: [102, 103, 104])
+        #expect(selection.toSchedule == [failures[0], failures[3]])
+        #expect(selection.settledElsewhere == 2)
+        let none = Settlement.resendsToSchedule(failures, positions: positions, marked: [])
+        #expect(none == Settlement.ResendSelection(toSchedule: failures, settledElsewhere: 0))
+        // What is not buffered is not recorded as retried either.
+        let after = Settlement.afterScheduling(selection.toSchedule, expired: [], positions: positions, facts: Self.facts)
+        #expect(after.records == [DeliveryOutcomeRecord(position: 101, counter: .retried, countsAsSent: true)])
+        #expect(after.retried == 1)
+    }
+
     @Test("after scheduling: first sends are retried or dead-lettered; resends given up are counted")
     func afterScheduling() {
         let failures = [
