@@ -471,7 +471,7 @@ struct FaultOutcome: Codable {
     var samples: [Sample]
     /// The bind/unbind load beside the campaign, where a suite runs one (the partition suite).
     var registryWrites: RegistryWriteLoad.Result?
-    /// Filled by ``judge(baselineRate:judgesThroughput:judgesSentTwice:)``.
+    /// Filled by ``judge(baselineRate:judgesThroughput:)``.
     var throughputVsBaseline: Double = 0
     var throughputDuringFaults: Double?
     var recoverySeconds: Double?
@@ -480,9 +480,9 @@ struct FaultOutcome: Codable {
     var sentTwiceRatio: Double { inFlightAtFaults == 0 ? (sentTwice == 0 ? 0 : .infinity) : Double(sentTwice) / Double(inFlightAtFaults) }
 
     /// Rates against the baseline, the recovery time and the expectations the scenario missed;
-    /// with `judgesThroughput`, a campaign below 70% of the baseline's rate misses one; with
-    /// `judgesSentTwice`, more sent twice than in flight does.
-    mutating func judge(baselineRate: Double, judgesThroughput: Bool, judgesSentTwice: Bool = true) {
+    /// with `judgesThroughput`, a campaign below 70% of the baseline's rate misses one; so does
+    /// more sent twice than in flight.
+    mutating func judge(baselineRate: Double, judgesThroughput: Bool) {
         let kind = FaultScenario(rawValue: scenario) ?? .baseline
         throughputVsBaseline = notificationsPerSecond / baselineRate
         if let first = windows.first, let last = windows.last, last.end > first.start {
@@ -499,7 +499,7 @@ struct FaultOutcome: Codable {
         if removed > 0 { violations.append("\(removed) valid tokens removed or kept aside") }
         if workerEnds.contains(where: { $0.kind == .crashed }) { violations.append("a worker crashed") }
         if workerEnds.contains(where: { $0.kind == .failed }) { violations.append("a worker exited with an error") }
-        if judgesSentTwice && kind != .redisRestartEmpty && sentTwiceRatio > 1 {
+        if kind != .redisRestartEmpty && sentTwiceRatio > 1 {
             violations.append("sent twice \(sentTwice) > in flight \(inFlightAtFaults)")
         }
         if kind != .redisRestartEmpty && shownTwice > 0 { violations.append("\(shownTwice) shown twice") }
