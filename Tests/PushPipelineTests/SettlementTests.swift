@@ -157,14 +157,18 @@ struct SettlementTests {
         #expect(plan.workerCounts[.cancelledNotifications] == 2)
     }
 
+    /// Failures of job-1 for tokens 1, 2, …, one per entry of `attempts`: "worker-stopping" when
+    /// never sent (0 attempts), else "timeout".
+    static func failures(attempts: [Int]) -> [ResendFailure] {
+        attempts.enumerated().map { index, attempts in
+            ResendFailure(
+                jobID: "job-1", token: token(index + 1), attempts: attempts, firstFailedAt: 1, reason: attempts == 0 ? "worker-stopping" : "timeout")
+        }
+    }
+
     @Test("a first send another worker settled meanwhile goes to no buffer; resends from the buffer always go back")
     func resendsSettledElsewhere() {
-        let failures = [
-            ResendFailure(jobID: "job-1", token: Self.token(1), attempts: 1, firstFailedAt: 1, reason: "timeout"),
-            ResendFailure(jobID: "job-1", token: Self.token(2), attempts: 1, firstFailedAt: 1, reason: "timeout"),
-            ResendFailure(jobID: "job-1", token: Self.token(3), attempts: 0, firstFailedAt: 1, reason: "worker-stopping"),
-            ResendFailure(jobID: "job-1", token: Self.token(4), attempts: 3, firstFailedAt: 1, reason: "timeout"),
-        ]
+        let failures = Self.failures(attempts: [1, 1, 0, 3])
         // Tokens 1–3 are first sends (positions 101–103); token 4 came from the buffer.
         let positions = [Self.token(1): 101, Self.token(2): 102, Self.token(3): 103] as [DeviceToken: UInt32]
         #expect(Settlement.positionsToCheck(failures, positions: positions) == [101, 102, 103])
@@ -182,12 +186,7 @@ struct SettlementTests {
 
     @Test("after scheduling: first sends are retried or dead-lettered; resends given up are counted")
     func afterScheduling() {
-        let failures = [
-            ResendFailure(jobID: "job-1", token: Self.token(1), attempts: 1, firstFailedAt: 1, reason: "timeout"),
-            ResendFailure(jobID: "job-1", token: Self.token(2), attempts: 5, firstFailedAt: 1, reason: "timeout"),
-            ResendFailure(jobID: "job-1", token: Self.token(3), attempts: 0, firstFailedAt: 1, reason: "worker-stopping"),
-            ResendFailure(jobID: "job-1", token: Self.token(4), attempts: 5, firstFailedAt: 1, reason: "timeout"),
-        ]
+        let failures = Self.failures(attempts: [1, 5, 0, 5])
         let expired = [failures[1].entry, failures[3].entry]
         let after = Settlement.afterScheduling(failures, expired: expired, positions: [Self.token(1): 101, Self.token(2): 102, Self.token(3): 103], facts: Self.facts)
         #expect(
