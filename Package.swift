@@ -414,7 +414,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "EmbeddedKafka"],
+            dependencies: ["Kafka", "EmbeddedKafka", "PipelineTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

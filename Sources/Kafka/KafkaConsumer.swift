@@ -149,7 +149,8 @@ public final class KafkaConsumer: Service, Sendable {
     }
 
     /// Commits processed offsets now and waits for the broker's answer; a cancelled caller
-    /// stops waiting at once (`CancellationError`) while the commit goes on.
+    /// stops waiting at once (`CancellationError`) while the commit goes on. Once the consumer
+    /// is closing it commits nothing: the close's revoke commits what is processed.
     public func commit() async throws {
         try await BlockingCall.run(on: commitQueue) { _ in
             try self.commitProcessed(of: nil)
@@ -162,8 +163,8 @@ public final class KafkaConsumer: Service, Sendable {
         await close()
     }
 
-    /// Stops handing out messages, commits what is processed and leaves the group at once, then
-    /// waits up to the grace period for the messages already handed out. Idempotent.
+    /// Stops handing out messages and leaves the group at once, committing what is processed,
+    /// then waits up to the grace period for the messages already handed out. Idempotent.
     ///
     /// Leaving first hands the partitions over without waiting for this consumer's work in
     /// progress: a LeaveGroup sent after seconds of draining often finds a rebalance under way,
@@ -173,10 +174,17 @@ public final class KafkaConsumer: Service, Sendable {
     /// again, and must tolerate a message that is still being finished here (the pipeline's
     /// stages do: chunk leases and sent markers), as they tolerate a crashed owner's.
     ///
+    /// The leave is librdkafka's own close (`rd_kafka_consumer_close`), started at once and
+    /// nothing else: no unsubscribe before it, no commit beside it. An unsubscribe that meets a
+    /// rebalance in progress is postponed by librdkafka and applied later, in the middle of the
+    /// close's teardown, and a commit racing that teardown leaves work in progress where
+    /// librdkafka 2.0.2 asserts there is none (`rd_kafka_cgrp_terminated`): both aborted workers
+    /// at their stop (docs/faults.md, "Stopping a worker").
+    ///
     /// Cancelling the calling task ends every wait of the close at once (for the messages in
-    /// progress, the final commit, librdkafka's leave): a process stopping at its deadline
-    /// never waits on the broker. What librdkafka was doing goes on in the background until the
-    /// process exits; the partitions' next owners read again what was not committed.
+    /// progress, librdkafka's leave): a process stopping at its deadline never waits on the
+    /// broker. What librdkafka was doing goes on in the background until the process exits; the
+    /// partitions' next owners read again what was not committed.
     public func close() async {
         guard !closing.exchange(true, ordering: .acquiringAndReleasing) else {
             await pollThread.withLock { $0 }?.join()
@@ -191,16 +199,7 @@ public final class KafkaConsumer: Service, Sendable {
         waiter?.resume(returning: nil)
         spaceAvailable.signal()
 
-        // The poll thread serves the revoke this causes (committing what is processed, not
-        // waiting for what is in progress); librdkafka leaves the group once it is done.
-        let logger = self.logger
-        do {
-            let unsubscribed = try await closeStep { consumer in rd_kafka_unsubscribe(consumer.client.pointer) }
-            if unsubscribed != RD_KAFKA_RESP_ERR_NO_ERROR {
-                logger.info("unsubscribe on close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(unsubscribed).name)"])
-            }
-        } catch {}
-
+        async let left: Void = leaveGroup()
         await waitForApplication(until: .now + configuration.shutdownGracePeriod)
         let unfinished = unfinishedCount
         if unfinished > 0 {
@@ -208,29 +207,24 @@ public final class KafkaConsumer: Service, Sendable {
                 "closing with messages still unfinished; the next owner processes them again",
                 metadata: ["kafka.unfinished": "\(unfinished)", "kafka.topics": "\(configuration.topics)"])
         }
+        await left
+    }
 
-        // The rest in order, on the close's own queue, whether or not this task still waits:
-        // the poll thread stops (within one poll, 100 ms: a revoke in progress stops waiting
-        // once the consumer closes), what is processed is committed, and librdkafka leaves the
-        // group (running the revoke callback, and its commit, on that queue). The closure keeps
-        // the consumer alive until librdkafka returns.
+    /// librdkafka's close, on the close's own queue, whether or not the calling task still
+    /// waits: the poll thread stops (within one poll, 100 ms), the commits already queued run,
+    /// then `rd_kafka_consumer_close` revokes the assignment (the revoke callback, on that queue,
+    /// commits what is processed without waiting for what is in progress), leaves the group and
+    /// ends the group's handling. The closure keeps the consumer alive until librdkafka returns.
+    private func leaveGroup() async {
         do {
-            let (committed, closed) = try await closeStep { consumer in
-                let thread = consumer.pollThread.withLock { $0 }
+            let closed = try await BlockingCall.run(on: closeQueue, startsEvenIfCancelled: true) { _ in
+                let thread = self.pollThread.withLock { $0 }
                 thread?.requestStop()
                 thread?.joinBlocking()
-                let committed = consumer.commitQueue.sync { () -> KafkaError? in
-                    do throws(KafkaError) {
-                        try consumer.commitProcessed(of: nil)
-                        return nil
-                    } catch {
-                        return error
-                    }
-                }
-                return (committed, rd_kafka_consumer_close(consumer.client.pointer))
-            }
-            if let committed {
-                logger.info("commit on close failed", metadata: ["error": "\(committed)"])
+                // A periodic commit the poll thread queued runs before the close starts, never
+                // during it; later ones are refused (``commitProcessed(of:)``).
+                self.commitQueue.sync {}
+                return rd_kafka_consumer_close(self.client.pointer)
             }
             if closed != RD_KAFKA_RESP_ERR_NO_ERROR {
                 logger.info("consumer close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(closed).name)"])
@@ -238,12 +232,6 @@ public final class KafkaConsumer: Service, Sendable {
         } catch {
             logger.info("stopped waiting for the consumer's close (cancelled): it goes on in the background; the group notices the member gone at the latest at its session timeout")
         }
-    }
-
-    /// Runs one step of ``close()`` on the close's serial queue: it always runs, in order after
-    /// the steps before it; the caller stops waiting for it when cancelled.
-    private func closeStep<Value: Sendable>(_ step: @escaping @Sendable (KafkaConsumer) -> Value) async throws -> Value {
-        try await BlockingCall.run(on: closeQueue, startsEvenIfCancelled: true) { _ in step(self) }
     }
 
     /// Returns when every message handed to the application was marked processed or
@@ -432,9 +420,12 @@ public final class KafkaConsumer: Service, Sendable {
         }
     }
 
-    /// Synchronously commits processed offsets. Runs on `commitQueue`, or on the poll thread
-    /// during a revoke, so commits never reorder.
+    /// Synchronously commits processed offsets: those of `selection` (a revoke's partitions),
+    /// or of every partition (`nil`: the periodic commit and ``commit()``, which a closing
+    /// consumer refuses, as librdkafka's close must not meet a commit it did not ask for). Runs
+    /// on `commitQueue`, so commits never reorder.
     private func commitProcessed(of selection: Set<KafkaTopicPartition>?) throws(KafkaError) {
+        if selection == nil, closing.load(ordering: .acquiring) { return }
         let offsets = state.withLock { $0.tracker.takeCommittable(of: selection) }
         guard !offsets.isEmpty else { return }
         let list = rd_kafka_topic_partition_list_new(Int32(offsets.count))

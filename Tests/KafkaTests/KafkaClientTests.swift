@@ -1,6 +1,8 @@
 import EmbeddedKafka
 import Foundation
 import Kafka
+import Logging
+import PipelineTestSupport
 import Synchronization
 import Testing
 
@@ -271,6 +273,44 @@ import Testing
         if let taken { second.markProcessed(taken) }
         await second.close()
         #expect(try await admin.committedOffsets(group: group, topic: topic) == [0: 4])
+    }
+
+    /// librdkafka postpones an unsubscribe that meets a rebalance in progress and applies it
+    /// later, in the middle of a close's teardown; librdkafka 2.0.2 aborted workers stopped that
+    /// way (docs/faults.md, "Stopping a worker"). A close during a rebalance is librdkafka's own
+    /// close alone: nothing is postponed, and the other member takes every partition.
+    @Test func closeDuringARebalancePostponesNothing() async throws {
+        let topic = try await KafkaTestSupport.topic("close-rebalance", partitions: 4, messages: 40, in: kafka)
+        let group = KafkaTestSupport.uniqueName("group")
+        let configuration = KafkaConsumerConfiguration(
+            bootstrapServers: kafka.bootstrapServers, groupID: group, topics: [topic], sessionTimeoutMilliseconds: 6_000)
+        var traced = configuration
+        traced.properties = ["debug": "cgrp"]
+        let capture = LogCapture()
+        var logger = Logger(label: "closing") { CapturingLogHandler(label: $0, capture: capture) }
+        logger.logLevel = .trace
+        let first = try KafkaConsumer(configuration: traced, logger: logger)
+        for await message in first.messages {
+            first.markProcessed(message)
+            break
+        }
+        try await KafkaTestSupport.waitUntil("the first member owns every partition") { first.assignment.count == 4 }
+
+        let roundStart = capture.lines.count
+        let second = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
+        // librdkafka's group state, as its `cgrp` debugging reports it: the first member rejoins.
+        try await KafkaTestSupport.waitUntil("the first member rejoins for the second") {
+            capture.lines.dropFirst(roundStart).contains { $0.contains("-> wait-join") }
+        }
+        await first.close()
+        // "postponing subscribe until previous rebalance completes", then "invoking waiting
+        // postponed unsubscribe" during the teardown.
+        let postponed = capture.lines.filter { $0.contains("postpon") && $0.contains("subscribe") }
+        #expect(postponed.isEmpty, "\(postponed)")
+        #expect(capture.lines.contains { $0.contains("Consumer closed") })
+
+        try await KafkaTestSupport.waitUntil("the second member owns every partition") { second.assignment.count == 4 }
+        await second.close()
     }
 
     @Test func aMessageMarkedUnfinishedIsNeitherCommittedNorWaitedFor() async throws {

@@ -160,19 +160,10 @@ private struct GroupFixture {
         try probes.flatMap { try $0.records() }
     }
 
-    /// Polls a condition until it holds or the deadline passes. The condition is the thing the
-    /// test needs (a file's content, a committed offset), never a guess at elapsed time.
     func waitUntil(
         _ what: String, timeout: Duration, _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting until \(what)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await KafkaTestSupport.waitUntil(what, timeout: timeout, every: .milliseconds(100), condition)
     }
 }
 

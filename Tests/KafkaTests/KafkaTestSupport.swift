@@ -22,6 +22,23 @@ enum KafkaTestSupport {
         return logger
     }()
 
+    /// Polls a condition until it holds or the deadline passes (then records an issue and
+    /// throws). The condition is the thing the test needs (a file's content, a committed offset,
+    /// an assignment), never a guess at elapsed time.
+    static func waitUntil(
+        _ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(10),
+        _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting until \(what)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: interval)
+        }
+    }
+
     static func uniqueName(_ prefix: String) -> String {
         "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
     }
