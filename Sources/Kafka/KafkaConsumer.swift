@@ -32,6 +32,8 @@ public final class KafkaConsumer: Service, Sendable {
         var commitScheduled = false
         /// A close waiting for ``withApplication`` to reach zero.
         var drainWaiter: CheckedContinuation<Void, Never>?
+        /// The partitions a revoke waits for: a message of theirs coming back wakes it.
+        var revoking: Set<KafkaTopicPartition> = []
 
         /// One message fewer with the application; answers the close to wake when that was the last.
         mutating func returned() -> CheckedContinuation<Void, Never>? {
@@ -55,6 +57,9 @@ public final class KafkaConsumer: Service, Sendable {
     private let pollThread = Mutex<PollThread?>(nil)
     /// Wakes the poll thread when the application takes from a full buffer.
     private let spaceAvailable = DispatchSemaphore(value: 0)
+    /// Wakes a revoke waiting on the poll thread when a message of its partitions comes back from
+    /// the application, or when the consumer closes.
+    private let revokeProgress = DispatchSemaphore(value: 0)
 
     /// The messages of the subscribed topics, until the consumer closes.
     public var messages: KafkaConsumerMessages { KafkaConsumerMessages(consumer: self) }
@@ -118,25 +123,28 @@ public final class KafkaConsumer: Service, Sendable {
     /// Records that the application finished with `message`. Its offset becomes committable once
     /// every earlier fetched message of its partition is processed too.
     public func markProcessed(_ message: KafkaConsumerMessage) {
-        let drained = state.withLock { state in
-            if state.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) {
-                state.handedOut[message.topicPartition, default: 0] -= 1
-            }
-            return state.returned()
-        }
-        drained?.resume()
+        returned(message) { $0.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) }
     }
 
     /// Records that the application gave `message` up without finishing it (it is stopping):
     /// its offset is never committed by this consumer, so the partition's next owner reads it
     /// again. A revoke or close stops waiting for it.
     public func markUnfinished(_ message: KafkaConsumerMessage) {
-        let drained = state.withLock { state in
-            if state.tracker.isCurrent(message.topicPartition, epoch: message.epoch) {
+        returned(message) { $0.tracker.isCurrent(message.topicPartition, epoch: message.epoch) }
+    }
+
+    /// A message back from the application. `current`, run under the lock, records it and says
+    /// whether it still counts for its partition's assignment (not one revoked since).
+    private func returned(_ message: KafkaConsumerMessage, current: (inout State) -> Bool) {
+        let (drained, wakesRevoke) = state.withLock { state in
+            var wakesRevoke = false
+            if current(&state) {
                 state.handedOut[message.topicPartition, default: 0] -= 1
+                wakesRevoke = state.revoking.contains(message.topicPartition)
             }
-            return state.returned()
+            return (state.returned(), wakesRevoke)
         }
+        if wakesRevoke { revokeProgress.signal() }
         drained?.resume()
     }
 
@@ -198,6 +206,7 @@ public final class KafkaConsumer: Service, Sendable {
         }
         waiter?.resume(returning: nil)
         spaceAvailable.signal()
+        revokeProgress.signal()
 
         async let left: Void = leaveGroup()
         await waitForApplication(until: .now + configuration.shutdownGracePeriod)
@@ -489,14 +498,17 @@ public final class KafkaConsumer: Service, Sendable {
                 return state.finished
             }
             let deadline = ContinuousClock.now + (closing ? .zero : configuration.revokeGracePeriod)
-            while ContinuousClock.now < deadline {
+            state.withLock { $0.revoking = revoked }
+            while true {
                 // A close during the wait ends it: the consumer is leaving.
                 let (inProgress, closed) = state.withLock { state in
                     (revoked.reduce(0) { $0 + (state.handedOut[$1] ?? 0) }, state.finished)
                 }
-                if inProgress <= 0 || closed { break }
-                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(2))
+                let remaining = deadline - ContinuousClock.now
+                if inProgress <= 0 || closed || remaining <= .zero { break }
+                _ = revokeProgress.wait(timeout: .now() + .milliseconds(Int(remaining.milliseconds) + 1))
             }
+            state.withLock { $0.revoking = [] }
             do {
                 try commitQueue.sync { try commitProcessed(of: revoked) }
             } catch {

@@ -313,6 +313,57 @@ import Testing
         await second.close()
     }
 
+    /// A partition moving to another member waits for its messages still in progress (up to the
+    /// revoke grace period) and moves as soon as they are done: the next owner starts right after
+    /// them, and nothing is processed twice.
+    @Test func aRevokeWaitsForTheMessagesInProgressOfItsPartitions() async throws {
+        let topic = try await KafkaTestSupport.topic("revoke", partitions: 2, messages: 40, in: kafka)
+        let group = KafkaTestSupport.uniqueName("group")
+        let grace = Duration.seconds(60)
+        let configuration = KafkaConsumerConfiguration(
+            bootstrapServers: kafka.bootstrapServers, groupID: group, topics: [topic], sessionTimeoutMilliseconds: 6_000,
+            shutdownGracePeriod: grace, revokeGracePeriod: grace)
+        var traced = configuration
+        traced.properties = ["debug": "cgrp"]
+        let capture = LogCapture()
+        var logger = Logger(label: "revoking") { CapturingLogHandler(label: $0, capture: capture) }
+        logger.logLevel = .trace
+        let first = try KafkaConsumer(configuration: traced, logger: logger)
+        // The first message of each partition stays in progress; the others are processed.
+        var held: [Int32: KafkaConsumerMessage] = [:]
+        var lastHandedOut: [Int32: Int64] = [:]
+        for await message in first.messages {
+            lastHandedOut[message.partition] = message.offset
+            if held[message.partition] == nil {
+                held[message.partition] = message
+            } else {
+                first.markProcessed(message)
+            }
+            if held.count == 2 { break }
+        }
+
+        let roundStart = capture.lines.count
+        let second = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
+        // The revoke is handed to the first member (librdkafka's `cgrp` debugging says so), and
+        // waits there for the message in progress.
+        try await KafkaTestSupport.waitUntil("the first member is asked to give a partition up") {
+            capture.lines.dropFirst(roundStart).contains { $0.contains("-> wait-unassign-call") }
+        }
+        #expect(second.assignment.isEmpty, "nothing moved while its message was in progress")
+        for message in held.values { first.markProcessed(message) }
+
+        var taken: KafkaConsumerMessage?
+        for await message in second.messages {
+            taken = message
+            break
+        }
+        let moved = try #require(taken)
+        #expect(moved.offset == (lastHandedOut[moved.partition] ?? -2) + 1, "the next owner starts right after what the first one finished")
+        second.markProcessed(moved)
+        await first.close()
+        await second.close()
+    }
+
     @Test func aMessageMarkedUnfinishedIsNeitherCommittedNorWaitedFor() async throws {
         let topic = try await KafkaTestSupport.topic("unfinished", messages: 10, in: kafka)
         let group = KafkaTestSupport.uniqueName("group")
