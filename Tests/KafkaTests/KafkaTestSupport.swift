@@ -2,6 +2,7 @@ import EmbeddedKafka
 import Foundation
 import Kafka
 import Logging
+import PipelineTestSupport
 import Testing
 
 /// Shared helpers for the Kafka integration suites: a Kafka per test (the embedded cluster, or a
@@ -37,6 +38,17 @@ enum KafkaTestSupport {
             }
             try await Task.sleep(for: interval)
         }
+    }
+
+    /// A consumer whose librdkafka group log (`debug: cgrp`, every state change of its group
+    /// membership) is captured, with its own log lines.
+    static func consumerWithGroupLog(_ configuration: KafkaConsumerConfiguration, label: String) throws -> (KafkaConsumer, LogCapture) {
+        var traced = configuration
+        traced.properties["debug"] = "cgrp"
+        let capture = LogCapture()
+        var logger = Logger(label: label) { CapturingLogHandler(label: $0, capture: capture) }
+        logger.logLevel = .trace
+        return (try KafkaConsumer(configuration: traced, logger: logger), capture)
     }
 
     static func uniqueName(_ prefix: String) -> String {
