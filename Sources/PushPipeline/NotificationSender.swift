@@ -262,13 +262,8 @@ final class NotificationSender: Sendable {
             let selection = Settlement.resendsToSchedule(plan.resends, positions: positions, marked: marked)
             return (selection, try await context.resend.schedule(app: app, selection.toSchedule))
         }
-        if selection.settledElsewhere > 0 {
-            context.counters.add(.duplicatesSkipped, selection.settledElsewhere)
-            context.logger.info(
-                "resends settled by another worker meanwhile: not buffered",
-                metadata: ["job": "\(jobID)", "skipped": "\(selection.settledElsewhere)"])
-            try await increment([.duplicates: selection.settledElsewhere], jobID: jobID)
-        }
+        try await context.skippedDuplicates(
+            selection.settledElsewhere, jobID: jobID, "resends settled by another worker meanwhile: not buffered")
         let after = Settlement.afterScheduling(selection.toSchedule, expired: expired, positions: positions, facts: facts)
         let letters = plan.deadLetters + after.deadLetters
         try await context.deadLetter(letters)

@@ -82,6 +82,18 @@ final class PipelineContext: Sendable {
         }
     }
 
+    /// Records that `count` notifications of a job were not sent because another delivery of
+    /// them was already settled (a chunk seen again, a resend another worker settled): the
+    /// worker's `duplicates-skipped`, one log line saying why, and the job's `duplicates`.
+    func skippedDuplicates(_ count: Int, jobID: String, _ why: Logger.Message, metadata: Logger.Metadata = [:]) async throws {
+        guard count > 0 else { return }
+        counters.add(.duplicatesSkipped, count)
+        logger.info(why, metadata: metadata.merging(["job": "\(jobID)", "skipped": "\(count)"]) { $1 })
+        try await Retrying.run("counting duplicates of job \(jobID)", logger: logger) {
+            try await jobs.increment(jobID: jobID, [.duplicates: count])
+        }
+    }
+
     /// Publishes letters to `push.dlq`, then lists them in the dead-letter log the API reads.
     func deadLetter(_ letters: [DeadLetter]) async throws {
         let messages = letters.map { letter in

@@ -56,15 +56,9 @@ struct SendStage: Sendable {
             for index in chunk.tokens.indices where !marked[index] {
                 pending.append(Delivery(token: chunk.tokens[index], position: chunk.positions[index]))
             }
-            let duplicates = chunk.tokens.count - pending.count
-            if duplicates > 0 {
-                context.counters.add(.duplicatesSkipped, duplicates)
-                context.logger.info(
-                    "chunk seen before: skipping tokens already sent", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)", "skipped": "\(duplicates)"])
-                try await Retrying.run("counting duplicates of job \(jobID)", logger: context.logger) {
-                    try await context.jobs.increment(jobID: jobID, [.duplicates: duplicates])
-                }
-            }
+            try await context.skippedDuplicates(
+                chunk.tokens.count - pending.count, jobID: jobID, "chunk seen before: skipping tokens already sent",
+                metadata: ["chunk": "\(chunk.chunkID)"])
             try await sender.deliver(pending, of: job, jobID: jobID, app: app)
         }
         context.counters.add(.chunksSent)
