@@ -96,6 +96,7 @@ let package = Package(
         .target(
             name: "LocalRedis",
             dependencies: [
+                "FlowControl",
                 "Redis",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -159,6 +160,7 @@ let package = Package(
         .target(
             name: "APNsSimulator",
             dependencies: [
+                "FlowControl",
                 "APNsCore",
                 "HTTP2Frames",
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -471,7 +473,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PushStoreTests",
-            dependencies: ["PushStore", "Redis", "LocalRedis", "APNsCore", "PushCore"],
+            dependencies: ["PushStore", "Redis", "LocalRedis", "APNsCore", "PushCore", "FlowControl"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

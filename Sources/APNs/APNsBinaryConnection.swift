@@ -1,3 +1,4 @@
+import FlowControl
 import HTTP2Frames
 import NIOCore
 import NIOPosix

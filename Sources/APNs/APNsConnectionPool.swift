@@ -336,9 +336,3 @@ final class APNsConnectionPool: Sendable {
     }
 }
 
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}

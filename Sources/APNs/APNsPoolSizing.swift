@@ -84,8 +84,7 @@ public struct APNsPoolSizing: Sendable, Hashable {
     /// (all of it while the round trip is not known yet).
     public func plannedStreams(demand: Int, roundTrip: Duration?) -> Int {
         guard let roundTrip else { return demand }
-        let (seconds, attoseconds) = roundTrip.components
-        let bound = plannedRate * 2 * (Double(seconds) + Double(attoseconds) / 1e18)
+        let bound = plannedRate * 2 * (roundTrip / .seconds(1))
         return min(demand, max(1, Int(bound.rounded(.up))))
     }
 

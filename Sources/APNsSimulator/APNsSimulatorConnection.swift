@@ -1,4 +1,5 @@
 import Atomics
+import FlowControl
 import HTTP2Frames
 import NIOCore
 import NIOHPACK

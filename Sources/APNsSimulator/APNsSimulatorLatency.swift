@@ -1,3 +1,5 @@
+import FlowControl
+
 /// How long the simulator waits before answering a request.
 public enum APNsSimulatorLatency: Sendable, Hashable {
     /// Answer as soon as the request is complete.
@@ -28,9 +30,3 @@ public enum APNsSimulatorLatency: Sendable, Hashable {
     }
 }
 
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = self.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}

@@ -1,3 +1,5 @@
+import FlowControl
+
 /// The network between a client and the simulator: what a connection to Apple crosses. Every
 /// byte, in both directions, arrives half a round trip after it was sent (the TLS handshake,
 /// SETTINGS, WINDOW_UPDATE, requests and answers alike), with optional jitter and a bandwidth

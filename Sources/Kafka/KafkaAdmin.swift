@@ -1,4 +1,5 @@
 import CRdKafka
+import FlowControl
 import Logging
 
 /// Topic administration and offset inspection.
@@ -34,7 +35,7 @@ public final class KafkaAdmin: Sendable {
     ) async throws {
         guard !topics.isEmpty else { return }
         let client = self.client
-        let timeoutMilliseconds = timeout.milliseconds
+        let timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
         try await BlockingCalls.run { () throws(KafkaError) in
             var errorText = [CChar](repeating: 0, count: 512)
             var newTopics: [OpaquePointer?] = []
@@ -83,7 +84,7 @@ public final class KafkaAdmin: Sendable {
     /// The partitions of a topic and their leaders, from the cluster's metadata.
     public func describeTopic(_ name: String, timeout: Duration = .seconds(10)) async throws -> KafkaTopicDescription {
         let client = self.client
-        let timeoutMilliseconds = timeout.milliseconds
+        let timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await BlockingCalls.run { () throws(KafkaError) in
             let topic = rd_kafka_topic_new(client.pointer, name, nil)
             defer { rd_kafka_topic_destroy(topic) }
@@ -108,7 +109,7 @@ public final class KafkaAdmin: Sendable {
     /// Topics the cluster reports with an error (a leader being elected) are left out.
     public func describeTopics(timeout: Duration = .seconds(10)) async throws -> [String: KafkaTopicDescription] {
         let client = self.client
-        let timeoutMilliseconds = timeout.milliseconds
+        let timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await BlockingCalls.run { () throws(KafkaError) in
             var metadata: UnsafePointer<rd_kafka_metadata>?
             let err = rd_kafka_metadata(client.pointer, 1, nil, &metadata, timeoutMilliseconds)
@@ -136,7 +137,7 @@ public final class KafkaAdmin: Sendable {
     public func watermarks(topic: String, timeout: Duration = .seconds(10)) async throws -> [Int32: KafkaWatermarks] {
         let description = try await describeTopic(topic, timeout: timeout)
         let client = self.client
-        let timeoutMilliseconds = timeout.milliseconds
+        let timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await BlockingCalls.run { () throws(KafkaError) in
             var result: [Int32: KafkaWatermarks] = [:]
             for partition in description.partitions {
@@ -161,7 +162,7 @@ public final class KafkaAdmin: Sendable {
             "enable.auto.commit": "false",
         ]).merging(self.properties)
         let logger = self.logger
-        let timeoutMilliseconds = timeout.milliseconds
+        let timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await BlockingCalls.run { () throws(KafkaError) in
             let consumer = try RDKafkaClient(kind: .consumer, properties: properties, callbacks: RDKafkaCallbacks(logger: logger))
             let list = rd_kafka_topic_partition_list_new(Int32(description.partitions.count))
@@ -240,12 +241,5 @@ public struct KafkaTopicDescription: Sendable, Hashable {
                 replicas: (0..<Int(partition.replica_cnt)).map { partition.replicas[$0] })
         }
         self.init(name: String(cString: topic.topic), partitions: partitions.sorted { $0.id < $1.id })
-    }
-}
-
-extension Duration {
-    var milliseconds: Int32 {
-        let (seconds, attoseconds) = components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -506,7 +506,7 @@ public final class KafkaConsumer: Service, Sendable {
                 }
                 let remaining = deadline - ContinuousClock.now
                 if inProgress <= 0 || closed || remaining <= .zero { break }
-                _ = revokeProgress.wait(timeout: .now() + .milliseconds(Int(remaining.milliseconds) + 1))
+                _ = revokeProgress.wait(timeout: .now() + .milliseconds(Int(remaining.roundedUpMilliseconds)))
             }
             state.withLock { $0.revoking = [] }
             do {

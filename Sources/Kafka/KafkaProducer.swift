@@ -119,7 +119,7 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Waits until every enqueued message has a delivery report, or the timeout passes.
     public func flush(timeout: Duration = .seconds(30)) async throws {
-        let milliseconds = timeout.milliseconds
+        let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
         let client = self.client
         guard let result = await BlockingCalls.runUnlessCancelled({ rd_kafka_flush(client.pointer, milliseconds) }) else {
             throw CancellationError()

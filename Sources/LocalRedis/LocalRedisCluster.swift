@@ -1,3 +1,4 @@
+import FlowControl
 import Foundation
 import Redis
 
@@ -93,7 +94,7 @@ public actor LocalRedisCluster {
         for _ in 1...5 {
             var arguments = [
                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", String(nodeTimeout.components.seconds * 1_000),
+                "--cluster-node-timeout", String(nodeTimeout.wholeMilliseconds),
                 "--cluster-port", String(try LocalRedisServer.freePort()),
                 // A replica takes over however long ago it last heard from its master.
                 "--cluster-replica-validity-factor", "0",

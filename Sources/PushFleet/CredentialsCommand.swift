@@ -1,6 +1,7 @@
 import APNs
 import APNsCore
 import ArgumentParser
+import FlowControl
 import Foundation
 import Logging
 import NIOPosix
@@ -72,7 +73,7 @@ struct CredentialsCommand: AsyncParsableCommand {
                 let now = StoreClock.system()
                 let expired = expiry.map { $0.state(now: now) == .expired } ?? false
                 passed = passed && verdict.passed && !expired
-                let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+                let milliseconds = Int(elapsed.wholeMilliseconds)
                 if options.json {
                     results.append([
                         "environment": .string(environment.rawValue), "endpoint": .string("\(endpoint.host):\(endpoint.port)"),

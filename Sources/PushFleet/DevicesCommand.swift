@@ -95,7 +95,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 return (imported, rejected)
             }
             let elapsed = ContinuousClock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed / .seconds(1)
             if options.json {
                 let summary: JSONValue = [
                     "app": .string(app), "imported": .number(JSONNumber(imported)), "rejected": .number(JSONNumber(rejected)),

@@ -36,7 +36,7 @@ struct JobFollower {
     }
 
     private func detail(_ report: JobReport, elapsed: Duration) -> String {
-        let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
+        let seconds = max(elapsed / .seconds(1), 0.001)
         let rate = Double(report.finished) / seconds
         let left = max(report.targeted - report.finished, 0)
         let eta = rate > 0 && left > 0 ? "ETA \(Int((Double(left) / rate).rounded(.up)))s" : ""

@@ -1,4 +1,5 @@
 import Dispatch
+import FlowControl
 import Foundation
 import Logging
 import PushPipeline
@@ -83,9 +84,7 @@ final class ProcessStopController: Sendable {
         after delay: Duration, group: ServiceGroup, groupTask: Task<Void, any Error>,
         _ event: @escaping @Sendable (inout ProcessStop) -> ProcessStop.Action
     ) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        timers.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) { [self] in
             carryOut(machine.withLock { event(&$0) }, group: group, groupTask: groupTask)
         }
     }

@@ -73,7 +73,7 @@ struct RegistryCommand: AsyncParsableCommand {
                 return report
             }
             let elapsed = ContinuousClock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed / .seconds(1)
             if options.json {
                 let value: JSONValue = [
                     "app": .string(app), "from": .number(JSONNumber(report.before.migratingFrom ?? report.before.shards)),

@@ -1,6 +1,7 @@
 import APNs
 import APNsCore
 import CoreMetrics
+import FlowControl
 import Kafka
 import Synchronization
 
@@ -26,7 +27,7 @@ final class PipelineMetrics: Sendable {
     /// (``apnsLatency(app:)``, looked up once per batch, not per notification).
     func sendFinished(after duration: Duration, latency: CoreMetrics.Timer) {
         inFlight.decrement()
-        latency.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        latency.recordNanoseconds(duration.nanoseconds)
     }
 
     /// `pushfleet_messages_consumed_total{topic}`: jobs, chunks, feedback events taken from Kafka.
@@ -98,8 +99,7 @@ final class PipelineMetrics: Sendable {
         gauge("pushfleet_apns_streams_in_flight", environment).record(statistics.streamsInFlight)
         gauge("pushfleet_apns_stream_waiters", environment).record(statistics.waiters)
         if let roundTrip = statistics.roundTrip {
-            let (seconds, attoseconds) = roundTrip.components
-            gauge("pushfleet_apns_round_trip_seconds", environment).record(Double(seconds) + Double(attoseconds) / 1e18)
+            gauge("pushfleet_apns_round_trip_seconds", environment).record(roundTrip / .seconds(1))
         }
     }
 

@@ -1,4 +1,5 @@
 import APNsCore
+import FlowControl
 import Redis
 
 /// Suspends an app's sending to one APNs environment fleet-wide, e.g. after APNs refused the

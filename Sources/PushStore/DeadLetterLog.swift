@@ -1,5 +1,6 @@
-public import PushCore
+import FlowControl
 import Foundation
+public import PushCore
 import Redis
 
 /// The newest dead letters of each job and app, for reading them back through the API (the

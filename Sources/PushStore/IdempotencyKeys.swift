@@ -1,3 +1,4 @@
+import FlowControl
 import Redis
 
 /// Producer-chosen idempotency keys of jobs, per app: the first job that claims a key owns it,

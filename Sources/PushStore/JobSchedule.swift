@@ -1,3 +1,4 @@
+import FlowControl
 import Redis
 
 /// Jobs whose send-at time is in the future wait here, fleet-wide: a sorted set of job ids by

@@ -1,3 +1,4 @@
+import FlowControl
 import Redis
 
 /// Chunk leases: at most one sender works on a chunk of a job at a time.

@@ -1,3 +1,4 @@
+import FlowControl
 import Redis
 
 extension JobStore {

@@ -1,4 +1,5 @@
 import APNsCore
+import FlowControl
 import Redis
 import Synchronization
 

@@ -1,4 +1,5 @@
 import APNsCore
+import FlowControl
 import Redis
 
 /// Notifications to send again after a transient failure, per app, in Redis: a sorted set of

@@ -1,3 +1,4 @@
+import FlowControl
 import Logging
 import Synchronization
 
@@ -195,7 +196,7 @@ public final class RedisClusterClient: RedisCommands {
         let acknowledgements = configuration.replicaAcknowledgements
         guard acknowledgements > 0, state.withLock({ $0.replicated.contains(node) }) else { return nil }
         let timeout = configuration.replicaAcknowledgementTimeout
-        let milliseconds = max(1, Int(timeout.components.seconds) * 1_000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = max(1, Int(timeout.wholeMilliseconds))
         return ["WAIT", .integer(acknowledgements), .integer(milliseconds)]
     }
 
