@@ -126,9 +126,7 @@ enum JobRoutes {
 
     /// 404 unless the job is stored and belongs to `app` (another app's job is not found either).
     static func requireJob(_ jobID: String, of app: String, _ api: APIEnvironment) async throws {
-        guard let json = try await api.jobs.spec(jobID: jobID),
-              let owner = try? JSONValue(parsing: Data(json)).objectValue?["app"]?.stringValue, owner == app
-        else {
+        guard try await api.jobs.owningApp(jobID: jobID) == app else {
             throw APIError.notFound("no job '\(jobID)' of app \(app)", field: "job")
         }
     }
@@ -190,9 +188,7 @@ enum JobListRoutes {
         let app = try call.authorizedApp()
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         let api = call.api
-        guard try await api.jobs.spec(jobID: jobID).flatMap({ try? JSONValue(parsing: Data($0)).objectValue?["app"]?.stringValue }) == app.id else {
-            throw APIError.notFound("no job '\(jobID)' of app \(app.id)", field: "job")
-        }
+        try await JobRoutes.requireJob(jobID, of: app.id, api)
         let first = try await JobRoutes.statusJSON(jobID, app: app.id, api)
         let body = ResponseBody { writer in
             var status = first

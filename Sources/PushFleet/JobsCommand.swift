@@ -111,7 +111,7 @@ struct JobsCommand: AsyncParsableCommand {
                 printError("pushfleet: no job '\(jobID)' (unknown, or expired)")
                 throw ExitCode(2)
             }
-            let app = (try? JSONValue(parsing: Data(spec)).objectValue?["app"]?.stringValue) ?? ""
+            let app = JobStore.app(ofSpec: spec) ?? ""
             if refuseComplete {
                 let before = try await JobReport.load(jobID: jobID, from: jobs)
                 if before.isComplete && before.control.state != .cancelled {

@@ -42,7 +42,7 @@ struct StatsCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if json {
-            let app = spec.flatMap { try? JSONValue(parsing: Data($0)).objectValue?["app"]?.stringValue } ?? ""
+            let app = spec.flatMap(JobStore.app(ofSpec:)) ?? ""
             print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
         } else {
             report.lines.forEach { print($0) }
