@@ -113,11 +113,13 @@ for file in faults-quick-80ms.json faults-quick-80ms.md faults-quick-80ms.png; d
   test -s "$QUICK_RESULTS/$file" || { echo "the quick fault suite at 80 ms did not write $file" >&2; exit 1; }
 done
 
-# Worker kills, a rebalance storm and a frozen Redis with the consumer groups on Tansu's
-# coordinator, which forms a group in seconds where the embedded one takes milliseconds.
-run_phase 5 "fault suite on a Tansu broker, quick mode (worker-kill, rebalance-storm, redis-unreachable)" \
+# Worker kills and a frozen Redis with the consumer groups on Tansu's coordinator, which forms a
+# group in seconds where the embedded one takes milliseconds. The rebalance storm runs on the
+# embedded cluster only: Tansu 0.6 never finishes a round whose leader leaves during it, and a
+# storm's leavers leave during rounds (docs/faults.md).
+run_phase 5 "fault suite on a Tansu broker, quick mode (worker-kill, redis-unreachable)" \
   env LD_LIBRARY_PATH="$CURRENT_LIBRDKAFKA" PUSHFLEET_TANSU_BIN="$TANSU_BIN" \
-  "$BIN_DIR/pushfleet-bench" faults --quick --kafka tansu --scenarios worker-kill,rebalance-storm,redis-unreachable --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
+  "$BIN_DIR/pushfleet-bench" faults --quick --kafka tansu --scenarios worker-kill,redis-unreachable --pushfleet "$BIN_DIR/pushfleet" --results "$QUICK_RESULTS"
 for file in faults-quick-tansu.json faults-quick-tansu.md faults-quick-tansu.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick fault suite on Tansu did not write $file" >&2; exit 1; }
 done
