@@ -4,13 +4,7 @@
 extension Duration {
     /// The duration in whole milliseconds, rounded down (negative durations towards zero).
     package var wholeMilliseconds: Int64 {
-        let parts = components
-        let (scaled, overflow) = parts.seconds.multipliedReportingOverflow(by: 1_000)
-        if overflow {
-            return parts.seconds < 0 ? .min : .max
-        }
-        let (total, overflowAdding) = scaled.addingReportingOverflow(parts.attoseconds / 1_000_000_000_000_000)
-        return overflowAdding ? (parts.seconds < 0 ? .min : .max) : total
+        whole(unitsPerSecond: 1_000)
     }
 
     /// The duration in milliseconds, rounded up: a wait of this many milliseconds is at least
@@ -23,12 +17,16 @@ extension Duration {
 
     /// The duration in whole nanoseconds, rounded towards zero.
     package var nanoseconds: Int64 {
+        whole(unitsPerSecond: 1_000_000_000)
+    }
+
+    /// Whole units of `1 / unitsPerSecond` s (a divisor of 10¹⁸), rounded towards zero, saturating.
+    private func whole(unitsPerSecond: Int64) -> Int64 {
         let parts = components
-        let (scaled, overflow) = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow {
-            return parts.seconds < 0 ? .min : .max
-        }
-        let (total, overflowAdding) = scaled.addingReportingOverflow(parts.attoseconds / 1_000_000_000)
-        return overflowAdding ? (parts.seconds < 0 ? .min : .max) : total
+        let saturated: Int64 = parts.seconds < 0 ? .min : .max
+        let (scaled, overflow) = parts.seconds.multipliedReportingOverflow(by: unitsPerSecond)
+        if overflow { return saturated }
+        let (total, overflowAdding) = scaled.addingReportingOverflow(parts.attoseconds / (1_000_000_000_000_000_000 / unitsPerSecond))
+        return overflowAdding ? saturated : total
     }
 }
