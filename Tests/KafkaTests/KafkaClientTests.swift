@@ -204,10 +204,7 @@ import Testing
             break
         }
         // The rest of the fetch sits in the buffer, never handed to the application.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while consumer.bufferedCount == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await KafkaTestSupport.waitUntil("the rest of the fetch is buffered", timeout: .seconds(30)) { consumer.bufferedCount > 0 }
         #expect(consumer.bufferedCount > 0)
         let start = ContinuousClock.now
         await consumer.close()
@@ -245,9 +242,8 @@ import Testing
         }
         // The closing consumer gives its partition up at once (committing offsets 0-2), though
         // offset 3 is still in progress. The old close held it for its grace period.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !first.assignment.isEmpty, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
+        try await KafkaTestSupport.waitUntil("the closing consumer gives its partition up", timeout: .seconds(30)) {
+            first.assignment.isEmpty
         }
         #expect(first.assignment.isEmpty, "the closing consumer revoked its partition before its work in progress finished")
 
