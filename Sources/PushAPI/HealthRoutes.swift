@@ -8,7 +8,9 @@ enum HealthRoutes {
         APIRoute(.get, "/healthz", "getHealth", { _ in APIResponse.json(["status": "ok"]) }),
         APIRoute(.get, "/readyz", "getReadiness", readiness),
         APIRoute(.get, "/metrics", "getMetrics", { call in
-            APIResponse.text(call.api.metrics.exposition(), contentType: "text/plain; version=0.0.4")
+            let dependencies = await call.api.readiness.dependencies()
+            return APIResponse.text(
+                call.api.metrics.exposition() + Array(ReadinessProbe.dependencyUp(dependencies).utf8), contentType: "text/plain; version=0.0.4")
         }),
     ]
 

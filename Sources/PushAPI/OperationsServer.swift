@@ -55,9 +55,12 @@ public struct OperationsServer: Service {
         }
         let lagGroups = self.lagGroups
         router.get("/metrics") { _, _ in
+            async let lag = Self.consumerLag(lagGroups, admin: admin)
+            async let dependencies = probe.dependencies()
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)
-            buffer += Array(await Self.consumerLag(lagGroups, admin: admin).utf8)
+            buffer += Array(await lag.utf8)
+            buffer += Array(ReadinessProbe.dependencyUp(await dependencies).utf8)
             buffer += Array(Self.certificateExpiry(certificates, now: StoreClock.system()).utf8)
             return APIResponse.text(buffer, contentType: "text/plain; version=0.0.4")
         }

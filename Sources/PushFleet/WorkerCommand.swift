@@ -107,6 +107,10 @@ struct ProcessOptions: ParsableArguments {
         LoggingSystem.bootstrap { label in format.handler(label: label, level: level) }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        // The conventional series of a process's start: a restart shows as a change of its value
+        // (the restart alert of deploy/prometheus/alerts.yaml).
+        registry.makeGauge(name: "process_start_time_seconds", help: "Start time of the process since the Unix epoch, in seconds.")
+            .set(Date().timeIntervalSince1970)
         let logger = Logger(label: label)
         let configuration = try loadConfiguration()
         let services: [any Service]

@@ -192,6 +192,8 @@ import Testing
                 #expect(metrics.header("Content-Type")?.hasPrefix("text/plain") == true)
                 #expect(text.contains(#"pushfleet_api_requests_total{route="/v1/apps/{app}/devices",method="GET",status="200"} 1"#), "\(text)")
                 #expect(!text.contains(stack.stack.apiKeys[Self.app] ?? "-"), "metrics must never carry a key")
+                #expect(text.contains(#"pushfleet_dependency_up{dependency="kafka"} 1"#), "\(text)")
+                #expect(text.contains(#"pushfleet_dependency_up{dependency="redis"} 1"#), "\(text)")
 
             }
             // An API whose Redis is not there: alive, not ready.
@@ -214,6 +216,9 @@ import Testing
                 #expect(unready.json?.objectValue?["status"]?.stringValue == "unavailable")
                 #expect(unready.json?.objectValue?["checks"]?.objectValue?["redis"]?.stringValue?.hasPrefix("unavailable") == true)
                 #expect(unready.json?.objectValue?["checks"]?.objectValue?["kafka"]?.stringValue == "ok")
+                let metrics = String(decoding: try await api.request("GET", "/metrics").body, as: UTF8.self)
+                #expect(metrics.contains(#"pushfleet_dependency_up{dependency="redis"} 0"#), "\(metrics)")
+                #expect(metrics.contains(#"pushfleet_dependency_up{dependency="kafka"} 1"#), "\(metrics)")
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
             }

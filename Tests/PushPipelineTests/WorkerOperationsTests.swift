@@ -56,6 +56,11 @@ struct WorkerOperationsTests {
             #expect(value(#"pushfleet_apns_request_duration_seconds_count{app="news"}"#) == 500)
             #expect(value(#"pushfleet_resend_buffer_depth{app="news"}"#) == 0)
             #expect(value("pushfleet_notifications_in_flight") == 0)
+            #expect(value(#"pushfleet_dependency_up{dependency="kafka"}"#) == 1, "\(text)")
+            #expect(value(#"pushfleet_dependency_up{dependency="redis"}"#) == 1)
+            // The process's start, within the test's own run.
+            let started = try #require(value("process_start_time_seconds"), "\(text)")
+            #expect(abs(started - Date().timeIntervalSince1970) < 600)
             // The only worker holds every partition of its three groups.
             let options = EmbeddedStack.Options()
             #expect(value(#"pushfleet_kafka_assigned_partitions{group="pushfleet.expand"}"#) == Double(options.jobPartitions))
