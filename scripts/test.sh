@@ -4,7 +4,9 @@
 # the APNs client against the simulator over HTTP/2 + TLS), the schema agreement tests
 # (Python jsonschema vs the Swift validator), the aioapns interoperability tests against
 # apns-sim, the demo, the quick capacity benchmarks (loopback and at Apple's distance), fault suite, partition suite (network namespaces) and soak, the checks of deploy/
-# (linters and schemas, Tests/deploy), and the campaign console in headless Chromium (Tests/console).
+# (linters and schemas, promtool and amtool on the alert rules, Tests/deploy), a real Prometheus and an OTLP
+# receiver against a stack of separate processes (Tests/observability), and the campaign console in headless
+# Chromium (Tests/console).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
@@ -144,9 +146,9 @@ for file in soak-quick.json soak-quick.md soak-quick.png; do
 done
 rm -rf "$QUICK_RESULTS"
 
-run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests, the API against schemas/openapi.yaml)" \
+run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests and alert rules, the API against schemas/openapi.yaml, a real Prometheus scraping a running stack)" \
   env PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" \
-  python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api
+  python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api Tests/observability
 
 # The campaign console as a person uses it: Selenium drives Debian's headless Chromium through
 # chromium-driver against `pushfleet demo --serve`. Its screenshots go to a scratch directory

@@ -48,8 +48,18 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the state on a local Redis Cluster (3 masters, 3 replicas) instead of one redis-server.")
     var redisCluster = false
 
+    @Flag(help: "Start the embedded stack and register the demo devices, print its configuration file, and wait for SIGINT or SIGTERM: the workers, the feedback worker and the API run as processes of their own (`pushfleet worker --config FILE`, …).")
+    var stackOnly = false
+
+    @Option(help: "App news authenticates with a sandbox client certificate valid for this many days instead of a signing key, so that /metrics and /readyz show their expiry.")
+    var certificateDays: Int?
+
     func validate() throws {
         guard devices >= 100 else { throw ValidationError("--devices must be at least 100") }
+        if let certificateDays, !(1...3650).contains(certificateDays) {
+            throw ValidationError("--certificate-days must be from 1 to 3650")
+        }
+        guard !(stackOnly && serve) else { throw ValidationError("--stack-only runs no campaign to serve after: use one of --stack-only and --serve") }
         guard uninstalledEvery >= 2 else { throw ValidationError("--uninstalled-every must be at least 2") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
     }
@@ -70,6 +80,9 @@ struct DemoCommand: AsyncParsableCommand {
         if redisCluster {
             options.redisClusterMasters = 3
         }
+        if let certificateDays {
+            options.certificates = [.sandbox: .seconds(certificateDays * 86_400)]
+        }
         let stack = try await EmbeddedStack.start(options, logger: logger) { simulator in
             simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 1) })
             simulator.devices.topics = Dictionary(uniqueKeysWithValues: tokens.map { ($0.hex, EmbeddedStack.bundleID) })
@@ -77,6 +90,17 @@ struct DemoCommand: AsyncParsableCommand {
         detail("kafka \(stack.kafka.bootstrapServers) · redis \(stack.redisDescription) · simulator 127.0.0.1:\(stack.simulator.port)")
         detail("configuration \(stack.configurationPath)")
         let redis = stack.makeRedisClient(logger: logger)
+        if stackOnly {
+            let served: Result<Void, any Error>
+            do {
+                served = .success(try await serveStack(stack, redis: redis, tokens: tokens))
+            } catch {
+                served = .failure(error)
+            }
+            await redis.shutdown()
+            await stack.stop()
+            return try served.get()
+        }
         let outcome: Result<Bool, any Error>
         do {
             outcome = .success(try await demo(stack: stack, redis: redis, tokens: tokens, uninstalled: uninstalled, logger: logger))
@@ -96,16 +120,38 @@ struct DemoCommand: AsyncParsableCommand {
         try! DeviceToken(hex: String(repeating: "de", count: 24) + String(format: "%016x", n))
     }
 
-    private func demo(stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger) async throws -> Bool {
-        let app = EmbeddedStack.app
+    /// `--stack-only`: registers the demo devices, prints a machine-readable line for scripts
+    /// (the observability tests start the processes and Prometheus against it), and waits for
+    /// SIGINT or SIGTERM.
+    private func serveStack(_ stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken]) async throws {
         let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
+        try await register(tokens, in: registry)
+        say("serving the stack until Ctrl-C (SIGINT) or SIGTERM; start its processes with --config \(stack.configurationPath)")
+        print(
+            "PUSHFLEET_STACK config=\(stack.configurationPath) app=\(EmbeddedStack.app) key=\(stack.apiKeys[EmbeddedStack.app] ?? "")"
+                + " device-key=\(stack.deviceAPIKey) other-topic=\(EmbeddedStack.otherBundleID) devices=\(tokens.count) uninstalled-every=\(uninstalledEvery)")
+        fflush(nil)
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        for await _ in signals {
+            break
+        }
+    }
+
+    /// Registers the demo devices: every 3rd tagged `sports`, every 10th logged in as a user.
+    private func register(_ tokens: [DeviceToken], in registry: DeviceRegistry) async throws {
         say("registering \(tokens.count) devices (every 3rd tagged 'sports', every 10th logged in as a user)")
         let registrations = tokens.enumerated().map { index, token in
             DeviceRegistration(
                 token: token, environment: .sandbox, openID: index.isMultiple(of: 10) ? "user-\(index / 10)" : nil,
                 tags: index.isMultiple(of: 3) ? ["sports"] : [], registeredAt: 0)
         }
-        try await registry.bind(registrations, app: app)
+        try await registry.bind(registrations, app: EmbeddedStack.app)
+    }
+
+    private func demo(stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger) async throws -> Bool {
+        let app = EmbeddedStack.app
+        let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
+        try await register(tokens, in: registry)
         detail("\(uninstalled.count) of them uninstalled the app: APNs (the simulator) answers 410 Unregistered")
 
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers), logger: logger)

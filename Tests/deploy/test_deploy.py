@@ -17,6 +17,15 @@ rules that matter for running PushFleet.
 5. Both pushfleet.yaml files (deploy/config and the ConfigMap) have kafka.bootstrap-servers, redis
    and apps, use only keys the configuration knows, and every file they name is mounted in every
    process that loads them (a process checks at start that each one is readable).
+6. Monitoring: the alert rules pass `promtool check rules` and their unit tests (`promtool test
+   rules`), every alert has a severity, a summary, a description and a runbook_url whose heading
+   exists in docs/runbooks.md, and is tested firing and quiet; both Prometheus configurations
+   pass `promtool check config`, and the Kubernetes one, applied to the Deployments' pods, scrapes
+   each at its metrics port under the job the alerts expect; the rules ConfigMap is alerts.yaml;
+   Alertmanager's configuration passes `amtool check-config` and routes each severity to its
+   receiver; the Grafana dashboard's queries are PromQL with no Grafana variable but
+   $__rate_interval. promtool and amtool are required (Debian: prometheus,
+   prometheus-alertmanager): without them these tests fail, never skip.
 
 Each checker returns a list of problems; each is also run on a deliberately broken document, so
 a checker that cannot fail fails its negative test.
@@ -45,6 +54,8 @@ from yamllint.config import YamlLintConfig
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "kubernetes"
+PROMETHEUS = DEPLOY / "prometheus"
+ALERTMANAGER = DEPLOY / "alertmanager"
 HERE = pathlib.Path(__file__).resolve().parent
 
 # The oldest Kubernetes we claim (autoscaling/v2 and policy/v1 are GA long before) and the newest
@@ -386,11 +397,11 @@ def prometheus_problems(document, prometheus):
 
 
 def test_prometheus_scrapes_every_process():
-    assert prometheus_problems(compose(), yaml_documents(DEPLOY / "prometheus.yml")[0]) == []
+    assert prometheus_problems(compose(), yaml_documents(PROMETHEUS / "prometheus.yml")[0]) == []
 
 
 def test_prometheus_checker_rejects_a_missing_target():
-    prometheus = yaml_documents(DEPLOY / "prometheus.yml")[0]
+    prometheus = yaml_documents(PROMETHEUS / "prometheus.yml")[0]
     prometheus["scrape_configs"] = [job for job in prometheus["scrape_configs"] if job["job_name"] != "pushfleet-feedback"]
     assert prometheus_problems(compose(), prometheus) == ["Prometheus does not scrape feedback:9090"]
 
@@ -927,3 +938,616 @@ def test_dev_secrets_work_together(dev_secrets):
     # The key ids the simulator accepts are the ones the workers sign with.
     token = config["apps"]["news"]["auth"]["token"]
     assert f"--key={token['key-id']}:{token['team-id']}:{token['key-file']}" in compose()["services"]["apns-sim"]["command"]
+
+
+# --------------------------------------------------------------------------------------------
+# 6. Monitoring: alert rules, Prometheus configurations, Alertmanager, the Grafana dashboard
+
+ALERTS = PROMETHEUS / "alerts.yaml"
+ALERT_TESTS = PROMETHEUS / "alerts.test.yaml"
+ALERTMANAGER_CONFIG = ALERTMANAGER / "alertmanager.yml"
+RULES_CONFIGMAP = "pushfleet-prometheus-rules"
+PROMETHEUS_CONFIGMAP = "pushfleet-prometheus"
+DASHBOARD = DEPLOY / "grafana" / "pushfleet.json"
+RUNBOOKS = ROOT / "docs" / "runbooks.md"
+RUNBOOK_URL = "https://github.com/pushfleet/pushfleet/blob/main/docs/runbooks.md#"
+SEVERITIES = {"critical", "warning"}
+# Tests/observability and Alertmanager's inhibit rules name these alerts: renaming one is a change
+# of interface.
+ALERT_NAMES = {
+    "PushFleetJobPausedByBreaker", "PushFleetAppSuspended", "PushFleetAPNsErrorRate", "PushFleetDeadLetters",
+    "PushFleetCertificateExpiringSoon", "PushFleetCertificateExpired", "PushFleetConsumerLagGrowing",
+    "PushFleetResendBufferGrowing", "PushFleetRedisUnreachable", "PushFleetKafkaUnreachable", "PushFleetTargetDown",
+    "PushFleetProcessRestarting",
+}
+# The Prometheus job of each pushfleet subcommand: the compose stack's and Kubernetes' scrape
+# configurations name them alike, and the alerts select on them.
+PROCESS_JOBS = {"api": "pushfleet-api", "worker": "pushfleet-worker", "feedback": "pushfleet-feedback"}
+
+
+def executable(name, package):
+    path = shutil.which(name)
+    assert path, f"{name} is missing: install it (Debian: apt-get install {package}); these checks never skip"
+    return path
+
+
+def run_tool(arguments):
+    result = subprocess.run([str(argument) for argument in arguments], capture_output=True, text=True, check=False)
+    return result.returncode, result.stdout + result.stderr
+
+
+def promtool(*arguments):
+    return run_tool([executable("promtool", "prometheus"), *arguments])
+
+
+def amtool(*arguments):
+    return run_tool([executable("amtool", "prometheus-alertmanager"), *arguments])
+
+
+def alert_rules(document=None):
+    document = document if document is not None else yaml_documents(ALERTS)[0]
+    return [rule for group in document["groups"] for rule in group["rules"] if "alert" in rule]
+
+
+def write_yaml(path, document):
+    path.write_text(yaml.safe_dump(document, sort_keys=False, width=1000), encoding="utf-8")
+    return path
+
+
+# The rules and their unit tests.
+
+
+def test_promtool_check_rules():
+    status, output = promtool("check", "rules", ALERTS)
+    assert status == 0, output
+
+
+def test_promtool_check_rules_rejects_a_broken_rule(tmp_path):
+    document = yaml_documents(ALERTS)[0]
+    alert_rules(document)[0]["expr"] = "sum by (app) (rate(pushfleet_notifications_total[5m])"
+    status, output = promtool("check", "rules", write_yaml(tmp_path / "alerts.yaml", document))
+    assert status != 0, output
+
+
+def test_the_alerts_are_the_documented_set():
+    names = [rule["alert"] for rule in alert_rules()]
+    assert len(names) == len(set(names)), f"an alert is defined twice: {names}"
+    assert set(names) == ALERT_NAMES
+
+
+def test_alert_unit_tests_pass():
+    status, output = promtool("test", "rules", ALERT_TESTS)
+    assert status == 0, output
+
+
+def unit_tests_with(tmp_path, document):
+    """`promtool test rules` of alerts.test.yaml against another alerts.yaml."""
+    write_yaml(tmp_path / "alerts.yaml", document)
+    shutil.copy(ALERT_TESTS, tmp_path / "alerts.test.yaml")
+    return promtool("test", "rules", tmp_path / "alerts.test.yaml")
+
+
+def growth_only(expr):
+    """The increase() half of an alert on events: blind to a counter's first increment."""
+    return expr.split("\nor\n")[0]
+
+
+def appeared_by_offset(selector):
+    """The usual reading of "a new series", which fires for old counters again whenever Prometheus
+    comes back from a gap, and misses a restarted process's counter coming back."""
+    return lambda expr: growth_only(expr) + f"\nor\nsum by (app) ({selector} unless {selector} offset 15m)"
+
+
+def without_missing_from_scrapes(expr):
+    """Blind to a restarted process's counter coming back on the same target."""
+    return re.sub(r"\(\s*count_over_time.*?sum_over_time\(up\[15m\]\)\s*\)\s*or\s*", "", expr, flags=re.S)
+
+
+def without_never_seen(expr):
+    """Blind to a counter already counting at its target's first scrape."""
+    return re.sub(r"\s*or\s*\(\s*[^\n]+\s*unless\s*present_over_time[^\n]*\)\s*\)", "", expr, flags=re.S)
+
+
+@pytest.mark.parametrize("breakage", [
+    ("breaker alert blind to the first pause", "PushFleetJobPausedByBreaker", growth_only),
+    ("breaker alert on `unless offset`", "PushFleetJobPausedByBreaker",
+     appeared_by_offset('pushfleet_jobs_stopped_total{by="breaker", state="paused"}')),
+    ("breaker alert blind to a counter coming back", "PushFleetJobPausedByBreaker", without_missing_from_scrapes),
+    ("breaker alert blind to a new target", "PushFleetJobPausedByBreaker", without_never_seen),
+    ("suspension alert blind to the first refusal", "PushFleetAppSuspended", growth_only),
+    ("dead letters alert blind to a new series", "PushFleetDeadLetters", growth_only),
+    ("certificate threshold at 7 days", "PushFleetCertificateExpiringSoon", lambda expr: expr.replace("< 14", "< 7")),
+    ("error rate counting 410s", "PushFleetAPNsErrorRate", lambda expr: expr.replace("token-rejected|", "unregistered|token-rejected|")),
+    ("restarts per instance, not per job", "PushFleetProcessRestarting", lambda expr: expr.replace("by (job)", "by (job, instance)")),
+], ids=lambda b: b[0])
+def test_alert_unit_tests_catch(breakage, tmp_path):
+    _, alertname, change = breakage
+    document = yaml_documents(ALERTS)[0]
+    rule = next(rule for rule in alert_rules(document) if rule["alert"] == alertname)
+    changed = change(rule["expr"])
+    assert changed != rule["expr"], "the breakage did not change the rule"
+    rule["expr"] = changed
+    status, output = unit_tests_with(tmp_path, document)
+    assert status != 0 and alertname in output, output
+
+
+def test_alert_unit_tests_catch_a_longer_for(tmp_path):
+    document = yaml_documents(ALERTS)[0]
+    next(rule for rule in alert_rules(document) if rule["alert"] == "PushFleetRedisUnreachable")["for"] = "5m"
+    status, output = unit_tests_with(tmp_path, document)
+    assert status != 0 and "PushFleetRedisUnreachable" in output, output
+
+
+def unit_test_coverage_problems(tests, names):
+    """Every alert is expected to fire in some case and to stay quiet in another."""
+    firing, quiet = set(), set()
+    for test in tests.get("tests", []):
+        for case in test.get("alert_rule_test", []):
+            (firing if case.get("exp_alerts") else quiet).add(case["alertname"])
+    problems = [f"{name} is never tested firing" for name in sorted(names - firing)]
+    problems += [f"{name} is never tested quiet" for name in sorted(names - quiet)]
+    problems += [f"tests name an alert that does not exist: {name}" for name in sorted((firing | quiet) - names)]
+    return problems
+
+
+def test_every_alert_is_unit_tested_firing_and_quiet():
+    tests = yaml_documents(ALERT_TESTS)[0]
+    assert tests["rule_files"] == ["alerts.yaml"]
+    assert unit_test_coverage_problems(tests, {rule["alert"] for rule in alert_rules()}) == []
+
+
+def test_unit_test_coverage_checker_rejects():
+    tests = copy.deepcopy(yaml_documents(ALERT_TESTS)[0])
+    for test in tests["tests"]:
+        test["alert_rule_test"] = [case for case in test.get("alert_rule_test", [])
+                                   if not (case["alertname"] == "PushFleetTargetDown" and case.get("exp_alerts"))]
+    assert unit_test_coverage_problems(tests, ALERT_NAMES) == ["PushFleetTargetDown is never tested firing"]
+
+
+# Labels, annotations and runbooks.
+
+
+def github_anchors(markdown):
+    """The anchors GitHub gives a Markdown file's headings: the heading's text lowercased, without
+    punctuation (letters, digits, `_`, `-` and spaces stay), spaces turned into `-`; a repeated
+    anchor gets -1, -2, …"""
+    anchors, counts, fenced = set(), {}, False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        match = re.match(r"^#{1,6}\s+(.+?)\s*#*\s*$", line)
+        if fenced or not match:
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", match.group(1))
+        anchor = re.sub(r"[^\w\- ]", "", text.replace("`", "").lower()).replace(" ", "-")
+        count = counts.get(anchor, 0)
+        counts[anchor] = count + 1
+        anchors.add(anchor if count == 0 else f"{anchor}-{count}")
+    return anchors
+
+
+def test_github_anchors():
+    markdown = "# Runbooks\n## PushFleetTargetDown\n```sh\n# not a heading\n```\n## What `it` means, briefly!\n## Runbooks\n"
+    assert github_anchors(markdown) == {"runbooks", "pushfleettargetdown", "what-it-means-briefly", "runbooks-1"}
+
+
+def alert_problems(rule, anchors):
+    name = rule.get("alert")
+    problems = []
+    if rule.get("labels", {}).get("severity") not in SEVERITIES:
+        problems.append(f"{name}: severity {rule.get('labels', {}).get('severity')!r} is not one of {sorted(SEVERITIES)}")
+    annotations = rule.get("annotations", {})
+    for key in ("summary", "description", "runbook_url"):
+        if not str(annotations.get(key, "")).strip():
+            problems.append(f"{name}: no {key} annotation")
+    if "{{ $labels." not in annotations.get("description", ""):
+        problems.append(f"{name}: the description names no label value ({{{{ $labels.… }}}})")
+    url = annotations.get("runbook_url", "")
+    if not url.startswith(RUNBOOK_URL):
+        problems.append(f"{name}: runbook_url {url!r} is not in docs/runbooks.md")
+    elif url.removeprefix(RUNBOOK_URL) not in anchors:
+        problems.append(f"{name}: docs/runbooks.md has no heading for #{url.removeprefix(RUNBOOK_URL)}")
+    return problems
+
+
+def test_every_alert_has_severity_annotations_and_a_runbook():
+    anchors = github_anchors(RUNBOOKS.read_text(encoding="utf-8"))
+    assert [problem for rule in alert_rules() for problem in alert_problems(rule, anchors)] == []
+
+
+@pytest.mark.parametrize("breakage", [
+    ("severity page", lambda r: r["labels"].update(severity="page")),
+    ("no severity", lambda r: r.pop("labels")),
+    ("no summary", lambda r: r["annotations"].pop("summary")),
+    ("description without labels", lambda r: r["annotations"].update(description="Something happened.")),
+    ("runbook elsewhere", lambda r: r["annotations"].update(runbook_url="https://example.com/runbook")),
+    ("no such heading", lambda r: r["annotations"].update(runbook_url=RUNBOOK_URL + "pushfleetjobpausedbythebreaker")),
+], ids=lambda b: b[0])
+def test_alert_checker_rejects(breakage):
+    rule = copy.deepcopy(alert_rules()[0])
+    breakage[1](rule)
+    assert alert_problems(rule, github_anchors(RUNBOOKS.read_text(encoding="utf-8"))) != []
+
+
+# Prometheus of the compose stack.
+
+
+def compose_bind_mounts(service):
+    """{target: source} of a compose service's short-syntax bind mounts."""
+    mounts = {}
+    for volume in service.get("volumes", []):
+        if isinstance(volume, str) and volume.startswith((".", "/")):
+            source, target = volume.split(":")[:2]
+            mounts[target] = source
+    return mounts
+
+
+def flag_value(command, flag):
+    return next((argument.split("=", 1)[1] for argument in command if argument.startswith(flag + "=")), None)
+
+
+def compose_monitoring_problems(document, prometheus):
+    """Prometheus mounts its configuration and every rule file it names, and sends alerts to the
+    compose service alertmanager, which mounts its configuration; both images are pinned."""
+    services = document["services"]
+    problems = []
+    for name, config_file in (("prometheus", PROMETHEUS / "prometheus.yml"), ("alertmanager", ALERTMANAGER_CONFIG)):
+        service = services.get(name)
+        if service is None:
+            problems.append(f"no compose service {name!r}")
+            continue
+        image = service.get("image", "")
+        if ":" not in image or image.endswith(":latest"):
+            problems.append(f"{name}: image {image!r} is not pinned to a version")
+        mounts = compose_bind_mounts(service)
+        target = flag_value(service.get("command", []), "--config.file")
+        if target not in mounts or (DEPLOY / mounts[target]).resolve() != config_file.resolve():
+            problems.append(f"{name}: --config.file {target} is not {config_file.relative_to(DEPLOY)} mounted")
+    mounts = compose_bind_mounts(services.get("prometheus", {}))
+    for rule_file in prometheus.get("rule_files", []):
+        if rule_file not in mounts or not (DEPLOY / mounts[rule_file]).is_file():
+            problems.append(f"prometheus: rule file {rule_file} is not a mounted file")
+    targets = [target for alerting in prometheus.get("alerting", {}).get("alertmanagers", [])
+               for static in alerting.get("static_configs", []) for target in static.get("targets", [])]
+    if "alertmanager:9093" not in targets:
+        problems.append(f"prometheus: alerts go to {targets}, not to the alertmanager service (alertmanager:9093)")
+    if "alertmanager" not in depends_on_names(services.get("prometheus", {})):
+        problems.append("prometheus does not depend on alertmanager")
+    return problems
+
+
+def test_compose_runs_prometheus_with_the_rules_and_alertmanager():
+    assert compose_monitoring_problems(compose(), yaml_documents(PROMETHEUS / "prometheus.yml")[0]) == []
+
+
+@pytest.mark.parametrize("breakage", [
+    ("rules not mounted", lambda d, p: d["services"]["prometheus"].update(volumes=["./prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro"])),
+    ("rules at another path", lambda d, p: p.update(rule_files=["/etc/prometheus/rules/alerts.yaml"])),
+    ("no alertmanager", lambda d, p: d["services"].pop("alertmanager")),
+    ("alertmanager unpinned", lambda d, p: d["services"]["alertmanager"].update(image="prom/alertmanager")),
+    ("alerts sent nowhere", lambda d, p: p.pop("alerting")),
+], ids=lambda b: b[0])
+def test_compose_monitoring_checker_rejects(breakage):
+    document, prometheus = copy.deepcopy(compose()), yaml_documents(PROMETHEUS / "prometheus.yml")[0]
+    breakage[1](document, prometheus)
+    assert compose_monitoring_problems(document, prometheus) != []
+
+
+def promtool_check_config(prometheus, rule_files, tmp_path):
+    """`promtool check config` of a Prometheus configuration whose rule_files (container paths)
+    are replaced by `rule_files` (files here)."""
+    prometheus = copy.deepcopy(prometheus)
+    prometheus["rule_files"] = [str(path) for path in rule_files]
+    return promtool("check", "config", write_yaml(tmp_path / "prometheus.yml", prometheus))
+
+
+def test_promtool_check_config_compose(tmp_path):
+    prometheus = yaml_documents(PROMETHEUS / "prometheus.yml")[0]
+    assert prometheus["rule_files"] == ["/etc/prometheus/alerts.yaml"]
+    status, output = promtool_check_config(prometheus, [ALERTS], tmp_path)
+    assert status == 0, output
+    assert "1 rule files found" in output, output
+
+
+def test_promtool_check_config_rejects_a_broken_configuration(tmp_path):
+    prometheus = yaml_documents(PROMETHEUS / "prometheus.yml")[0]
+    prometheus["scrape_configs"][0]["static_configs"][0]["targetz"] = ["api:8080"]
+    status, output = promtool_check_config(prometheus, [ALERTS], tmp_path)
+    assert status != 0, output
+
+
+# Prometheus on Kubernetes: the scrape configuration and the rules ConfigMap.
+
+
+def kubernetes_prometheus(objects=None):
+    return yaml.safe_load(by_name("ConfigMap", objects)[PROMETHEUS_CONFIGMAP]["data"]["prometheus.yml"])
+
+
+def rules_configmap_problems(objects, text):
+    configmap = by_name("ConfigMap", objects).get(RULES_CONFIGMAP)
+    if configmap is None:
+        return [f"no ConfigMap {RULES_CONFIGMAP}"]
+    if (configmap.get("data") or {}).get("alerts.yaml") != text:
+        return [f"ConfigMap {RULES_CONFIGMAP}: alerts.yaml differs from deploy/prometheus/alerts.yaml "
+                "(regenerate it with the command in deploy/kubernetes/prometheus-rules.yaml)"]
+    return []
+
+
+def test_rules_configmap_is_alerts_yaml():
+    assert rules_configmap_problems(k8s_objects(), ALERTS.read_text(encoding="utf-8")) == []
+
+
+def test_rules_configmap_checker_rejects():
+    text = ALERTS.read_text(encoding="utf-8")
+    assert rules_configmap_problems(k8s_objects(), text.replace("< 14", "< 30")) != []
+    objects = [(name, obj) for name, obj in k8s_objects() if obj["metadata"]["name"] != RULES_CONFIGMAP]
+    assert rules_configmap_problems(objects, text) == [f"no ConfigMap {RULES_CONFIGMAP}"]
+
+
+def test_promtool_check_config_kubernetes(tmp_path):
+    """The Kubernetes configuration with its rules ConfigMap as the rule files. Debian's promtool
+    is built without Kubernetes service discovery, so kubernetes_sd_configs are swapped for a
+    static target: everything else (relabeling, alerting, the rules) is checked as Prometheus
+    would load it."""
+    prometheus = kubernetes_prometheus()
+    assert len(prometheus["rule_files"]) == 1
+    for job in prometheus["scrape_configs"]:
+        assert job.pop("kubernetes_sd_configs"), f"{job['job_name']} does not discover pods"
+        job["static_configs"] = [{"targets": ["10.1.2.3:9090"]}]
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for key, text in by_name("ConfigMap")[RULES_CONFIGMAP]["data"].items():
+        (rules / key).write_text(text, encoding="utf-8")
+    pattern = posixpath.basename(prometheus["rule_files"][0])
+    status, output = promtool_check_config(prometheus, [rules / pattern], tmp_path)
+    assert status == 0, output
+    assert "1 rule files found" in output, output
+
+
+def label_name(key):
+    return re.sub(r"[^a-zA-Z0-9_]", "_", key)
+
+
+def relabel(labels, configs):
+    """Prometheus' relabeling of a target's labels (actions keep, drop, replace), or None when the
+    target is dropped. Regular expressions are anchored, as Prometheus anchors them."""
+    labels = dict(labels)
+    for config in configs:
+        action = config.get("action", "replace")
+        value = config.get("separator", ";").join(labels.get(name, "") for name in config.get("source_labels", []))
+        match = re.fullmatch(config.get("regex", "(.*)"), value)
+        if action == "keep" and not match or action == "drop" and match:
+            return None
+        if action == "replace" and match:
+            result = match.expand(re.sub(r"\$(\d+)", r"\\g<\1>", config.get("replacement", "$1")))
+            if result:
+                labels[config["target_label"]] = result
+            else:
+                labels.pop(config["target_label"], None)
+        elif action not in ("keep", "drop", "replace"):
+            raise AssertionError(f"relabel action {action!r} is not simulated here")
+    return labels
+
+
+def pod_discovery(deployment, job, sd_config):
+    """The targets Prometheus' pod discovery makes of one of the Deployment's pods: one per
+    declared container port, with the pod's labels and annotations as meta labels, or none when
+    the pod is outside the configured namespace or label selectors."""
+    template = deployment["spec"]["template"]
+    pod_labels = template["metadata"].get("labels", {})
+    for selector in sd_config.get("selectors", []):
+        for requirement in selector.get("label", "").split(","):
+            key, _, value = requirement.partition("=")
+            if requirement and pod_labels.get(key.strip()) != value.strip():
+                return []
+    namespaces = sd_config.get("namespaces", {}).get("names")
+    if namespaces and "pushfleet" not in namespaces:
+        return []
+    pod = f"{deployment['metadata']['name']}-6d8f7c9b4-x2x9q"
+    common = {
+        "job": job, "__metrics_path__": "/metrics", "__scheme__": "http",
+        "__meta_kubernetes_namespace": "pushfleet", "__meta_kubernetes_pod_name": pod,
+        "__meta_kubernetes_pod_ip": "10.1.2.3", "__meta_kubernetes_pod_phase": "Running",
+    }
+    common.update({f"__meta_kubernetes_pod_label_{label_name(k)}": v for k, v in pod_labels.items()})
+    common.update({f"__meta_kubernetes_pod_annotation_{label_name(k)}": str(v)
+                   for k, v in (template["metadata"].get("annotations") or {}).items()})
+    targets = []
+    for container in template["spec"]["containers"]:
+        for port in container.get("ports", []):
+            targets.append({**common, "__address__": f"10.1.2.3:{port['containerPort']}",
+                            "__meta_kubernetes_pod_container_name": container["name"],
+                            "__meta_kubernetes_pod_container_port_name": port.get("name", ""),
+                            "__meta_kubernetes_pod_container_port_number": str(port["containerPort"])})
+    return targets
+
+
+def kubernetes_scrape_problems(prometheus, deployments):
+    """Each Deployment's pod is scraped once, under the job of the process it runs, at the port
+    its probes use (the process serves /healthz, /readyz and /metrics on one port), on /metrics,
+    with the pod's name as instance."""
+    problems = []
+    for name, deployment in sorted(deployments.items()):
+        container = container_of(deployment)
+        expected_job = PROCESS_JOBS[container["args"][0]]
+        probe_port = container["readinessProbe"]["httpGet"]["port"]
+        ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+        metrics_port = ports.get(probe_port, probe_port)
+        scraped = [
+            labels for job in prometheus["scrape_configs"] for sd_config in job.get("kubernetes_sd_configs", [])
+            if sd_config.get("role") == "pod"
+            for target in pod_discovery(deployment, job["job_name"], sd_config)
+            if (labels := relabel(target, job.get("relabel_configs", []))) is not None
+        ]
+        if len(scraped) != 1:
+            problems.append(f"Deployment {name}: {len(scraped)} targets, not one")
+            continue
+        labels = scraped[0]
+        if labels["job"] != expected_job:
+            problems.append(f"Deployment {name}: job {labels['job']!r}, not {expected_job!r}")
+        if labels["__address__"] != f"10.1.2.3:{metrics_port}":
+            problems.append(f"Deployment {name}: scraped at {labels['__address__']}, not port {metrics_port}")
+        if labels["__metrics_path__"] != "/metrics":
+            problems.append(f"Deployment {name}: scraped on {labels['__metrics_path__']}, not /metrics")
+        if labels.get("instance") != labels["__meta_kubernetes_pod_name"]:
+            problems.append(f"Deployment {name}: instance {labels.get('instance')!r} is not the pod's name")
+    return problems
+
+
+def test_kubernetes_prometheus_scrapes_every_deployment():
+    assert kubernetes_scrape_problems(kubernetes_prometheus(), by_name("Deployment")) == []
+
+
+def test_kubernetes_and_compose_name_the_jobs_alike():
+    compose_jobs = {job["job_name"] for job in yaml_documents(PROMETHEUS / "prometheus.yml")[0]["scrape_configs"]}
+    assert set(PROCESS_JOBS.values()) <= compose_jobs
+
+
+@pytest.mark.parametrize("breakage", [
+    ("no scrape annotation", lambda p, d: d["worker-send"]["spec"]["template"]["metadata"]["annotations"].pop("prometheus.io/scrape")),
+    ("annotation on another port", lambda p, d: d["api"]["spec"]["template"]["metadata"]["annotations"].update({"prometheus.io/port": "9090"})),
+    ("pod outside the selector", lambda p, d: d["feedback"]["spec"]["template"]["metadata"]["labels"].pop("app.kubernetes.io/part-of")),
+    ("workers under their component's name", lambda p, d: p["scrape_configs"][0]["relabel_configs"].append(
+        {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_component"], "target_label": "job"})),
+], ids=lambda b: b[0])
+def test_kubernetes_scrape_checker_rejects(breakage):
+    prometheus, deployments = kubernetes_prometheus(), copy.deepcopy(by_name("Deployment"))
+    breakage[1](prometheus, deployments)
+    assert kubernetes_scrape_problems(prometheus, deployments) != []
+
+
+# Alertmanager.
+
+
+def test_amtool_check_config():
+    status, output = amtool("check-config", ALERTMANAGER_CONFIG)
+    assert status == 0, output
+
+
+def test_amtool_check_config_rejects_an_unknown_receiver(tmp_path):
+    config = yaml_documents(ALERTMANAGER_CONFIG)[0]
+    config["route"]["routes"][0]["receiver"] = "pushfleet-pager"
+    status, output = amtool("check-config", write_yaml(tmp_path / "alertmanager.yml", config))
+    assert status != 0, output
+
+
+def routes_to(config_path, receiver, labels):
+    """Whether Alertmanager's routing tree sends an alert with `labels` to `receiver` alone."""
+    return amtool("config", "routes", "test", f"--config.file={config_path}", f"--verify.receivers={receiver}",
+                  *[f"{key}={value}" for key, value in labels.items()])
+
+
+@pytest.mark.parametrize("name", sorted(ALERT_NAMES))
+def test_alertmanager_routes_each_alert_by_its_severity(name):
+    rule = next(rule for rule in alert_rules() if rule["alert"] == name)
+    severity = rule["labels"]["severity"]
+    status, output = routes_to(ALERTMANAGER_CONFIG, f"pushfleet-{severity}", {"alertname": name, "severity": severity, "app": "news"})
+    assert status == 0, output
+
+
+def test_alertmanager_routing_test_rejects_the_wrong_receiver():
+    status, output = routes_to(ALERTMANAGER_CONFIG, "pushfleet-warning", {"alertname": "PushFleetAppSuspended", "severity": "critical"})
+    assert status != 0, output
+
+
+def inhibit_problems(config, rules):
+    """Each inhibit rule lets a critical alert silence a warning one, both of them alerts of ours."""
+    severities = {rule["alert"]: rule["labels"]["severity"] for rule in rules}
+    problems = []
+    for inhibit in config.get("inhibit_rules", []):
+        for side, expected in (("source_matchers", "critical"), ("target_matchers", "warning")):
+            names = [m.split("=", 1)[1].strip('"') for m in inhibit.get(side, []) if m.startswith("alertname=")]
+            if len(names) != 1 or names[0] not in severities:
+                problems.append(f"inhibit rule {side} {inhibit.get(side)} names no alert of alerts.yaml")
+            elif severities[names[0]] != expected:
+                problems.append(f"inhibit rule {side}: {names[0]} is {severities[names[0]]}, not {expected}")
+    return problems
+
+
+def test_alertmanager_inhibits_warnings_by_their_critical_alert():
+    config = yaml_documents(ALERTMANAGER_CONFIG)[0]
+    assert config["inhibit_rules"]
+    assert inhibit_problems(config, alert_rules()) == []
+
+
+def test_inhibit_checker_rejects():
+    config = yaml_documents(ALERTMANAGER_CONFIG)[0]
+    config["inhibit_rules"].append({"source_matchers": ['alertname="PushFleetCertificateExpiringSoon"'],
+                                    "target_matchers": ['alertname="PushFleetCertificateExpird"']})
+    assert len(inhibit_problems(config, alert_rules())) == 2
+
+
+# The Grafana dashboard.
+
+
+def dashboard_panels(dashboard):
+    panels = []
+    for panel in dashboard.get("panels", []):
+        panels.extend(panel.get("panels", [panel]) if panel.get("type") == "row" else [panel])
+    return [panel for panel in panels if panel.get("type") != "row"]
+
+
+def dashboard_problems(dashboard):
+    """Prometheus is its one input; no templating variables; every panel queries it, and no query
+    uses a Grafana variable other than $__rate_interval."""
+    problems = []
+    inputs = {entry.get("name"): entry.get("pluginId") for entry in dashboard.get("__inputs", [])}
+    if inputs != {"DS_PROMETHEUS": "prometheus"}:
+        problems.append(f"__inputs are {inputs}, not the Prometheus data source DS_PROMETHEUS")
+    if dashboard.get("templating", {}).get("list"):
+        problems.append("the dashboard has templating variables")
+    for panel in dashboard_panels(dashboard):
+        title = panel.get("title")
+        expressions = [target.get("expr", "") for target in panel.get("targets", [])]
+        if not expressions or not all(expr.strip() for expr in expressions):
+            problems.append(f"panel {title!r}: a target without a query")
+        if panel.get("datasource", {}).get("uid") != "${DS_PROMETHEUS}":
+            problems.append(f"panel {title!r}: data source {panel.get('datasource')} is not DS_PROMETHEUS")
+        for expr in expressions:
+            variables = set(re.findall(r"\$\{?(\w+)", expr)) - {"__rate_interval"}
+            if variables:
+                problems.append(f"panel {title!r}: {expr} uses Grafana variables {sorted(variables)}")
+    return problems
+
+
+def dashboard():
+    return json.loads(DASHBOARD.read_text(encoding="utf-8"))
+
+
+def test_dashboard_model():
+    model = dashboard()
+    assert model["schemaVersion"] >= 36 and model["uid"] == "pushfleet"
+    assert len(dashboard_panels(model)) >= 12
+    assert dashboard_problems(model) == []
+
+
+@pytest.mark.parametrize("breakage", [
+    ("a template variable", lambda d: d["templating"].update(list=[{"name": "app", "type": "query"}])),
+    ("a query with $app", lambda d: d["panels"][0]["targets"][0].update(expr='sum(rate(pushfleet_notifications_total{app="$app"}[5m]))')),
+    ("a query with $__interval", lambda d: d["panels"][1]["targets"][0].update(expr="rate(pushfleet_messages_consumed_total[$__interval])")),
+    ("a panel without targets", lambda d: d["panels"][2].update(targets=[])),
+    ("another data source", lambda d: d["panels"][3].update(datasource={"type": "loki", "uid": "logs"})),
+], ids=lambda b: b[0])
+def test_dashboard_checker_rejects(breakage):
+    model = dashboard()
+    breakage[1](model)
+    assert dashboard_problems(model) != []
+
+
+def promql_problems(expressions, tmp_path):
+    """promtool's verdict on the dashboard's queries, with $__rate_interval as Grafana's minimum
+    (1m at a 15 s scrape interval), each as a recording rule."""
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"dashboard:query_{i}", "expr": expr.replace("$__rate_interval", "1m")} for i, expr in enumerate(expressions)]}]}
+    status, output = promtool("check", "rules", write_yaml(tmp_path / "dashboard-rules.yaml", rules))
+    return [] if status == 0 else [output]
+
+
+def test_dashboard_queries_are_promql(tmp_path):
+    expressions = [target["expr"] for panel in dashboard_panels(dashboard()) for target in panel["targets"]]
+    assert promql_problems(expressions, tmp_path) == []
+
+
+def test_promql_checker_rejects(tmp_path):
+    assert promql_problems(["histogram_quantile(0.99, sum by (le) (rate(x_bucket[$__rate_interval]))"], tmp_path) != []
