@@ -55,6 +55,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // Traces: the API (spans, W3C trace context) in the libraries; the OpenTelemetry SDK with
+        // its OTLP/HTTP exporter in `pushfleet` only. Default traits off: no gRPC.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // C boundary: Debian's librdkafka-dev and libhiredis-dev.
@@ -233,6 +237,7 @@ let package = Package(
                 "PushStore",
                 "Redis",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -253,6 +258,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -276,6 +282,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             // The campaign console's files, compiled into the binary (`PackageResources`): a
             // deployed `pushfleet` serves them with nothing beside it.
@@ -324,6 +331,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -421,7 +430,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PushJobsTests",
-            dependencies: ["PushJobs", "PushConfiguration", "PushStore"],
+            dependencies: ["Kafka", "PushJobs", "PushConfiguration", "PushStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,6 +6,7 @@ import PushConfiguration
 import PushCore
 import PushStore
 import Redis
+import Tracing
 
 /// Answers every request from ``APIRoutes/all``: 404 for an unknown path and 405 (with `Allow`)
 /// for a known path with another method, both with the JSON error body; handler errors become
@@ -36,8 +37,26 @@ struct APIResponder: HTTPResponder {
         let routeLabel: String
         if let (route, parameters) = matched {
             routeLabel = route.path
-            var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
-            response = await answer { try await route.handler(&call) }
+            if route.traced {
+                // A server span, the child of the caller's W3C trace context when it sends one:
+                // the root of a campaign's trace (the job published inside carries it on).
+                var parent = ServiceContext.topLevel
+                InstrumentationSystem.instrument.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
+                response = await withSpan("\(request.method.rawValue) \(route.path)", context: parent, ofKind: .server) { span in
+                    var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
+                    let response = await answer { try await route.handler(&call) }
+                    if span.isRecording {
+                        span.attributes["http.request.method"] = request.method.rawValue
+                        span.attributes["http.route"] = route.path
+                        span.attributes["http.response.status_code"] = Int(response.status.code)
+                        span.attributes["pushfleet.app"] = parameters["app"] ?? ""
+                    }
+                    return response
+                }
+            } else {
+                var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
+                response = await answer { try await route.handler(&call) }
+            }
         } else if !allowed.isEmpty {
             routeLabel = "other"
             response = APIError.methodNotAllowed(request.method, allowed: allowed).response
@@ -70,5 +89,12 @@ struct APIResponder: HTTPResponder {
             error = APIError(.serviceUnavailable, "unavailable", "the request could not be completed; retry later")
         }
         return error.response
+    }
+}
+
+/// Reads W3C trace context fields from a request's headers.
+struct HTTPFieldsExtractor: Extractor {
+    func extract(key: String, from carrier: HTTPFields) -> String? {
+        HTTPField.Name(key).flatMap { carrier[$0] }
     }
 }

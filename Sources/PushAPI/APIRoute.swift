@@ -27,6 +27,9 @@ struct APIRoute: Sendable {
     /// Every route but the health routes needs the app's API key.
     var needsAPIKey: Bool { path.hasPrefix("/v1/") }
 
+    /// Whether a request makes a span (tracing on): the app's calls, not probes and scrapes.
+    var traced: Bool { needsAPIKey }
+
     init(
         _ method: HTTPRequest.Method, _ path: String, _ operationID: String, scope: APIKeyScope = .all,
         _ handler: @escaping @Sendable (inout APICall) async throws -> Response

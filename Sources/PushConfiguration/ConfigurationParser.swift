@@ -19,6 +19,7 @@ struct ConfigurationParser {
             breaker: try breaker(file.section("breaker")),
             metrics: try metrics(file.section("metrics")),
             api: try api(file.section("api")),
+            tracing: try tracing(file.section("tracing")),
             apps: try apps(file, key: "apps"))
     }
 
@@ -212,6 +213,22 @@ struct ConfigurationParser {
             host: try section.string("host") ?? "0.0.0.0",
             port: try section.integer("port", default: 8080, minimum: 0, maximum: 65535),
             maxBodyBytes: try section.integer("max-body-bytes", default: 2 * 1024 * 1024, minimum: 1024))
+    }
+
+    /// `tracing:`.
+    func tracing(_ section: ConfigSection) throws(ConfigurationError) -> TracingSettings {
+        let endpoint = try section.string("otlp-endpoint")
+        if let endpoint {
+            let lowered = endpoint.lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), endpoint.count > "https://".count else {
+                throw section.error("otlp-endpoint", "expected an http:// or https:// URL of an OTLP/HTTP traces receiver, got '\(endpoint)'")
+            }
+        }
+        let rate = try section.number("sample-rate", minimum: 0) ?? 1
+        guard rate <= 1 else {
+            throw section.error("sample-rate", "must be at most 1, got \(ConfigSection.format(rate))")
+        }
+        return TracingSettings(otlpEndpoint: endpoint, sampleRate: rate)
     }
 
     /// `metrics:`.

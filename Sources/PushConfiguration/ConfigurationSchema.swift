@@ -56,6 +56,7 @@ indirect enum ConfigurationSchema: Sendable {
             ("watch-notifications", .value), ("min-notifications", .value), ("max-rejected-share", .value),
         ])),
         ("metrics", .section([("port", .value)])),
+        ("tracing", .section([("otlp-endpoint", .value), ("sample-rate", .value)])),
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
         ("apps", .apps(.section([
             ("bundle-id", .value), ("extra-topics", .value), ("environments", .value), ("transport", .value),

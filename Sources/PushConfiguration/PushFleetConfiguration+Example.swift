@@ -61,6 +61,9 @@ extension PushFleetConfiguration {
           max-rejected-share: 0.1                # default 0.1, 0...1: more BadDeviceToken / DeviceTokenNotForTopic (and undocumented refusals) than this pauses the job
         metrics:
           port: null                             # optional 0...65535: workers serve /healthz, /readyz and /metrics on it
+        tracing:                                 # a campaign as one trace, exported over OTLP/HTTP (docs/operations.md)
+          otlp-endpoint: null                    # optional http:// or https:// URL of an OTLP/HTTP traces receiver (e.g. http://collector:4318/v1/traces); none: no spans
+          sample-rate: 1                         # default 1, 0...1: the share of campaigns traced (a producer's traceparent decides for its own)
         api:                                     # `pushfleet api`
           host: 0.0.0.0                          # default 0.0.0.0
           port: 8080                             # default 8080, 0...65535 (0: any free port)

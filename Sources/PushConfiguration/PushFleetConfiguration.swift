@@ -21,6 +21,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
     public var metrics: MetricsSettings
     /// HTTP API settings (`api:`); defaults as documented on ``APISettings``.
     public var api: APISettings
+    /// Traces (`tracing:`); default off.
+    public var tracing: TracingSettings
     /// The apps, keyed by app id (`apps:`); at least one.
     public var apps: [String: AppSettings]
 
@@ -30,7 +32,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         registry: RegistrySettings = RegistrySettings(), worker: WorkerSettings = WorkerSettings(),
         resend: ResendSettings = ResendSettings(), breaker: BreakerSettings = BreakerSettings(),
         metrics: MetricsSettings = MetricsSettings(),
-        api: APISettings = APISettings(), apps: [String: AppSettings]
+        api: APISettings = APISettings(), tracing: TracingSettings = TracingSettings(), apps: [String: AppSettings]
     ) {
         self.kafka = kafka
         self.redis = redis
@@ -41,6 +43,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         self.breaker = breaker
         self.metrics = metrics
         self.api = api
+        self.tracing = tracing
         self.apps = apps
     }
 

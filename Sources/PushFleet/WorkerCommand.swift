@@ -113,12 +113,16 @@ struct ProcessOptions: ParsableArguments {
             .set(Date().timeIntervalSince1970)
         let logger = Logger(label: label)
         let configuration = try loadConfiguration()
-        let services: [any Service]
+        var services: [any Service]
         let unfinishedWork: @Sendable () -> Logger.Metadata
         do {
             (services, unfinishedWork) = try makeServices(configuration, logger, registry)
         } catch {
             throw ValidationError("configuration \(config): \(error)")
+        }
+        // First in the group, so that it stops last: the spans of the others' shutdown are exported.
+        if let tracing = try TracingBootstrap.start(configuration.tracing, serviceName: label, logger: logger) {
+            services.insert(tracing, at: 0)
         }
         let stop = ProcessStopController(deadline: configuration.worker.shutdownDeadline, logger: logger, unfinishedWork: unfinishedWork)
         let status = try await stop.run(services)

@@ -40,7 +40,7 @@ public struct JobOperator: Sendable {
         guard let spec = try await jobs.spec(jobID: jobID) else { throw UnknownJob(jobID: jobID) }
         let update = try await jobs.update(jobID: jobID, .resume(at: at))
         do {
-            _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: spec))
+            _ = try await producer.send(TraceContext.inject(into: KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: spec)))
         } catch {
             // Running but not published again, its dropped part would never be sent: pause it
             // again, so that resuming can simply be tried again.
@@ -66,7 +66,7 @@ public struct JobOperator: Sendable {
 
     private var effects: HeldEffects {
         HeldEffects(jobs: jobs) { [producer] messages in
-            _ = try await producer.send(messages)
+            _ = try await producer.send(TraceContext.inject(into: messages))
         }
     }
 }

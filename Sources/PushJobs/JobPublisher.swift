@@ -69,7 +69,7 @@ public struct JobPublisher: Sendable {
         do {
             try await jobs.saveSpec(jobID: jobID, json: json)
             try await jobs.index.add(app: job.app, jobID: jobID, at: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
-            _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: json))
+            _ = try await producer.send(TraceContext.inject(into: KafkaProducerMessage(topic: PushTopic.jobs, key: Array(jobID.utf8), value: json)))
         } catch {
             if let key = job.idempotencyKey {
                 _ = try? await idempotency.release(app: job.app, key: key, jobID: jobID)

@@ -7,6 +7,7 @@ import PushConfiguration
 import PushCore
 import PushJobs
 import PushStore
+import Tracing
 
 /// Consumes `push.jobs`: validates each job (or dead-letters it with the reason and its bytes),
 /// parks jobs whose send-at is ahead in the schedule, and turns an audience into chunks of
@@ -41,8 +42,15 @@ struct ExpandStage: Sendable {
 
     /// Handles one message; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
+        let shardTask = message.headers.contains { $0.name == PushMessageHeader.shard }
+        return await PipelineSpans.consuming(shardTask ? "expand shard task" : "expand job", message) { span in
+            await handle(message, span: span)
+        }
+    }
+
+    private func handle(_ message: KafkaConsumerMessage, span: any Span) async -> Bool {
         do {
-            try await process(message)
+            try await process(message, span: span)
             return true
         } catch let cancelled as JobCancelled {
             context.counters.add(.jobsCancelled)
@@ -57,13 +65,18 @@ struct ExpandStage: Sendable {
         }
     }
 
-    private func process(_ message: KafkaConsumerMessage) async throws {
+    private func process(_ message: KafkaConsumerMessage, span: any Span) async throws {
         var job: PushJob
         do {
             job = try PushJob.decodeAndValidate(from: Data(message.value))
         } catch {
             try await context.deadLetter(message, invalid: error)
             return
+        }
+        if span.isRecording {
+            span.attributes["pushfleet.app"] = job.app
+            span.attributes["pushfleet.job"] = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
+            span.attributes["pushfleet.audience"] = job.audience.kind
         }
         guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
         do {
@@ -81,6 +94,7 @@ struct ExpandStage: Sendable {
             }
             // A bare shard number comes from a release before shard counts could grow.
             let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
+            span.attributes["pushfleet.shard-task"] = text
             guard let jobID = job.id, let task, (try? layout.shardsOfTask(task.shard, of: task.count)) != nil else {
                 try await context.deadLetter(
                     message, reason: "invalid-shard-task",

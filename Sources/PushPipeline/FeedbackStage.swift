@@ -8,6 +8,7 @@ import PushConfiguration
 import PushCore
 import PushJobs
 import PushStore
+import Tracing
 
 /// Consumes `push.feedback` and changes the registry as ``RegistryChange`` says:
 ///
@@ -31,21 +32,23 @@ struct FeedbackStage: Sendable {
 
     /// Handles one event; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
-        do {
-            try await process(message)
-            return true
-        } catch {
-            return await context.settleFailure(of: message, error, stage: "feedback stage")
+        await context.handle(message, span: "feedback event", stage: "feedback stage") { span in
+            try await process(message, span: span)
         }
     }
 
-    private func process(_ message: KafkaConsumerMessage) async throws {
+    private func process(_ message: KafkaConsumerMessage, span: any Span) async throws {
         let event: FeedbackEvent
         do {
             event = try FeedbackEvent.decode(from: Data(message.value))
         } catch {
             try await context.deadLetter(message, invalid: error)
             return
+        }
+        if span.isRecording {
+            span.attributes["pushfleet.app"] = event.app
+            span.attributes["pushfleet.feedback-reason"] = event.reason
+            span.attributes["pushfleet.job"] = event.jobID ?? ""
         }
         guard let app = context.apps[event.app] else {
             try await context.deadLetter(message, reason: "unknown-app", text: "app '\(event.app)' is not configured", field: "app", app: event.app)

@@ -8,6 +8,7 @@ import PushConfiguration
 import PushCore
 import PushJobs
 import PushStore
+import Tracing
 
 /// Sends a job's notifications to many tokens through the app's APNs client, admitted by the
 /// throttle and bounded by the worker's in-flight window, and settles their outcomes by the
@@ -175,17 +176,28 @@ final class NotificationSender: Sendable {
                         let tokens = deliveries[first..<(first + size)].map(\.token)
                         let start = ContinuousClock.now
                         group.addTask {
-                            let onResult: @Sendable (Int, Result<APNsResponse, APNsError>) -> Void = { index, result in
-                                metrics.sendFinished(after: .now - start, latency: latency)
-                                switch result {
-                                case .success(let response): outcomes.add(first + index, .response(response))
-                                case .failure(let error): outcomes.add(first + index, .failure(error))
+                            await withSpan("apns batch", ofKind: .client) { span in
+                                // Answers are tallied by status for the span only when it records.
+                                let statuses = span.isRecording ? APNsStatusTally() : nil
+                                let onResult: @Sendable (Int, Result<APNsResponse, APNsError>) -> Void = { index, result in
+                                    metrics.sendFinished(after: .now - start, latency: latency)
+                                    statuses?.add(result)
+                                    switch result {
+                                    case .success(let response): outcomes.add(first + index, .response(response))
+                                    case .failure(let error): outcomes.add(first + index, .failure(error))
+                                    }
                                 }
-                            }
-                            if binary {
-                                await client.sendOverBinaryInterface(notification, to: tokens, onResult: onResult)
-                            } else {
-                                await client.send(notification, to: tokens, onResult: onResult)
+                                if binary {
+                                    await client.sendOverBinaryInterface(notification, to: tokens, onResult: onResult)
+                                } else {
+                                    await client.send(notification, to: tokens, onResult: onResult)
+                                }
+                                if let statuses {
+                                    span.attributes["pushfleet.app"] = app.id
+                                    span.attributes["pushfleet.job"] = jobID
+                                    span.attributes["pushfleet.notifications"] = tokens.count
+                                    statuses.record(on: span)
+                                }
                             }
                         }
                         next = first + size

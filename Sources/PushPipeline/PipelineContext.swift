@@ -7,6 +7,7 @@ import PushConfiguration
 import PushCore
 import PushJobs
 import PushStore
+import Tracing
 import Redis
 
 /// What the stages of one worker process share: settings, apps, the Redis-backed stores, the
@@ -69,13 +70,15 @@ final class PipelineContext: Sendable {
     /// Registry changes carried through each job's gate.
     var heldEffects: HeldEffects {
         HeldEffects(jobs: jobs) { [producer] messages in
-            _ = try await producer.send(messages)
+            _ = try await producer.send(TraceContext.inject(into: messages))
         }
     }
 
-    /// Publishes messages and waits until Kafka has every one, retrying while Kafka is away.
+    /// Publishes messages and waits until Kafka has every one, retrying while Kafka is away. They
+    /// carry the trace context of the span publishing them (tracing on).
     func publish(_ messages: [KafkaProducerMessage], _ what: @autoclosure () -> String) async throws {
         guard !messages.isEmpty else { return }
+        let messages = TraceContext.inject(into: messages)
         let description = what()
         _ = try await Retrying.run("publishing \(description)", logger: logger) {
             try await producer.send(messages)
@@ -94,15 +97,23 @@ final class PipelineContext: Sendable {
         }
     }
 
-    /// Publishes letters to `push.dlq`, then lists them in the dead-letter log the API reads.
+    /// Publishes letters to `push.dlq`, then lists them in the dead-letter log the API reads (in
+    /// a span of the trace of the message or job they come from).
     func deadLetter(_ letters: [DeadLetter]) async throws {
-        let messages = letters.map { letter in
-            KafkaProducerMessage(
-                topic: PushTopic.deadLetters, key: letter.jobID ?? letter.app,
-                value: letter.jsonData(within: JobPublisher.maxJobBytes))
+        try await withSpan("dead letters", ofKind: .producer) { span in
+            if span.isRecording, let first = letters.first {
+                span.attributes["pushfleet.dead-letters"] = letters.count
+                span.attributes["pushfleet.reason"] = first.reason
+                span.attributes["pushfleet.app"] = first.app ?? ""
+            }
+            let messages = letters.map { letter in
+                KafkaProducerMessage(
+                    topic: PushTopic.deadLetters, key: letter.jobID ?? letter.app,
+                    value: letter.jsonData(within: JobPublisher.maxJobBytes))
+            }
+            try await publish(messages, "\(letters.count) dead letter(s)")
+            await list(letters)
         }
-        try await publish(messages, "\(letters.count) dead letter(s)")
-        await list(letters)
     }
 
     /// Lists letters Kafka has in the dead-letter log (``DeadLetterLog``), those of configured
@@ -165,6 +176,21 @@ final class PipelineContext: Sendable {
             return nil
         }
         return app
+    }
+
+    /// Processes `message` in a consumer span named `span` (``PipelineSpans``): `true` once
+    /// `process` returns, else what ``settleFailure(of:_:stage:)`` decides for its error.
+    func handle(
+        _ message: KafkaConsumerMessage, span name: String, stage: String, _ process: (any Span) async throws -> Void
+    ) async -> Bool {
+        await PipelineSpans.consuming(name, message) { span in
+            do {
+                try await process(span)
+                return true
+            } catch {
+                return await settleFailure(of: message, error, stage: stage)
+            }
+        }
     }
 
     /// What a stage does when processing a message failed with an error retrying cannot fix (a

@@ -4,6 +4,7 @@ import Logging
 import PushConfiguration
 import PushCore
 import PushStore
+import Tracing
 
 /// Consumes `push.deliveries`: for each chunk, takes the chunk's lease (``ChunkLease``: one
 /// sender at a time per chunk), skips the tokens whose sent marker (the job's bit at the
@@ -18,15 +19,12 @@ struct SendStage: Sendable {
 
     /// Handles one chunk; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
-        do {
-            try await process(message)
-            return true
-        } catch {
-            return await context.settleFailure(of: message, error, stage: "send stage")
+        await context.handle(message, span: "send chunk", stage: "send stage") { span in
+            try await process(message, span: span)
         }
     }
 
-    private func process(_ message: KafkaConsumerMessage) async throws {
+    private func process(_ message: KafkaConsumerMessage, span: any Span) async throws {
         let chunk: DeliveryChunk
         do {
             chunk = try DeliveryChunk.decodeAndValidate(from: Data(message.value))
@@ -35,6 +33,12 @@ struct SendStage: Sendable {
             return
         }
         let job = chunk.job
+        if span.isRecording {
+            span.attributes["pushfleet.app"] = job.app
+            span.attributes["pushfleet.job"] = chunk.jobID
+            span.attributes["pushfleet.chunk"] = chunk.chunkID
+            span.attributes["pushfleet.tokens"] = chunk.tokens.count
+        }
         guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
         let jobID = chunk.jobID
         let controls = context.controls
@@ -59,6 +63,7 @@ struct SendStage: Sendable {
             try await context.skippedDuplicates(
                 chunk.tokens.count - pending.count, jobID: jobID, "chunk seen before: skipping tokens already sent",
                 metadata: ["chunk": "\(chunk.chunkID)"])
+            span.attributes["pushfleet.sending"] = pending.count
             try await sender.deliver(pending, of: job, jobID: jobID, app: app)
         }
         context.counters.add(.chunksSent)
