@@ -3,7 +3,8 @@ OTLP/HTTP to a receiver in this test, which decodes them with `opentelemetry-pro
 sent with a producer's own `traceparent` must come back as one trace under that parent: the API
 request, the job on push.jobs, each shard task, each chunk on push.deliveries, each APNs batch (with
 its answers by status) and the feedback events, each span the child of the one that published its
-message; a malformed job's dead letter is a span of the job's trace; no span per notification.
+message; a malformed job produced to Kafka with its own `traceparent` has its dead letter in that trace;
+no span per notification.
 
 Needs PUSHFLEET_BIN and kcat (Tests/support/pushfleet_stack.py); never skipped.
 """
@@ -74,8 +75,11 @@ def traced():
         "PUSHFLEET__TRACING__SAMPLE_RATE": "1",
     }
     trace_id, parent_id = secrets.token_hex(16), secrets.token_hex(8)
+    # The malformed job is produced to Kafka with a traceparent of its own producer.
+    job_trace, job_parent = secrets.token_hex(16), secrets.token_hex(8)
     with running(devices=DEVICES, uninstalled_every=UNINSTALLED_EVERY, environment=environment) as stack:
-        broadcast, wrong_topic = campaigns(stack, traceparent=f"00-{trace_id}-{parent_id}-01")
+        broadcast, wrong_topic = campaigns(
+            stack, traceparent=f"00-{trace_id}-{parent_id}-01", malformed_traceparent=f"00-{job_trace}-{job_parent}-01")
         uninstalled = len(range(0, DEVICES, UNINSTALLED_EVERY))
 
         def summary(spans):
@@ -95,7 +99,7 @@ def traced():
         def parents_arrived(spans):
             # A parent ends after its children, so it may be exported after them.
             ids = {span.id for span in spans}
-            return all(span.parent in ids or span.parent in ("", parent_id) for span in spans)
+            return all(span.parent in ids or span.parent in ("", parent_id, job_parent) for span in spans)
 
         def complete():
             spans = receiver.snapshot()
@@ -113,7 +117,8 @@ def traced():
         except BaseException:
             print("spans of the broadcast's trace by name:", summary(receiver.snapshot()), "of", len(receiver.snapshot()))
             raise
-        yield {"spans": spans, "trace": trace_id, "parent": parent_id, "broadcast": broadcast,
+        yield {"spans": spans, "trace": trace_id, "parent": parent_id, "job_trace": job_trace, "job_parent": job_parent,
+               "broadcast": broadcast,
                "wrong_topic": wrong_topic, "uninstalled": uninstalled}
     receiver.endpoint.stop()
 
@@ -180,4 +185,6 @@ def test_a_dead_letter_is_a_span_of_the_malformed_jobs_trace(traced):
     [letter] = [s for s in by_name(spans, "dead letters") if s.attributes.get("pushfleet.reason") == "malformed-json"]
     parents = [s for s in spans if s.id == letter.parent]
     assert len(parents) == 1 and parents[0].name == "expand job" and parents[0].trace == letter.trace
+    # The job came straight to Kafka with its producer's traceparent: the trace continues it.
+    assert letter.trace == traced["job_trace"] and parents[0].parent == traced["job_parent"]
     assert letter.attributes["pushfleet.dead-letters"] == 1

@@ -191,11 +191,12 @@ def running(devices=300, uninstalled_every=50, certificate_days=None, environmen
             process.stop()
 
 
-def campaigns(stack, traceparent=None):
+def campaigns(stack, traceparent=None, malformed_traceparent=None):
     """A broadcast (the uninstalled devices answer 410 and the feedback worker removes them),
     receipts for it, a campaign to a topic none of the devices belongs to (the circuit breaker
-    pauses it), and a malformed job straight to Kafka (dead-lettered). The broadcast is sent
-    with `traceparent` when given. Answers the ids of the two campaigns."""
+    pauses it), and a malformed job straight to Kafka (dead-lettered). The broadcast's request
+    carries `traceparent` and the malformed job's Kafka message `malformed_traceparent` (a header),
+    when given. Answers the ids of the two campaigns."""
     notification = {"aps": {"alert": {"title": "Observed", "body": "PushFleet"}}}
     headers = {"traceparent": traceparent} if traceparent else None
     status, answer = stack.api("POST", f"/v1/apps/{stack.app}/push", {
@@ -217,7 +218,8 @@ def campaigns(stack, traceparent=None):
     wrong_topic = answer["job"]
     eventually("the breaker pauses the campaign to the wrong topic", lambda: stack.job_state(wrong_topic) == "paused")
 
-    produced = subprocess.run(["kcat", "-P", "-b", stack.bootstrap, "-t", "push.jobs"],
+    header = ["-H", f"traceparent={malformed_traceparent}"] if malformed_traceparent else []
+    produced = subprocess.run(["kcat", "-P", "-b", stack.bootstrap, "-t", "push.jobs", *header],
                               input=b"{this is not a job", capture_output=True, timeout=60)
     assert produced.returncode == 0, produced.stderr.decode(errors="replace")
     return broadcast, wrong_topic
