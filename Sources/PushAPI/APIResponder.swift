@@ -37,14 +37,17 @@ struct APIResponder: HTTPResponder {
         let routeLabel: String
         if let (route, parameters) = matched {
             routeLabel = route.path
+            let handle = {
+                var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
+                return await answer { try await route.handler(&call) }
+            }
             if route.traced {
                 // A server span, the child of the caller's W3C trace context when it sends one:
                 // the root of a campaign's trace (the job published inside carries it on).
                 var parent = ServiceContext.topLevel
                 InstrumentationSystem.instrument.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
                 response = await withSpan("\(request.method.rawValue) \(route.path)", context: parent, ofKind: .server) { span in
-                    var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
-                    let response = await answer { try await route.handler(&call) }
+                    let response = await handle()
                     if span.isRecording {
                         span.attributes["http.request.method"] = request.method.rawValue
                         span.attributes["http.route"] = route.path
@@ -54,8 +57,7 @@ struct APIResponder: HTTPResponder {
                     return response
                 }
             } else {
-                var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
-                response = await answer { try await route.handler(&call) }
+                response = await handle()
             }
         } else if !allowed.isEmpty {
             routeLabel = "other"

@@ -90,20 +90,14 @@ struct DemoCommand: AsyncParsableCommand {
         detail("kafka \(stack.kafka.bootstrapServers) · redis \(stack.redisDescription) · simulator 127.0.0.1:\(stack.simulator.port)")
         detail("configuration \(stack.configurationPath)")
         let redis = stack.makeRedisClient(logger: logger)
-        if stackOnly {
-            let served: Result<Void, any Error>
-            do {
-                served = .success(try await serveStack(stack, redis: redis, tokens: tokens))
-            } catch {
-                served = .failure(error)
-            }
-            await redis.shutdown()
-            await stack.stop()
-            return try served.get()
-        }
         let outcome: Result<Bool, any Error>
         do {
-            outcome = .success(try await demo(stack: stack, redis: redis, tokens: tokens, uninstalled: uninstalled, logger: logger))
+            if stackOnly {
+                try await serveStack(stack, redis: redis, tokens: tokens)
+                outcome = .success(true)
+            } else {
+                outcome = .success(try await demo(stack: stack, redis: redis, tokens: tokens, uninstalled: uninstalled, logger: logger))
+            }
         } catch {
             outcome = .failure(error)
         }
@@ -113,6 +107,7 @@ struct DemoCommand: AsyncParsableCommand {
             print("✗ the figures disagree with what the simulator, Redis and Kafka hold")
             throw ExitCode.failure
         }
+        guard !stackOnly else { return }
         print("✓ every notification has its outcome: accepted once, uninstalled devices removed, bad jobs dead-lettered, the misconfigured campaign stopped with the registry untouched")
     }
 

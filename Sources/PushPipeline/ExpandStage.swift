@@ -43,25 +43,16 @@ struct ExpandStage: Sendable {
     /// Handles one message; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
         let shardTask = message.headers.contains { $0.name == PushMessageHeader.shard }
-        return await PipelineSpans.consuming(shardTask ? "expand shard task" : "expand job", message) { span in
-            await handle(message, span: span)
-        }
-    }
-
-    private func handle(_ message: KafkaConsumerMessage, span: any Span) async -> Bool {
-        do {
-            try await process(message, span: span)
-            return true
-        } catch let cancelled as JobCancelled {
-            context.counters.add(.jobsCancelled)
-            context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(cancelled.jobID)"])
-            return true
-        } catch let paused as JobPaused {
-            context.counters.add(.expansionsLeftForResume)
-            context.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(paused.jobID)"])
-            return true
-        } catch {
-            return await context.settleFailure(of: message, error, stage: "expand stage")
+        return await context.handle(message, span: shardTask ? "expand shard task" : "expand job", stage: "expand stage") { span in
+            do {
+                try await process(message, span: span)
+            } catch let cancelled as JobCancelled {
+                context.counters.add(.jobsCancelled)
+                context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(cancelled.jobID)"])
+            } catch let paused as JobPaused {
+                context.counters.add(.expansionsLeftForResume)
+                context.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(paused.jobID)"])
+            }
         }
     }
 
