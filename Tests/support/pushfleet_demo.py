@@ -44,7 +44,9 @@ class Server:
         self.lines = lines
 
 
-def _drain(stream, lines, found):
+def drain(stream, lines, found):
+    """Reads `stream` to its end: each line into `lines` (the last 1,000 to 2,000 kept) and onto the
+    queue `found`, then None onto it."""
     for line in stream:
         lines.append(line.rstrip("\n"))
         if len(lines) > 2000:
@@ -63,7 +65,7 @@ def serving(devices=200):
     lines = []
     found = queue.Queue()
     # Keeps reading stdout for the whole run, so the server never blocks on a full pipe.
-    threading.Thread(target=_drain, args=(process.stdout, lines, found), daemon=True).start()
+    threading.Thread(target=drain, args=(process.stdout, lines, found), daemon=True).start()
     deadline = time.monotonic() + STARTUP_TIMEOUT
     match = None
     try:
@@ -86,17 +88,30 @@ def serving(devices=200):
                     pytest.fail(f"malformed PUSHFLEET_API line: {line!r}")
         yield Server(process, match, lines)
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)
+
+
+def stop(process, timeout=STOP_TIMEOUT):
+    """SIGTERM, then SIGKILL after `timeout` seconds; the exit status."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
 
 
 def request(server, method, path, body=None, key=None, headers=None, content_type="application/json"):
-    """Sends one request; returns (status, Content-Type, decoded body: JSON when it is JSON)."""
+    """Sends one request to the serving demo; returns (status, Content-Type, decoded body: JSON
+    when it is JSON)."""
+    return fetch(method, server.url + path, body, key=key, headers=headers, content_type=content_type)
+
+
+def fetch(method, url, body=None, key=None, headers=None, content_type="application/json", timeout=30):
+    """Sends one request to `url`; returns (status, Content-Type, decoded body: JSON when it is
+    JSON). HTTP errors are answers, not exceptions."""
     data = None
     all_headers = dict(headers or {})
     if body is not None:
@@ -104,9 +119,9 @@ def request(server, method, path, body=None, key=None, headers=None, content_typ
         all_headers["Content-Type"] = content_type
     if key is not None:
         all_headers["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers=all_headers)
+    req = urllib.request.Request(url, data=data, method=method, headers=all_headers)
     try:
-        with urllib.request.urlopen(req, timeout=30) as response:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
             status, ctype, raw = response.status, response.headers.get("Content-Type", ""), response.read()
     except urllib.error.HTTPError as error:
         status, ctype, raw = error.code, error.headers.get("Content-Type", ""), error.read()

@@ -7,20 +7,19 @@ PUSHFLEET_BIN is required: without it the suites fail (they are never skipped).
 """
 
 import contextlib
-import json
 import os
 import queue
 import re
-import signal
 import socket
 import subprocess
 import threading
 import time
 import urllib.error
-import urllib.request
 
 import pytest
 import yaml
+
+import pushfleet_demo
 
 STACK_LINE = re.compile(
     r"^PUSHFLEET_STACK config=(?P<config>\S+) app=(?P<app>\S+) key=(?P<key>\S+) device-key=(?P<device_key>\S+)"
@@ -43,24 +42,9 @@ def free_port():
 
 
 def http(method, url, body=None, key=None, headers=None, timeout=10):
-    """(status, parsed JSON or text) of a request; HTTP errors are answers, not exceptions."""
-    data = None
-    fields = dict(headers or {})
-    if body is not None:
-        data = json.dumps(body).encode()
-        fields["Content-Type"] = "application/json"
-    if key:
-        fields["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, data=data, headers=fields, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        status, raw = error.code, error.read()
-    try:
-        return status, json.loads(raw)
-    except ValueError:
-        return status, raw.decode(errors="replace")
+    """(status, decoded body: JSON when it is JSON) of a request; HTTP errors are answers."""
+    status, _, answer = pushfleet_demo.fetch(method, url, body, key=key, headers=headers, timeout=timeout)
+    return status, answer
 
 
 def eventually(what, probe, timeout=90, every=0.5):
@@ -89,15 +73,7 @@ class Process:
         env = dict(os.environ)
         env.update(environment or {})
         self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self):
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
-            if len(self.lines) > 400:
-                del self.lines[:200]
-            self.found.put(line)
-        self.found.put(None)
+        threading.Thread(target=pushfleet_demo.drain, args=(self.process.stdout, self.lines, self.found), daemon=True).start()
 
     def output(self):
         return f"--- {self.name} (exit {self.process.poll()}):\n" + "\n".join(self.lines[-60:])
@@ -118,16 +94,9 @@ class Process:
             if match:
                 return match
 
-    def stop(self, timeout=30):
-        """SIGTERM, then SIGKILL after `timeout` seconds; the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+    def stop(self):
+        """SIGTERM, then SIGKILL after 30 seconds; the exit status."""
+        return pushfleet_demo.stop(self.process)
 
 
 class Stack:
