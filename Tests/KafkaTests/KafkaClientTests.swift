@@ -350,7 +350,7 @@ import Testing
         }
         let moved = try #require(taken)
         let finished = try #require(held[moved.partition])
-        #expect(moved.offset == finished.offset + 1, "the next owner starts right after what the first one finished")
+        #expect(moved.offset == finished.offset + 1, "the next owner starts right after what the first one finished: \(capture.lines.dropFirst(roundStart).joined(separator: "\n"))")
         second.markProcessed(moved)
         await first.close()
         await second.close()
