@@ -15,45 +15,19 @@ import Synchronization
 /// committed synchronously and buffered messages of the revoked partitions are dropped for the
 /// next owner. Use a single task to iterate ``messages``.
 public final class KafkaConsumer: Service, Sendable {
-    struct State {
-        var tracker = PartitionOffsetTracker()
-        var buffer: Deque<KafkaConsumerMessage> = []
-        var waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?
-        /// Messages with the application (handed out, not yet marked processed or unfinished),
-        /// per partition of the current assignment: what a revoke waits for.
-        var handedOut: [KafkaTopicPartition: Int] = [:]
-        /// Every message with the application, whichever partition it came from and whether or
-        /// not that partition is still assigned: what a close waits for.
-        var withApplication = 0
-        /// The poll thread is waiting for the application to take from a full buffer.
-        var pollerWaitingForSpace = false
-        var finished = false
-        var lastCommit: ContinuousClock.Instant = .now
-        var commitScheduled = false
-        /// A close waiting for ``withApplication`` to reach zero.
-        var drainWaiter: CheckedContinuation<Void, Never>?
-        /// The partitions a revoke waits for: a message of theirs coming back wakes it.
-        var revoking: Set<KafkaTopicPartition> = []
-
-        /// One message fewer with the application; answers the close to wake when that was the last.
-        mutating func returned() -> CheckedContinuation<Void, Never>? {
-            withApplication -= 1
-            guard withApplication <= 0 else { return nil }
-            defer { drainWaiter = nil }
-            return drainWaiter
-        }
-    }
+    typealias StateMachine = KafkaConsumerStateMachine<
+        CheckedContinuation<KafkaConsumerMessage?, Never>, CheckedContinuation<Void, Never>
+    >
 
     private let client: RDKafkaClient
     /// The consumer queue (`rd_kafka_queue_get_consumer`), read in batches.
     private let queue: ConsumerQueue
-    private let state: Mutex<State>
+    private let state: Mutex<StateMachine>
     private let configuration: KafkaConsumerConfiguration
     private let logger: Logger
     private let commitQueue = DispatchQueue(label: "pushfleet.kafka.commit")
     /// Where ``close()`` runs its librdkafka calls, one after another.
     private let closeQueue = DispatchQueue(label: "pushfleet.kafka.consumer-close")
-    private let closing = Atomic<Bool>(false)
     private let pollThread = Mutex<PollThread?>(nil)
     /// Wakes the poll thread when the application takes from a full buffer.
     private let spaceAvailable = DispatchSemaphore(value: 0)
@@ -70,14 +44,13 @@ public final class KafkaConsumer: Service, Sendable {
         logger: Logger,
         onRebalance: (@Sendable (KafkaRebalanceEvent) -> Void)? = nil
     ) throws(KafkaError) {
-        precondition(configuration.bufferCapacity > 0, "bufferCapacity must be positive")
         let router = RebalanceRouter()
         let callbacks = RDKafkaCallbacks(logger: logger, onRebalance: { handle, err, partitions in
             router.consumer?.rebalance(handle: handle, err: err, partitions: partitions)
         })
         self.client = try RDKafkaClient(
             kind: .consumer, properties: configuration.rdKafkaProperties, callbacks: callbacks)
-        self.state = Mutex(State())
+        self.state = Mutex(StateMachine(bufferCapacity: configuration.bufferCapacity))
         self.configuration = configuration
         self.logger = logger
         self.onRebalance = onRebalance
@@ -112,40 +85,30 @@ public final class KafkaConsumer: Service, Sendable {
 
     /// Messages fetched and waiting for the application.
     public var bufferedCount: Int {
-        state.withLock { $0.buffer.count }
+        state.withLock { $0.bufferedCount }
     }
 
     /// The partitions currently assigned to this consumer.
     public var assignment: [KafkaTopicPartition] {
-        state.withLock { $0.tracker.assignment }
+        state.withLock { $0.assignment }
     }
 
     /// Records that the application finished with `message`. Its offset becomes committable once
     /// every earlier fetched message of its partition is processed too.
     public func markProcessed(_ message: KafkaConsumerMessage) {
-        returned(message) { $0.tracker.processed(message.topicPartition, offset: message.offset, epoch: message.epoch) }
+        carryOut(state.withLock { $0.processed(message) })
     }
 
     /// Records that the application gave `message` up without finishing it (it is stopping):
     /// its offset is never committed by this consumer, so the partition's next owner reads it
     /// again. A revoke or close stops waiting for it.
     public func markUnfinished(_ message: KafkaConsumerMessage) {
-        returned(message) { $0.tracker.isCurrent(message.topicPartition, epoch: message.epoch) }
+        carryOut(state.withLock { $0.unfinished(message) })
     }
 
-    /// A message back from the application. `current`, run under the lock, records it and says
-    /// whether it still counts for its partition's assignment (not one revoked since).
-    private func returned(_ message: KafkaConsumerMessage, current: (inout State) -> Bool) {
-        let (drained, wakesRevoke) = state.withLock { state in
-            var wakesRevoke = false
-            if current(&state) {
-                state.handedOut[message.topicPartition, default: 0] -= 1
-                wakesRevoke = state.revoking.contains(message.topicPartition)
-            }
-            return (state.returned(), wakesRevoke)
-        }
-        if wakesRevoke { revokeProgress.signal() }
-        drained?.resume()
+    private func carryOut(_ returned: StateMachine.Returned) {
+        if returned.wakesRevoke { revokeProgress.signal() }
+        returned.drained?.resume()
     }
 
     /// The subscribed topics.
@@ -194,17 +157,11 @@ public final class KafkaConsumer: Service, Sendable {
     /// broker. What librdkafka was doing goes on in the background until the process exits; the
     /// partitions' next owners read again what was not committed.
     public func close() async {
-        guard !closing.exchange(true, ordering: .acquiringAndReleasing) else {
+        guard case .close(let iterator) = state.withLock({ $0.close() }) else {
             await pollThread.withLock { $0 }?.join()
             return
         }
-        let waiter = state.withLock { state in
-            state.finished = true
-            state.buffer.removeAll()
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: nil)
+        iterator?.resume(returning: nil)
         spaceAvailable.signal()
         revokeProgress.signal()
 
@@ -254,23 +211,17 @@ public final class KafkaConsumer: Service, Sendable {
         }
     }
 
-    /// Waits for ``State/drainWaiter`` to be resumed by the last message returned, or for
-    /// cancellation.
+    /// Waits for the last message with the application to come back, or for cancellation.
     private func applicationDrained() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state in
-                    if state.withApplication <= 0 || Task.isCancelled { return true }
-                    state.drainWaiter = continuation
-                    return false
+                    Task.isCancelled || state.waitForApplication(continuation)
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
-            state.withLock { state in
-                defer { state.drainWaiter = nil }
-                return state.drainWaiter
-            }?.resume()
+            state.withLock { $0.stopWaitingForApplication() }?.resume()
         }
     }
 
@@ -278,31 +229,36 @@ public final class KafkaConsumer: Service, Sendable {
 
     func next() async -> KafkaConsumerMessage? {
         // Fast path: a buffered message needs no continuation.
-        if let ready = takeBuffered(waiter: nil) { return ready }
+        switch take(parking: nil) {
+        case .message(let message): return message
+        case .finished: return nil
+        case .parked: break
+        }
         return await withCheckedContinuation { continuation in
-            if let ready = takeBuffered(waiter: continuation) { continuation.resume(returning: ready) }
+            switch take(parking: continuation) {
+            case .message(let message): continuation.resume(returning: message)
+            case .finished: continuation.resume(returning: nil)
+            case .parked: break
+            }
         }
     }
 
-    /// Takes the next buffered message, or `nil` (the outer optional) when there is none yet;
-    /// then `waiter`, if given, is parked until the poll thread has one.
-    private func takeBuffered(waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?) -> KafkaConsumerMessage?? {
-        let (ready, wakePoller): (KafkaConsumerMessage??, Bool) = state.withLock { state in
-            if let message = state.buffer.popFirst() {
-                state.handedOut[message.topicPartition, default: 0] += 1
-                state.withApplication += 1
-                defer { state.pollerWaitingForSpace = false }
-                return (.some(message), state.pollerWaitingForSpace)
-            }
-            if state.finished { return (.some(nil), false) }
-            if let waiter {
-                precondition(state.waiter == nil, "KafkaConsumer.messages supports one iterating task")
-                state.waiter = waiter
-            }
-            return (.none, false)
+    private enum Taken {
+        case message(KafkaConsumerMessage)
+        case finished
+        case parked
+    }
+
+    private func take(parking waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?) -> Taken {
+        switch state.withLock({ $0.take(parking: waiter) }) {
+        case .message(let message, let wakePoller):
+            if wakePoller { spaceAvailable.signal() }
+            return .message(message)
+        case .finished:
+            return .finished
+        case .parked:
+            return .parked
         }
-        if wakePoller { spaceAvailable.signal() }
-        return ready
     }
 
     // MARK: - Poll thread
@@ -311,19 +267,11 @@ public final class KafkaConsumer: Service, Sendable {
         // Backpressure: with the buffer full, stop polling. librdkafka then stops fetching once
         // its own bounded queue (`queued.max.messages.kbytes`) is full. Rebalance callbacks,
         // which also arrive through polling, wait until the application takes a message.
-        let capacity = configuration.bufferCapacity
-        let full = state.withLock { state in
-            guard state.buffer.count >= capacity, !state.finished else { return false }
-            state.pollerWaitingForSpace = true
-            return true
-        }
-        if full {
+        guard case .fetch(let batchLimit) = state.withLock({ $0.poll(batchLimit: Self.fetchBatchLimit) }) else {
             _ = spaceAvailable.wait(timeout: .now() + .milliseconds(100))
             scheduleCommitIfDue()
             return
         }
-        let room = state.withLock { capacity - $0.buffer.count }
-        let batchLimit = max(1, min(room, Self.fetchBatchLimit))
         withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<rd_kafka_message_t>?.self, capacity: batchLimit) { batch in
             // Serves rebalance callbacks too, on this thread.
             let count = rd_kafka_consume_batch_queue(queue.pointer, 100, batch.baseAddress, batchLimit)
@@ -374,24 +322,11 @@ public final class KafkaConsumer: Service, Sendable {
             epoch: 0)
     }
 
-    /// Records fetched messages and hands them to the application: the first straight to a
-    /// waiting iterator, the rest into the buffer. Messages of partitions no longer assigned
-    /// are dropped.
+    /// Records fetched messages and hands the first to a waiting iterator.
     private func accept(_ messages: [KafkaConsumerMessage]) {
-        let (waiter, delivered): (CheckedContinuation<KafkaConsumerMessage?, Never>?, KafkaConsumerMessage?) =
-            state.withLock { state in
-                guard !state.finished else { return (nil, nil) }
-                for message in messages {
-                    guard let epoch = state.tracker.fetched(message.topicPartition, offset: message.offset) else { continue }
-                    state.buffer.append(message.stamped(epoch: epoch))
-                }
-                guard let waiter = state.waiter, let first = state.buffer.popFirst() else { return (nil, nil) }
-                state.waiter = nil
-                state.handedOut[first.topicPartition, default: 0] += 1
-                state.withApplication += 1
-                return (waiter, first)
-            }
-        if let waiter { waiter.resume(returning: delivered) }
+        if let (waiter, message) = state.withLock({ $0.fetched(messages) }) {
+            waiter.resume(returning: message)
+        }
     }
 
     private static func headers(of raw: UnsafeMutablePointer<rd_kafka_message_t>) -> [KafkaHeader] {
@@ -412,20 +347,14 @@ public final class KafkaConsumer: Service, Sendable {
 
     private func scheduleCommitIfDue() {
         let interval = configuration.commitInterval
-        let due = state.withLock { state in
-            guard !state.commitScheduled, ContinuousClock.now - state.lastCommit >= interval else { return false }
-            state.commitScheduled = true
-            state.lastCommit = .now
-            return true
-        }
-        guard due else { return }
+        guard state.withLock({ $0.periodicCommitDue(now: .now, interval: interval) }) else { return }
         commitQueue.async {
             do throws(KafkaError) {
                 try self.commitProcessed(of: nil)
             } catch {
                 self.logger.info("periodic commit failed; will retry", metadata: ["error": "\(error)"])
             }
-            self.state.withLock { $0.commitScheduled = false }
+            self.state.withLock { $0.periodicCommitRan() }
         }
     }
 
@@ -434,8 +363,7 @@ public final class KafkaConsumer: Service, Sendable {
     /// consumer refuses, as librdkafka's close must not meet a commit it did not ask for). Runs
     /// on `commitQueue`, so commits never reorder.
     private func commitProcessed(of selection: Set<KafkaTopicPartition>?) throws(KafkaError) {
-        if selection == nil, closing.load(ordering: .acquiring) { return }
-        let offsets = state.withLock { $0.tracker.takeCommittable(of: selection) }
+        let offsets = state.withLock { $0.commit(of: selection) }
         guard !offsets.isEmpty else { return }
         let list = rd_kafka_topic_partition_list_new(Int32(offsets.count))
         defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -445,11 +373,7 @@ public final class KafkaConsumer: Service, Sendable {
         let err = rd_kafka_commit(client.pointer, list, 0)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
             // Let the next commit try these offsets again.
-            state.withLock { state in
-                for partition in offsets.keys {
-                    state.tracker.forgetCommitted(partition)
-                }
-            }
+            state.withLock { $0.commitFailed(offsets.keys) }
             throw KafkaError(code: .commit, message: "commit of \(offsets.count) partitions failed", underlying: KafkaErrorCode(err), isRetryable: true)
         }
         logger.trace("committed", metadata: ["kafka.offsets": "\(offsets)"])
@@ -475,9 +399,7 @@ public final class KafkaConsumer: Service, Sendable {
             strategy: configuration.assignmentStrategy)
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
-            state.withLock { state in
-                for partition in changed { state.tracker.assign(partition) }
-            }
+            state.withLock { $0.assigned(changed) }
             // The assignor has its state now: destroying the handle is safe again.
             client.keepHandleAtDeinit(false)
             if cooperative {
@@ -493,35 +415,20 @@ public final class KafkaConsumer: Service, Sendable {
             // with the application get up to the revoke grace period to finish, so the next
             // owner does not process them a second time while they are still in progress. A
             // closing consumer does not wait: it is leaving, and its leave must not be late.
-            let closing = state.withLock { state in
-                state.buffer.removeAll { revoked.contains($0.topicPartition) }
-                return state.finished
-            }
-            let deadline = ContinuousClock.now + (closing ? .zero : configuration.revokeGracePeriod)
-            state.withLock { $0.revoking = revoked }
-            while true {
-                // A close during the wait ends it: the consumer is leaving.
-                let (inProgress, closed) = state.withLock { state in
-                    (revoked.reduce(0) { $0 + (state.handedOut[$1] ?? 0) }, state.finished)
-                }
+            let waits = state.withLock { $0.revokeStarted(revoked) }
+            let deadline = ContinuousClock.now + (waits ? configuration.revokeGracePeriod : .zero)
+            // Woken by each message of the revoked partitions coming back, and by a close.
+            while !state.withLock({ $0.revokeMayProceed }) {
                 let remaining = deadline - ContinuousClock.now
-                if inProgress <= 0 || closed || remaining <= .zero { break }
+                if remaining <= .zero { break }
                 _ = revokeProgress.wait(timeout: .now() + .milliseconds(Int(remaining.roundedUpMilliseconds)))
             }
-            state.withLock { $0.revoking = [] }
             do {
                 try commitQueue.sync { try commitProcessed(of: revoked) }
             } catch {
                 logger.info("commit on revoke failed; the next owner re-processes", metadata: ["error": "\(error)"])
             }
-            state.withLock { state in
-                for partition in revoked {
-                    // Messages of this partition still with the application (past the grace
-                    // period) will be acknowledged into a stale epoch; stop counting them.
-                    state.handedOut[partition] = nil
-                    state.tracker.revoke(partition)
-                }
-            }
+            state.withLock { $0.revokeFinished(revoked) }
             if cooperative && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS {
                 report(rd_kafka_incremental_unassign(handle, partitions), "incremental unassign")
             } else {
