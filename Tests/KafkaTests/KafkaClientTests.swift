@@ -310,7 +310,7 @@ import Testing
 
     /// A partition moving to another member waits for its messages still in progress (up to the
     /// revoke grace period) and moves as soon as they are done: the next owner starts right after
-    /// them, and nothing finished is processed twice.
+    /// them, and nothing finished is processed twice unless the broker refused the revoke's commit.
     @Test func aRevokeWaitsForTheMessagesInProgressOfItsPartitions() async throws {
         let topic = try await KafkaTestSupport.topic("revoke", partitions: 2, messages: 40, in: kafka)
         let group = KafkaTestSupport.uniqueName("group")
@@ -334,7 +334,7 @@ import Testing
         }
 
         let roundStart = capture.lines.count
-        let second = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
+        let (second, secondCapture) = try KafkaTestSupport.consumerWithGroupLog(configuration, label: "taking")
         // The revoke is handed to the first member (librdkafka's `cgrp` debugging says so), and
         // waits there for the message in progress.
         try await KafkaTestSupport.waitUntil("the first member is asked to give a partition up") {
@@ -350,7 +350,21 @@ import Testing
         }
         let moved = try #require(taken)
         let finished = try #require(held[moved.partition])
-        #expect(moved.offset == finished.offset + 1, "the next owner starts right after what the first one finished: \(capture.lines.dropFirst(roundStart).joined(separator: "\n"))")
+        let round = capture.lines.dropFirst(roundStart).joined(separator: "\n")
+        let joining = secondCapture.lines.joined(separator: "\n")
+        // The revoke commits what the first member finished as soon as it is finished. The one
+        // refusal a broker may give: a round started before the commit arrived, which librdkafka's
+        // embedded cluster starts when the joining member's SyncGroup reaches it after the
+        // leader's (it answers INVALID_REQUEST and the member joins again), and during which it
+        // refuses commits (Kafka's coordinator accepts them from the current generation).
+        let commitRefused = round.contains("commit on revoke failed")
+        let joinedAgain = joining.contains("synchronization failed")
+        #expect(!commitRefused || joinedAgain, "the revoke's commit was refused without another round: \(round)")
+        // The next owner starts right after what the first one finished, or, when the broker
+        // refused that commit, at what the first one finished (read again, never skipped).
+        #expect(
+            moved.offset == finished.offset + (commitRefused ? 0 : 1),
+            "the next owner starts where the first one's commit says: \(round)\nthe joining member:\n\(joining)")
         second.markProcessed(moved)
         await first.close()
         await second.close()
