@@ -406,7 +406,8 @@ private func selectedEnvironments(_ name: String?) throws -> [APNsEnvironment] {
 }
 
 /// Calls `body` with the record of every suspect device of `app` in `environments`, shard by
-/// shard (memory bounded by one scan page), until it returns false.
+/// shard (memory bounded by one scan page; a page's records read in one pipeline), until it
+/// returns false.
 private func forEachSuspect(
     _ session: ClientSession, app: String, environments: [APNsEnvironment], _ body: (DeviceRecord) async throws -> Bool
 ) async throws {
@@ -414,16 +415,13 @@ private func forEachSuspect(
     let tasks = try await registry.layout(app: app).taskCount
     for environment in environments {
         for shard in 0..<tasks {
-            var cursor: UInt64 = 0
-            repeat {
-                let page = try await registry.scanShard(
-                    app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: .suspects, cursor: cursor, count: 500)
-                for token in page.tokens {
-                    guard let record = try await registry.device(app: app, token: token) else { continue }
+            let pages = registry.pages(
+                app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: .suspects, pageSize: 500)
+            for try await page in pages {
+                for case let record? in try await registry.devices(app: app, tokens: page.tokens) {
                     guard try await body(record) else { return }
                 }
-                cursor = page.cursor
-            } while cursor != 0
+            }
         }
     }
 }

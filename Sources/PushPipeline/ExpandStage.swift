@@ -200,33 +200,26 @@ struct ExpandStage: Sendable {
         case .tokens, .openIDs, .channel, .activity: return
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
-        let registry = context.registry
-        let registryApp = job.tokenKind.registry(of: job.app)
-        let environment = job.environment
-        let count = chunkSize
-        var cursor: UInt64 = 0
-        var scanned = false
-        func nextPage() async throws -> ShardScanPage {
-            let page = try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: context.logger) { [cursor] in
-                try await registry.scanShard(app: registryApp, task: task, environment: environment, filter: filter, cursor: cursor, count: count)
+        var pages = context.registry.pages(
+            app: job.tokenKind.registry(of: job.app), task: task, environment: job.environment, filter: filter, pageSize: chunkSize
+        ).makeAsyncIterator()
+        func nextPage() async throws -> ShardScanPage? {
+            try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: context.logger) {
+                try await pages.next()
             }
-            cursor = page.cursor
-            scanned = page.cursor == 0
-            return page
         }
         do {
             try await stopIfHalted(jobID)
-            repeat {
-                let page = try await nextPage()
+            while let page = try await nextPage() {
                 try await streamer.add(page.tokens, positions: page.ids)
-            } while !scanned
+            }
             try await streamer.finish()
         } catch is JobCancelled {
             // The rest of the shard is counted, not published, so that the cancelled job's
             // report still completes with its whole audience: sent or cancelled.
             var found = streamer.total
-            while !scanned {
-                found += try await nextPage().tokens.count
+            while let page = try await nextPage() {
+                found += page.tokens.count
             }
             try await setCounters(
                 [.shardTargeted(task.shard): found, .shardCancelled(task.shard): found - streamer.published, .shardDone(task.shard): 1],
@@ -241,11 +234,7 @@ struct ExpandStage: Sendable {
     func stopIfHalted(_ jobID: String) async throws {
         let controls = context.controls
         let state = try await Retrying.run("checking whether job \(jobID) may go on", logger: context.logger) {
-            var state = try await controls.current(jobID).state
-            if state == .paused {
-                state = try await controls.fresh(jobID).state
-            }
-            return state
+            try await controls.state(jobID)
         }
         switch state {
         case .cancelled: throw JobCancelled(jobID: jobID)

@@ -46,10 +46,17 @@ final class JobControlCache: Sendable {
         entries.withLock { $0[jobID]?.control }
     }
 
-    /// Whether the job is paused, read afresh when the cache says so.
+    /// The job's state, at most a second old, but read afresh when that says paused: work is
+    /// put aside for a resume only when the job is paused now.
+    func state(_ jobID: String) async throws -> JobControl.State {
+        let state = try await current(jobID).state
+        guard state == .paused else { return state }
+        return try await fresh(jobID).state
+    }
+
+    /// Whether the job is paused now (``state(_:)``).
     func isPaused(_ jobID: String) async throws -> Bool {
-        guard try await current(jobID).state == .paused else { return false }
-        return try await fresh(jobID).state == .paused
+        try await state(jobID) == .paused
     }
 
     /// Forgets what the cache knows of the job, so that the next ``current(_:)`` reads it.

@@ -151,17 +151,29 @@ public final class DeviceRegistry: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     public func device(app: String, token: DeviceToken) async throws -> DeviceRecord? {
+        try await devices(app: app, tokens: [token])[0]
+    }
+
+    /// The records of `tokens`, in their order, `nil` for a token not registered for `app`:
+    /// one pipeline per 500 tokens, and one read of the tag names they use.
+    ///
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
+    public func devices(app: String, tokens: [DeviceToken]) async throws -> [DeviceRecord?] {
         try StoreValidation.app(app)
-        guard let record = try await records(app: app, tokens: [token])[0] else { return nil }
-        let names = try await tagNames(app: app, record.tags)
-        return DeviceRecord(
-            token: token,
-            environment: record.environment,
-            openID: record.openID,
-            registeredAt: record.registeredAt,
-            tags: record.tags.compactMap { names[$0] }.sorted(),
-            suspicion: record.suspicion
-        )
+        let records = try await self.records(app: app, tokens: tokens)
+        let names = try await tagNames(app: app, records.lazy.compactMap { $0?.tags }.joined())
+        return zip(tokens, records).map { token, record in
+            record.map { record in
+                DeviceRecord(
+                    token: token,
+                    environment: record.environment,
+                    openID: record.openID,
+                    registeredAt: record.registeredAt,
+                    tags: record.tags.compactMap { names[$0] }.sorted(),
+                    suspicion: record.suspicion
+                )
+            }
+        }
     }
 
     /// How many devices `app` has in each environment, suspect ones apart (every shard's

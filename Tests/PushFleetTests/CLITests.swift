@@ -109,6 +109,36 @@ struct CLITests {
         }
     }
 
+    @Test("devices suspects lists the devices kept aside, page after page, up to --limit; restore --all returns them")
+    func suspectsAndRestoreAll() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<1_300).map(PipelineStack.token)
+            try await stack.registry.bind(tokens.map { DeviceRegistration(token: $0, environment: .sandbox, registeredAt: 1_000) }, app: Self.app)
+            #expect(try await stack.registry.deviceCount(app: Self.app).sandbox == tokens.count)
+            // Every third device is suspect: 434, more than one scan page of 500 in some shards' tasks.
+            let suspects = stride(from: 0, to: tokens.count, by: 3).map { tokens[$0] }
+            for token in suspects {
+                #expect(try await stack.registry.markSuspect(app: Self.app, token: token, environment: .sandbox, reason: "BadDeviceToken", at: 2_000))
+            }
+            let config = ["--app", Self.app, "--config", stack.configurationPath]
+            let listed = try await CLIProcess.run(["devices", "suspects", "--json", "--limit", "5000"] + config)
+            #expect(listed.status == 0, "\(listed.standardError)")
+            let lines = listed.standardOutput.split(separator: "\n").filter { $0.hasPrefix("{") }
+            #expect(Set(lines.compactMap { line in suspects.first { line.contains($0.hex) } }) == Set(suspects))
+            #expect(lines.count == suspects.count, "each suspect once")
+            #expect(lines.allSatisfy { $0.contains(#""reason":"BadDeviceToken""#) && $0.contains(#""since":2000"#) })
+            let limited = try await CLIProcess.run(["devices", "suspects", "--limit", "7"] + config)
+            #expect(limited.standardOutput.split(separator: "\n").count { $0.contains("BadDeviceToken") } == 7)
+            let production = try await CLIProcess.run(["devices", "suspects", "--environment", "production"] + config)
+            #expect(!production.standardOutput.contains("BadDeviceToken"), "the suspects are sandbox devices")
+
+            let restored = try await CLIProcess.run(["devices", "restore", "--all", "--json"] + config)
+            #expect(restored.status == 0, "\(restored.standardError)")
+            #expect(restored.standardOutput.contains(#""restored":\#(suspects.count)"#), "\(restored.standardOutput)")
+            #expect(try await stack.registry.deviceCount(app: Self.app) == DeviceCount(sandbox: tokens.count, production: 0))
+        }
+    }
+
     @Test("credentials check: a certificate per environment is accepted and its expiry shown; a refused key fails")
     func credentialsCheck() async throws {
         var options = PipelineStack.Options()

@@ -28,6 +28,27 @@ struct DeviceRegistryBindingTests {
         }
     }
 
+    @Test func recordsOfManyTokensComeInTheirOrderWithNilForTheUnregistered() async throws {
+        try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: 4)) { registry, _ in
+            try await registry.bind(
+                [
+                    DeviceRegistration(token: token(1), environment: .production, openID: "u1", tags: ["vip"]),
+                    DeviceRegistration(token: token(2), environment: .sandbox, tags: ["sports", "news"]),
+                    DeviceRegistration(token: token(4), environment: .production),
+                ], app: app)
+            let tokens = (0..<1_200).map { token($0 % 6) }
+            let records = try await registry.devices(app: app, tokens: tokens)
+            #expect(records.count == tokens.count)
+            for (asked, record) in zip(tokens, records) {
+                #expect(record == (try await registry.device(app: app, token: asked)), "\(asked.hex)")
+            }
+            #expect(records[1]?.tags == ["vip"])
+            #expect(records[2]?.tags == ["news", "sports"])
+            #expect(records[3] == nil)
+            #expect(try await registry.devices(app: app, tokens: []).isEmpty)
+        }
+    }
+
     @Test func rebindUpdatesEnvironmentAndTime() async throws {
         let clock = ManualClock(1_000)
         try await withRegistry(clock: clock) { registry, client in

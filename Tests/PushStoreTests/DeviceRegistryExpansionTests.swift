@@ -139,4 +139,24 @@ struct DeviceRegistryExpansionTests {
             #expect(resolution.unknownCount == 500)
         }
     }
+
+    @Test func theShardPagesEndAfterTheCompletePageAndHoldEachDeviceOnce() async throws {
+        try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: 1)) { registry, _ in
+            try await populate(registry)
+            var pages = registry.pages(app: app, task: ShardTask(shard: 0, of: 1), environment: .production, pageSize: 7)
+                .makeAsyncIterator()
+            var numbers: [Int] = []
+            var pageCount = 0
+            while let page = try await pages.next() {
+                pageCount += 1
+                #expect(page.cursor == pages.cursor)
+                #expect(page.isComplete == pages.isComplete)
+                numbers += page.tokens.map { Int($0.hex, radix: 16)! }
+            }
+            #expect(pages.isComplete)
+            #expect(pageCount > 1, "50 devices at about 7 a page")
+            #expect(numbers.sorted() == Array(0..<50), "every production device once")
+            #expect(try await pages.next() == nil, "a finished walk stays finished")
+        }
+    }
 }

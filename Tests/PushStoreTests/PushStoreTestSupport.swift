@@ -80,15 +80,11 @@ extension DeviceRegistry {
         var found: [DeviceToken: UInt32] = [:]
         let tasks = try await layout(app: app).taskCount
         for shard in 0..<tasks {
-            var cursor: UInt64 = 0
-            repeat {
-                let page = try await scanShard(
-                    app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, cursor: cursor, count: count)
+            for try await page in pages(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, pageSize: count) {
                 for (token, id) in zip(page.tokens, page.ids) where found.updateValue(id, forKey: token) != nil {
                     Issue.record("\(token.hex) scanned twice", sourceLocation: sourceLocation)
                 }
-                cursor = page.cursor
-            } while cursor != 0
+            }
         }
         return found
     }

@@ -1,0 +1,49 @@
+import APNsCore
+
+/// The pages of one shard task, from the first bucket to the last: the one walk over a shard
+/// that the expand stage and the CLI share. Memory is one page; each page is one
+/// ``DeviceRegistry/scanShard(app:task:environment:filter:cursor:count:)`` call.
+///
+/// The iterator is a value that advances only when a page was read: a caller may retry a
+/// failed ``AsyncIterator/next()`` and loses nothing.
+public struct ShardPages: AsyncSequence, Sendable {
+    public typealias Element = ShardScanPage
+
+    let registry: DeviceRegistry
+    let app: String
+    let task: ShardTask
+    let environment: APNsEnvironment
+    let filter: ScanFilter
+    let pageSize: Int
+
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        let pages: ShardPages
+        /// Where the next page starts.
+        public private(set) var cursor: UInt64 = 0
+        /// Whether the last page was read.
+        public private(set) var isComplete = false
+
+        public mutating func next() async throws -> ShardScanPage? {
+            guard !isComplete else { return nil }
+            let page = try await pages.registry.scanShard(
+                app: pages.app, task: pages.task, environment: pages.environment, filter: pages.filter, cursor: cursor,
+                count: pages.pageSize)
+            cursor = page.cursor
+            isComplete = page.isComplete
+            return page
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(pages: self)
+    }
+}
+
+extension DeviceRegistry {
+    /// The pages of shard task `task` (``ShardPages``), about `pageSize` devices each.
+    public func pages(
+        app: String, task: ShardTask, environment: APNsEnvironment, filter: ScanFilter = .devices, pageSize: Int
+    ) -> ShardPages {
+        ShardPages(registry: self, app: app, task: task, environment: environment, filter: filter, pageSize: pageSize)
+    }
+}
