@@ -217,31 +217,43 @@ final class NotificationSender: Sendable {
 
     // MARK: - Settling
 
-    /// Carries out the plan for a batch of outcomes (``Settlement``), then lets the breaker judge
-    /// a watched job.
+    /// Carries out the plan for a batch of outcomes (``Settlement``): its steps in their order
+    /// (``Settlement/steps(_:)``), the breaker's judgement last.
     private func settle(_ outcomes: [(Delivery, SendResult)], of job: PushJob, facts template: Settlement.Facts) async throws {
         guard !outcomes.isEmpty else { return }
         var facts = template
         facts.now = context.clock()
-        let app = facts.app
-        let jobID = facts.jobID
         let plan = Settlement.plan(outcomes, facts: facts)
         for (key, count) in plan.metrics {
-            context.metrics.outcome(app: app, outcome: key.outcome, reason: key.reason, count: count)
+            context.metrics.outcome(app: facts.app, outcome: key.outcome, reason: key.reason, count: count)
         }
         for (name, count) in plan.workerCounts {
             context.counters.add(name, count)
         }
+        var positions: [DeviceToken: UInt32] = [:]
+        for (delivery, _) in outcomes {
+            if let position = delivery.position { positions[delivery.token] = position }
+        }
+        try await Settlement.carryOut(
+            Settlement.steps(plan), positions: positions, facts: facts, through: Effects(sender: self, facts: facts))
+    }
 
-        if let reason = plan.pauseJob {
-            try await pause(
-                jobID: jobID, app: app,
+    /// The settlement's steps over Redis and Kafka, each retried while Redis is away.
+    private struct Effects: SettlementEffects {
+        let sender: NotificationSender
+        let facts: Settlement.Facts
+        var context: PipelineContext { sender.context }
+
+        func pauseJob(reason: String) async throws {
+            try await sender.pause(
+                jobID: facts.jobID, app: facts.app,
                 reason: "APNs refused the whole request with \(reason): the job's topic, push type, headers or payload, or the app's credential, is wrong for every device")
         }
-        if let reason = plan.suspendApp {
+
+        func suspendApp(reason: String) async throws {
+            let (app, environment) = (facts.app, facts.environment)
             context.counters.add(.providerSuspensions)
             let suspensions = context.suspensions
-            let environment = facts.environment
             let isNew = suspensions.hold(app: app, environment: environment, reason: reason)
             try await Retrying.run("suspending app \(app) in \(environment.rawValue)", logger: context.logger) {
                 try await suspensions.suspendFleetWide(app: app, environment: environment, reason: reason)
@@ -249,61 +261,72 @@ final class NotificationSender: Sendable {
             context.logger.log(
                 level: isNew ? .error : .debug,
                 "APNs refused the \(environment.rawValue) credential of app \(app) (\(reason)): its sending to \(environment.rawValue) is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience there waits in the resend buffer. Fix the app's key or certificate (`pushfleet credentials check --app \(app)`).",
-                metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "job": "\(jobID)"])
+                metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "job": "\(facts.jobID)"])
         }
-        if !plan.registryChanges.isEmpty {
-            let effects = context.heldEffects
-            let answer = try await Retrying.run("offering \(plan.registryChanges.count) registry change(s) of job \(jobID)", logger: context.logger) {
-                try await effects.offer(jobID: jobID, plan.registryChanges)
+
+        func offerRegistryChanges(_ changes: [FeedbackEvent]) async throws {
+            let (effects, jobID) = (context.heldEffects, facts.jobID)
+            let answer = try await Retrying.run("offering \(changes.count) registry change(s) of job \(jobID)", logger: context.logger) {
+                try await effects.offer(jobID: jobID, changes)
             }
             if try await context.controls.current(jobID).state != answer.state {
                 context.controls.invalidate(jobID)
             }
         }
 
-        var positions: [DeviceToken: UInt32] = [:]
-        for (delivery, _) in outcomes {
-            if let position = delivery.position { positions[delivery.token] = position }
-        }
-        // The markers are read in the same retried step as the scheduling: after a cut from
-        // Redis, both run once Redis answers again, and see what other workers did meanwhile.
-        let checked = Settlement.positionsToCheck(plan.resends, positions: positions)
-        let (selection, expired) = try await Retrying.run("scheduling \(plan.resends.count) resend(s)", logger: context.logger) {
-            let flags = checked.isEmpty ? [] : try await context.jobs.hasMarkers(jobID: jobID, positions: checked)
-            let marked = Set(zip(checked, flags).compactMap { $1 ? $0 : nil })
-            let selection = Settlement.resendsToSchedule(plan.resends, positions: positions, marked: marked)
-            return (selection, try await context.resend.schedule(app: app, selection.toSchedule))
-        }
-        try await context.skippedDuplicates(
-            selection.settledElsewhere, jobID: jobID, "resends settled by another worker meanwhile: not buffered")
-        let after = Settlement.afterScheduling(selection.toSchedule, expired: expired, positions: positions, facts: facts)
-        let letters = plan.deadLetters + after.deadLetters
-        try await context.deadLetter(letters)
-        context.counters.add(.deadLetteredNotifications, letters.count)
-        context.counters.add(.retried, after.retried)
-        if after.resendsGivenUp > 0 {
-            try await increment([.deadLettered: after.resendsGivenUp], jobID: jobID)
+        func scheduleResends(
+            _ failures: [ResendFailure], positions: [DeviceToken: UInt32]
+        ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry]) {
+            let (context, jobID, app) = (self.context, facts.jobID, facts.app)
+            let checked = Settlement.positionsToCheck(failures, positions: positions)
+            let (selection, expired) = try await Retrying.run("scheduling \(failures.count) resend(s)", logger: context.logger) {
+                let flags = checked.isEmpty ? [] : try await context.jobs.hasMarkers(jobID: jobID, positions: checked)
+                let marked = Set(zip(checked, flags).compactMap { $1 ? $0 : nil })
+                let selection = Settlement.resendsToSchedule(failures, positions: positions, marked: marked)
+                return (selection, try await context.resend.schedule(app: app, selection.toSchedule))
+            }
+            try await context.skippedDuplicates(
+                selection.settledElsewhere, jobID: jobID, "resends settled by another worker meanwhile: not buffered")
+            return (selection.toSchedule, expired)
         }
 
-        let records = plan.records + after.records
-        if !records.isEmpty {
-            _ = try await Retrying.run("recording \(records.count) outcome(s) of job \(jobID)", logger: context.logger) {
-                try await context.jobs.recordOutcomes(jobID: jobID, records)
+        func deadLetter(_ letters: [DeadLetter], resendsGivenUp: Int) async throws {
+            if !letters.isEmpty {
+                try await context.deadLetter(letters)
+                context.counters.add(.deadLetteredNotifications, letters.count)
+            }
+            if resendsGivenUp > 0 {
+                try await sender.increment([.deadLettered: resendsGivenUp], jobID: facts.jobID)
             }
         }
-        if !plan.finishedResends.isEmpty {
-            let finished = plan.finishedResends
+
+        func countRetried(_ retried: Int) {
+            context.counters.add(.retried, retried)
+        }
+
+        func recordOutcomes(_ records: [DeliveryOutcomeRecord]) async throws {
+            let (jobs, jobID) = (context.jobs, facts.jobID)
+            _ = try await Retrying.run("recording \(records.count) outcome(s) of job \(jobID)", logger: context.logger) {
+                try await jobs.recordOutcomes(jobID: jobID, records)
+            }
+        }
+
+        func completeResends(_ finished: [Settlement.FinishedResend]) async throws {
+            let (resend, app) = (context.resend, facts.app)
             let removed = try await Retrying.run("completing \(finished.count) resend(s)", logger: context.logger) {
-                try await context.resend.complete(app: app, finished.map(\.entry))
+                try await resend.complete(app: app, finished.map(\.entry))
             }
             var counts: [JobCounter: Int] = [:]
             for (item, wasPresent) in zip(finished, removed) where wasPresent {
                 counts[item.counter, default: 0] += 1
                 if item.sent { counts[.sent, default: 0] += 1 }
             }
-            try await increment(counts, jobID: jobID)
+            try await sender.increment(counts, jobID: facts.jobID)
         }
-        try await judge(jobID: jobID, app: app)
+
+        func judge() async throws {
+            try await sender.judge(jobID: facts.jobID, app: facts.app)
+        }
     }
 
     /// While the breaker watches the job: judges its statistics so far, then clears the job
