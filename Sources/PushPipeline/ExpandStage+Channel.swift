@@ -18,7 +18,7 @@ extension ExpandStage {
     /// The job's statistics count one notification at position 0, accepted or failed with
     /// APNs's reason (``BroadcastRule``). Its sent marker is set once, so a job read again
     /// after a crash is not broadcast again once its outcome is recorded.
-    func broadcast(on channelID: APNsChannelID, job: PushJob, jobID: String, app: PushApp, message: KafkaConsumerMessage) async throws {
+    func broadcast(on channelID: APNsChannelID, job: PushJob, jobID: String, app: PushApp, message: KafkaConsumerMessage) async throws -> JobStop? {
         let channels = context.channels
         let record = try await Retrying.run("reading channel \(channelID) of job \(jobID)", logger: context.logger) {
             try await channels.channel(app: app.id, environment: job.environment, id: channelID)
@@ -28,7 +28,7 @@ extension ExpandStage {
                 message, reason: "unknown-channel",
                 text: "channel \(channelID) is not a channel of app \(app.id) in \(job.environment.rawValue); create it with `pushfleet channels create`",
                 field: "audience.channel", app: app.id)
-            return
+            return nil
         }
         let jobs = context.jobs
         let sentBefore = try await Retrying.run("reading the sent marker of job \(jobID)", logger: context.logger) {
@@ -36,14 +36,17 @@ extension ExpandStage {
         }
         if sentBefore {
             context.counters.add(.duplicatesSkipped)
-            return
+            return nil
         }
         try await setCounters([.targeted: 1], jobID: jobID)
-        do {
-            try await stopIfHalted(jobID)
-        } catch is JobCancelled {
+        switch try await stop(of: jobID) {
+        case .cancelled(let jobID):
             try await setCounters([.cancelledBeforeExpansion: 1, .expansionComplete: 1], jobID: jobID)
-            throw JobCancelled(jobID: jobID)
+            return .cancelled(jobID: jobID)
+        case let stop?:
+            return stop
+        case nil:
+            break
         }
         _ = try await Retrying.run("recording the broadcast of job \(jobID)", logger: context.logger) {
             try await jobs.recordChunk(jobID: jobID, chunkID: "c0", tokenCount: 1)
@@ -96,6 +99,7 @@ extension ExpandStage {
             try await jobs.recordOutcomes(jobID: jobID, [DeliveryOutcomeRecord(position: 0, counter: counter, countsAsSent: true)])
         }
         try await setCounters([.expansionComplete: 1], jobID: jobID)
+        return nil
     }
 }
 

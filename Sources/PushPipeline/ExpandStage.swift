@@ -44,67 +44,136 @@ struct ExpandStage: Sendable {
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
         let shardTask = message.headers.contains { $0.name == PushMessageHeader.shard }
         return await context.handle(message, span: shardTask ? "expand shard task" : "expand job", stage: "expand stage") { span in
-            do {
-                try await process(message, span: span)
-            } catch let cancelled as JobCancelled {
+            switch try await process(message, span: span) {
+            case nil:
+                return
+            case .cancelled(let jobID):
                 context.counters.add(.jobsCancelled)
-                context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(cancelled.jobID)"])
-            } catch let paused as JobPaused {
+                context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(jobID)"])
+            case .paused(let jobID):
                 context.counters.add(.expansionsLeftForResume)
-                context.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(paused.jobID)"])
+                context.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(jobID)"])
             }
         }
     }
 
-    private func process(_ message: KafkaConsumerMessage, span: any Span) async throws {
-        var job: PushJob
+    /// Validates the message, then carries out its ``ExpandRoute``. Answers why the job stopped
+    /// on the way, if it did.
+    private func process(_ message: KafkaConsumerMessage, span: any Span) async throws -> JobStop? {
+        guard let (job, app) = try await validated(message, span: span) else { return nil }
+        switch ExpandRoute(job, shardHeader: message.headers.first { $0.name == PushMessageHeader.shard }?.value, now: Date()) {
+        case .shardTask(let text):
+            return try await expandShardTask(text, of: job, app: app, message: message, span: span)
+        case .job(let dueAt, let audience):
+            var job = job
+            let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
+            job.id = jobID
+            switch try await admit(job, jobID: jobID, app: app) {
+            case .admitted: break
+            case .duplicate: return nil
+            case .stopped(let stop): return stop
+            }
+            // The job with its id, as stored for resends, scheduled, and sent as shard tasks.
+            let spec = Array(job.jsonData())
+            if let dueAt {
+                try await schedule(job, jobID: jobID, app: app, dueAt: dueAt, spec: spec)
+                return nil
+            }
+            _ = try await Retrying.run("storing job \(jobID)", logger: context.logger) {
+                try await context.jobs.saveSpec(jobID: jobID, json: spec)
+            }
+            let stop: JobStop?
+            switch audience {
+            case .channel(let channelID):
+                stop = try await broadcast(on: channelID, job: job, jobID: jobID, app: app, message: message)
+            case .list(let tokens):
+                try await setCounters([.targeted: tokens.count], jobID: jobID)
+                stop = try await publishList(tokens, positions: tokens.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
+            case .activity(let activity):
+                stop = try await expandActivity(activity, of: job, jobID: jobID, app: app)
+            case .openIDs(let openIDs):
+                stop = try await expandOpenIDs(openIDs, of: job, jobID: jobID, app: app)
+            case .fanOut:
+                try await fanOut(job, jobID: jobID, app: app, spec: spec)
+                stop = nil
+            }
+            if stop == nil {
+                context.counters.add(.jobsExpanded)
+                context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
+            }
+            return stop
+        }
+    }
+
+    /// The job the message holds, with its app, once it is valid; `nil` when it was
+    /// dead-lettered.
+    private func validated(_ message: KafkaConsumerMessage, span: any Span) async throws -> (PushJob, PushApp)? {
+        let job: PushJob
         do {
             job = try PushJob.decodeAndValidate(from: Data(message.value))
         } catch {
             try await context.deadLetter(message, invalid: error)
-            return
+            return nil
         }
         if span.isRecording {
             span.attributes["pushfleet.app"] = job.app
             span.attributes["pushfleet.job"] = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
             span.attributes["pushfleet.audience"] = job.audience.kind
         }
-        guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
+        guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return nil }
         do {
             try job.validateTopic(bundleIDs: app.settings.topicBundleIDs)
         } catch {
             try await context.deadLetter(message, invalid: error)
-            return
+            return nil
         }
-        if let header = message.headers.first(where: { $0.name == PushMessageHeader.shard }) {
-            let text = String(decoding: header.value, as: UTF8.self)
-            let registry = context.registry
-            // Read afresh: the task may come from a layout this process has not seen yet.
-            let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
-                try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id))
-            }
-            // A bare shard number comes from a release before shard counts could grow.
-            let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
-            span.attributes["pushfleet.shard-task"] = text
-            guard let jobID = job.id, let task, (try? layout.shardsOfTask(task.shard, of: task.count)) != nil else {
-                try await context.deadLetter(
-                    message, reason: "invalid-shard-task",
-                    text: "shard task '\(text)' of job \(job.id ?? "(no id)") does not fit the registry layout of app \(app.id) (\(layout))",
-                    app: app.id)
-                return
-            }
-            try await expandShard(task, of: job, jobID: jobID)
-            return
-        }
+        return (job, app)
+    }
 
-        let jobID = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
-        job.id = jobID
-        do {
-            try await stopIfHalted(jobID)
-        } catch is JobCancelled {
+    /// A shard task whose header fits the app's registry layout, scanned; any other is
+    /// dead-lettered.
+    private func expandShardTask(
+        _ text: String, of job: PushJob, app: PushApp, message: KafkaConsumerMessage, span: any Span
+    ) async throws -> JobStop? {
+        let registry = context.registry
+        // Read afresh: the task may come from a layout this process has not seen yet.
+        let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
+            try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id))
+        }
+        // A bare shard number comes from a release before shard counts could grow.
+        let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
+        span.attributes["pushfleet.shard-task"] = text
+        guard let jobID = job.id, let task, (try? layout.shardsOfTask(task.shard, of: task.count)) != nil else {
+            try await context.deadLetter(
+                message, reason: "invalid-shard-task",
+                text: "shard task '\(text)' of job \(job.id ?? "(no id)") does not fit the registry layout of app \(app.id) (\(layout))",
+                app: app.id)
+            return nil
+        }
+        return try await expandShard(task, of: job, jobID: jobID)
+    }
+
+    private enum Admission {
+        case admitted
+        /// Cancelled or paused before its audience was read.
+        case stopped(JobStop)
+        /// Its idempotency key belongs to another job: skipped.
+        case duplicate
+    }
+
+    /// What comes before a job is scheduled or expanded: a job cancelled already completes its
+    /// report with nothing targeted; a job whose idempotency key another job holds is skipped;
+    /// the job is listed for its app.
+    private func admit(_ job: PushJob, jobID: String, app: PushApp) async throws -> Admission {
+        switch try await stop(of: jobID) {
+        case .cancelled:
             // Cancelled before its audience was read: nothing is targeted, and the report completes.
             try await setCounters([.expansionComplete: 1], jobID: jobID)
-            throw JobCancelled(jobID: jobID)
+            return .stopped(.cancelled(jobID: jobID))
+        case .paused:
+            return .stopped(.paused(jobID: jobID))
+        case nil:
+            break
         }
         if let key = job.idempotencyKey {
             let owner = try await Retrying.run("claiming the idempotency key of job \(jobID)", logger: context.logger) {
@@ -116,88 +185,81 @@ struct ExpandStage: Sendable {
                     "job skipped: its idempotency key belongs to another job",
                     metadata: ["job": "\(jobID)", "app": "\(app.id)", "first-job": "\(owner.jobID)"])
                 try await setCounters([.duplicateJob: 1, .expansionComplete: 1], jobID: jobID)
-                return
+                return .duplicate
             }
         }
-        // The job with its id, as stored for resends, scheduled, and sent as shard tasks.
-        let spec = Array(job.jsonData())
         _ = try await Retrying.run("listing job \(jobID)", logger: context.logger) {
             try await context.jobs.index.add(app: app.id, jobID: jobID, at: context.clock())
         }
-        if let sendAt = job.sendAt, sendAt.timeIntervalSinceNow > 0.5 {
-            let dueAt = Int64((sendAt.timeIntervalSince1970 * 1000).rounded(.up))
-            _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {
-                try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: spec))
-                try await context.jobs.set(jobID: jobID, [.scheduledAt: Int(dueAt)])
-            }
-            context.counters.add(.jobsScheduled)
-            context.logger.info("job scheduled", metadata: ["job": "\(jobID)", "app": "\(app.id)", "send-at": "\(sendAt)"])
-            return
-        }
+        return .admitted
+    }
 
-        _ = try await Retrying.run("storing job \(jobID)", logger: context.logger) {
-            try await context.jobs.saveSpec(jobID: jobID, json: spec)
+    /// Parks a job whose send-at is ahead until `dueAt` (milliseconds since the epoch).
+    private func schedule(_ job: PushJob, jobID: String, app: PushApp, dueAt: Int64, spec: [UInt8]) async throws {
+        _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {
+            try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: spec))
+            try await context.jobs.set(jobID: jobID, [.scheduledAt: Int(dueAt)])
         }
-        switch job.audience {
-        case .channel(let channelID):
-            try await broadcast(on: channelID, job: job, jobID: jobID, app: app, message: message)
-        case .tokens(let tokens):
-            var seen = Set<DeviceToken>()
-            let unique = tokens.filter { seen.insert($0).inserted }
-            try await setCounters([.targeted: unique.count], jobID: jobID)
-            try await publishList(unique, positions: unique.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
-        case .activity(let activity):
-            let store = context.activityTokens
-            let now = context.clock()
-            let tokens = try await Retrying.run("reading the update tokens of activity \(activity) of job \(jobID)", logger: context.logger) {
-                try await store.tokens(app: app.id, environment: job.environment, activity: activity, now: now)
-            }
-            try await setCounters([.targeted: tokens.count], jobID: jobID)
-            try await publishList(tokens, positions: tokens.indices.map { UInt32($0) }, prefix: "a", of: job, jobID: jobID)
-        case .openIDs(let openIDs):
-            let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
-                try await context.registry.resolveOpenIDs(app: job.tokenKind.registry(of: app.id), environment: job.environment, openIDs: openIDs)
-            }
-            try await setCounters(
-                [
-                    .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
-                    .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
-                ], jobID: jobID)
-            let ordered = resolution.byID
-            try await publishList(ordered.tokens, positions: ordered.ids, prefix: "o", of: job, jobID: jobID)
-        case .tags, .broadcast:
-            let registry = context.registry
-            let jobs = context.jobs
-            // A job expanded again (its message read a second time after a rebalance or a
-            // restart) fans out as the first time did, even if the registry's shard count grew
-            // in between: tasks of another count would cover the same devices under the same
-            // chunk ids and the job's report could never add up. The count is stored before the
-            // tasks are published, so a crash in between cannot split the fan-out either.
-            let shards = try await Retrying.run("reading the fan-out of job \(jobID)", logger: context.logger) {
-                if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
-                    return first
-                }
-                return try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id)).taskCount
-            }
-            try await setCounters([.shards: shards], jobID: jobID)
-            let tasks = (0..<shards).map { shard in
-                KafkaProducerMessage(
-                    topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,
-                    headers: [KafkaHeader(name: PushMessageHeader.shard, value: ShardTask(shard: shard, of: shards).description)])
-            }
-            try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
+        context.counters.add(.jobsScheduled)
+        context.logger.info("job scheduled", metadata: ["job": "\(jobID)", "app": "\(app.id)", "due-at": "\(dueAt)"])
+    }
+
+    /// A Live Activity's update tokens, as a list.
+    private func expandActivity(_ activity: LiveActivityID, of job: PushJob, jobID: String, app: PushApp) async throws -> JobStop? {
+        let store = context.activityTokens
+        let now = context.clock()
+        let tokens = try await Retrying.run("reading the update tokens of activity \(activity) of job \(jobID)", logger: context.logger) {
+            try await store.tokens(app: app.id, environment: job.environment, activity: activity, now: now)
         }
-        context.counters.add(.jobsExpanded)
-        context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
+        try await setCounters([.targeted: tokens.count], jobID: jobID)
+        return try await publishList(tokens, positions: tokens.indices.map { UInt32($0) }, prefix: "a", of: job, jobID: jobID)
+    }
+
+    /// Openids resolved to their devices, as a list in device-id order.
+    private func expandOpenIDs(_ openIDs: [String], of job: PushJob, jobID: String, app: PushApp) async throws -> JobStop? {
+        let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
+            try await context.registry.resolveOpenIDs(app: job.tokenKind.registry(of: app.id), environment: job.environment, openIDs: openIDs)
+        }
+        try await setCounters(
+            [
+                .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
+                .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
+            ], jobID: jobID)
+        let ordered = resolution.byID
+        return try await publishList(ordered.tokens, positions: ordered.ids, prefix: "o", of: job, jobID: jobID)
+    }
+
+    /// A broadcast or tag job: one shard task per task of the registry layout, back to `push.jobs`.
+    private func fanOut(_ job: PushJob, jobID: String, app: PushApp, spec: [UInt8]) async throws {
+        let registry = context.registry
+        let jobs = context.jobs
+        // A job expanded again (its message read a second time after a rebalance or a
+        // restart) fans out as the first time did, even if the registry's shard count grew
+        // in between: tasks of another count would cover the same devices under the same
+        // chunk ids and the job's report could never add up. The count is stored before the
+        // tasks are published, so a crash in between cannot split the fan-out either.
+        let shards = try await Retrying.run("reading the fan-out of job \(jobID)", logger: context.logger) {
+            if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
+                return first
+            }
+            return try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id)).taskCount
+        }
+        try await setCounters([.shards: shards], jobID: jobID)
+        let tasks = (0..<shards).map { shard in
+            KafkaProducerMessage(
+                topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,
+                headers: [KafkaHeader(name: PushMessageHeader.shard, value: ShardTask(shard: shard, of: shards).description)])
+        }
+        try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
     }
 
     /// Scans one shard task of a broadcast or tag job and streams its tokens out as chunks.
-    private func expandShard(_ task: ShardTask, of job: PushJob, jobID: String) async throws {
+    private func expandShard(_ task: ShardTask, of job: PushJob, jobID: String) async throws -> JobStop? {
         let filter: ScanFilter
         switch job.audience {
         case .broadcast: filter = .devices
         case .tags(let expression): filter = .tags(expression)
-        case .tokens, .openIDs, .channel, .activity: return
+        case .tokens, .openIDs, .channel, .activity: return nil
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
         var pages = context.registry.pages(
@@ -208,13 +270,16 @@ struct ExpandStage: Sendable {
                 try await pages.next()
             }
         }
-        do {
-            try await stopIfHalted(jobID)
-            while let page = try await nextPage() {
-                try await streamer.add(page.tokens, positions: page.ids)
-            }
-            try await streamer.finish()
-        } catch is JobCancelled {
+        var stop = try await stop(of: jobID)
+        while stop == nil, let page = try await nextPage() {
+            stop = try await streamer.add(page.tokens, positions: page.ids)
+        }
+        if stop == nil { stop = try await streamer.finish() }
+        switch stop {
+        case nil:
+            try await setCounters([.shardTargeted(task.shard): streamer.total, .shardDone(task.shard): 1], jobID: jobID)
+            context.counters.add(.shardTasks)
+        case .cancelled:
             // The rest of the shard is counted, not published, so that the cancelled job's
             // report still completes with its whole audience: sent or cancelled.
             var found = streamer.total
@@ -224,22 +289,22 @@ struct ExpandStage: Sendable {
             try await setCounters(
                 [.shardTargeted(task.shard): found, .shardCancelled(task.shard): found - streamer.published, .shardDone(task.shard): 1],
                 jobID: jobID)
-            throw JobCancelled(jobID: jobID)
+        case .paused:
+            break
         }
-        try await setCounters([.shardTargeted(task.shard): streamer.total, .shardDone(task.shard): 1], jobID: jobID)
-        context.counters.add(.shardTasks)
+        return stop
     }
 
-    /// Throws ``JobCancelled`` when the job was cancelled, ``JobPaused`` when it is paused.
-    func stopIfHalted(_ jobID: String) async throws {
+    /// Why work on the job stops now: cancelled or paused; `nil` while it runs.
+    func stop(of jobID: String) async throws -> JobStop? {
         let controls = context.controls
         let state = try await Retrying.run("checking whether job \(jobID) may go on", logger: context.logger) {
             try await controls.state(jobID)
         }
         switch state {
-        case .cancelled: throw JobCancelled(jobID: jobID)
-        case .paused: throw JobPaused(jobID: jobID)
-        case .running: return
+        case .cancelled: return .cancelled(jobID: jobID)
+        case .paused: return .paused(jobID: jobID)
+        case .running: return nil
         }
     }
 
@@ -252,16 +317,19 @@ struct ExpandStage: Sendable {
     /// Publishes the tokens of a tokens or openid job (at `positions`) as chunks `<prefix>0`,
     /// `<prefix>1`, …; when the job is cancelled on the way, counts what was not published as
     /// cancelled, so that its report still completes.
-    private func publishList(_ tokens: [DeviceToken], positions: [UInt32], prefix: String, of job: PushJob, jobID: String) async throws {
+    private func publishList(_ tokens: [DeviceToken], positions: [UInt32], prefix: String, of job: PushJob, jobID: String) async throws -> JobStop? {
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: prefix)
-        do {
-            try await streamer.add(tokens, positions: positions)
-            try await streamer.finish()
-        } catch is JobCancelled {
+        var stop = try await streamer.add(tokens, positions: positions)
+        if stop == nil { stop = try await streamer.finish() }
+        switch stop {
+        case nil:
+            try await setCounters([.expansionComplete: 1], jobID: jobID)
+        case .cancelled:
             try await setCounters([.cancelledBeforeExpansion: tokens.count - streamer.published, .expansionComplete: 1], jobID: jobID)
-            throw JobCancelled(jobID: jobID)
+        case .paused:
+            break
         }
-        try await setCounters([.expansionComplete: 1], jobID: jobID)
+        return stop
     }
 
     /// Collects tokens into chunks and publishes them a window at a time, recording each chunk
@@ -287,7 +355,8 @@ struct ExpandStage: Sendable {
             self.prefix = prefix
         }
 
-        mutating func add(_ tokens: [DeviceToken], positions: [UInt32]) async throws {
+        /// Adds tokens, publishing each full window; answers why the job stopped, if it did.
+        mutating func add(_ tokens: [DeviceToken], positions: [UInt32]) async throws -> JobStop? {
             precondition(tokens.count == positions.count, "one position per token")
             buffer.append(contentsOf: tokens)
             bufferPositions.append(contentsOf: positions)
@@ -297,30 +366,32 @@ struct ExpandStage: Sendable {
                 let chunkPositions = Array(bufferPositions.prefix(stage.chunkSize))
                 buffer.removeFirst(stage.chunkSize)
                 bufferPositions.removeFirst(stage.chunkSize)
-                try await enqueue(chunkTokens, positions: chunkPositions)
+                if let stop = try await enqueue(chunkTokens, positions: chunkPositions) { return stop }
             }
+            return nil
         }
 
-        mutating func finish() async throws {
+        /// Publishes what is left; answers why the job stopped, if it did.
+        mutating func finish() async throws -> JobStop? {
             if !buffer.isEmpty {
-                try await enqueue(buffer, positions: bufferPositions)
+                if let stop = try await enqueue(buffer, positions: bufferPositions) { return stop }
                 buffer = []
                 bufferPositions = []
             }
-            try await flush()
+            return try await flush()
         }
 
-        private mutating func enqueue(_ tokens: [DeviceToken], positions: [UInt32]) async throws {
+        private mutating func enqueue(_ tokens: [DeviceToken], positions: [UInt32]) async throws -> JobStop? {
             window.append(DeliveryChunk(job: job, chunkID: "\(prefix)\(nextChunk)", tokens: tokens, positions: positions))
             nextChunk += 1
-            if window.count >= stage.publishWindow {
-                try await flush()
-            }
+            guard window.count >= stage.publishWindow else { return nil }
+            return try await flush()
         }
 
-        private mutating func flush() async throws {
-            guard !window.isEmpty else { return }
-            try await stage.stopIfHalted(jobID)
+        /// Publishes the window unless the job stopped.
+        private mutating func flush() async throws -> JobStop? {
+            guard !window.isEmpty else { return nil }
+            if let stop = try await stage.stop(of: jobID) { return stop }
             let messages = window.map { chunk in
                 KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
             }
@@ -336,6 +407,7 @@ struct ExpandStage: Sendable {
             context.counters.add(.chunksPublished, chunks.count)
             published += chunks.reduce(0) { $0 + $1.tokens.count }
             window = []
+            return nil
         }
     }
 }

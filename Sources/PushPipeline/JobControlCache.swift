@@ -73,13 +73,10 @@ final class JobControlCache: Sendable {
     }
 }
 
-/// Thrown inside a stage to stop working on a job that was cancelled.
-struct JobCancelled: Error {
-    let jobID: String
-}
-
-/// Thrown inside a stage to stop working on a job that is paused: what it has not done is done
-/// again when the job resumes (the job is published again).
-struct JobPaused: Error {
-    let jobID: String
+/// Why a stage stops working on a job: it was cancelled (what the stage has not done is counted
+/// as cancelled), or it is paused (what the stage has not done is done again when the job
+/// resumes: the job is published again).
+enum JobStop: Equatable, Sendable {
+    case cancelled(jobID: String)
+    case paused(jobID: String)
 }

@@ -33,7 +33,7 @@ struct RetryRule: Sendable {
     /// What to do after the `failures`-th failure (1-based) with `error`; `random` in 0...1
     /// picks the jitter.
     func decision(after error: any Error, failures: Int, random: Double) -> Decision {
-        if error is CancellationError || error is JobCancelled || error is JobPaused { return .giveUp }
+        if error is CancellationError { return .giveUp }
         if !Self.isTransient(error) && failures >= attemptsForOtherErrors { return .giveUp }
         return .retry(after: backoff.delay(attempt: failures, random: random))
     }

@@ -23,7 +23,7 @@ enum Retrying {
             } catch {
                 failures += 1
                 guard case .retry(let delay) = rule.decision(after: error, failures: failures, random: Double.random(in: 0...1)) else {
-                    if !(error is CancellationError || error is JobCancelled || error is JobPaused) {
+                    if !(error is CancellationError) {
                         logger.warning("\(what()) failed; not retrying", metadata: ["error": "\(error)", "attempts": "\(failures)"])
                     }
                     throw error
