@@ -18,23 +18,20 @@ let package = Package(
         .executable(name: "pushfleet-hotpath", targets: ["PushFleetHotPaths"]),
         .executable(name: "apns-sim", targets: ["APNsSimulatorTool"]),
         .executable(name: "pushfleet-fuzz", targets: ["PushFleetFuzz"]),
-        .library(name: "Kafka", targets: ["Kafka"]),
-        .library(name: "Redis", targets: ["Redis"]),
-        .library(name: "EmbeddedKafka", targets: ["EmbeddedKafka"]),
-        .library(name: "LocalRedis", targets: ["LocalRedis"]),
+        // Libraries only where another package would use them: an APNs client for any Swift
+        // server (APNsCore, APNs) and the simulator to test it against (APNsSimulator); the job
+        // model and the publisher for a Swift producer (PushCore, PushJobs, with what
+        // JobPublisher's initializer takes: Kafka's producer, and PushStore's job store and
+        // idempotency keys over Redis). The rest (stages, API, configuration, test rigs) is
+        // PushFleet's own.
         .library(name: "APNsCore", targets: ["APNsCore"]),
         .library(name: "APNs", targets: ["APNs"]),
-        .library(name: "HTTP2Frames", targets: ["HTTP2Frames"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushCore", targets: ["PushCore"]),
-        .library(name: "PushStore", targets: ["PushStore"]),
-        .library(name: "PushConfiguration", targets: ["PushConfiguration"]),
         .library(name: "PushJobs", targets: ["PushJobs"]),
-        .library(name: "PushPipeline", targets: ["PushPipeline"]),
-        .library(name: "EmbeddedStack", targets: ["EmbeddedStack"]),
-        .library(name: "PushAPI", targets: ["PushAPI"]),
-        .library(name: "PushLogging", targets: ["PushLogging"]),
-        .library(name: "FlowControl", targets: ["FlowControl"]),
+        .library(name: "PushStore", targets: ["PushStore"]),
+        .library(name: "Kafka", targets: ["Kafka"]),
+        .library(name: "Redis", targets: ["Redis"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
