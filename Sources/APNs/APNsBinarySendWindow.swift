@@ -1,5 +1,5 @@
-import HTTP2Frames
 import DequeModule
+import HTTP2Frames
 
 /// The frames written on one connection of the binary interface whose fate is not known yet,
 /// and the rule for what the gateway's answer makes of them. The gateway answers only

@@ -1,6 +1,6 @@
-import HTTP2Frames
 import APNsCore
 import Foundation
+import HTTP2Frames
 import NIOCore
 import NIOSSL
 import Synchronization
@@ -139,7 +139,9 @@ extension APNsClient {
     /// Reads the feedback service of `environment` with `credential`: every (time, token) it
     /// lists, until it closes the connection. The time is when APNs found the token no longer
     /// valid (seconds since 1970).
-    public func readFeedbackService(credential: APNsCredential, environment: APNsEnvironment) async throws(APNsError) -> [(time: Int64, token: DeviceToken)] {
+    public func readFeedbackService(credential: APNsCredential, environment: APNsEnvironment) async throws(APNsError) -> [(
+        time: Int64, token: DeviceToken
+    )] {
         let sslContext = try makeSSLContext(for: credential, http2: false)
         let endpoint = configuration.endpoint(for: environment, service: .feedbackService)
         let connection = try await APNsBinaryConnection.connect(

@@ -158,7 +158,8 @@ public final class APNsClient: Sendable {
             let start = ContinuousClock.now
             let grants: [APNsConnectionPool.Grant]
             do {
-                grants = try await pool.lease(upTo: tokens.count - next, bytes: notification.payload.readableBytes, timeout: configuration.requestTimeout)
+                grants = try await pool.lease(
+                    upTo: tokens.count - next, bytes: notification.payload.readableBytes, timeout: configuration.requestTimeout)
             } catch {
                 for index in next..<tokens.count { batch.noStream(index: index, error) }
                 break
@@ -298,7 +299,8 @@ public final class APNsClient: Sendable {
         public static func summedByEnvironment(_ statistics: some Sequence<PoolStatistics>) -> [PoolStatistics] {
             var byEnvironment: [APNsEnvironment: PoolStatistics] = [:]
             for figures in statistics {
-                var total = byEnvironment[figures.environment]
+                var total =
+                    byEnvironment[figures.environment]
                     ?? PoolStatistics(environment: figures.environment, openConnections: 0, streamsInFlight: 0, waiters: 0)
                 total.openConnections += figures.openConnections
                 total.streamsInFlight += figures.streamsInFlight
@@ -315,15 +317,16 @@ public final class APNsClient: Sendable {
     /// credential, or several: pools of the same environment are summed).
     public func poolStatistics() -> [PoolStatistics] {
         let pools = self.pools.withLock { state in state.pools.map { ($0.key.environment, $0.value.pool) } }
-        return PoolStatistics.summedByEnvironment(pools.map { environment, pool in
-            let figures = pool.statistics
-            var statistics = PoolStatistics(
-                environment: environment, openConnections: figures.openConnections, streamsInFlight: figures.streamsInUse,
-                waiters: figures.waiters)
-            statistics.targetConnections = figures.targetConnections
-            statistics.roundTrip = figures.roundTrip
-            return statistics
-        })
+        return PoolStatistics.summedByEnvironment(
+            pools.map { environment, pool in
+                let figures = pool.statistics
+                var statistics = PoolStatistics(
+                    environment: environment, openConnections: figures.openConnections, streamsInFlight: figures.streamsInUse,
+                    waiters: figures.waiters)
+                statistics.targetConnections = figures.targetConnections
+                statistics.roundTrip = figures.roundTrip
+                return statistics
+            })
     }
 
     /// Closes every connection; pending and later sends fail with ``APNsError/Code/shutdown``.

@@ -84,7 +84,8 @@ final class APNsConnection: Sendable {
             let handler = self.handler
             eventLoop.execute {
                 for submission in submissions {
-                    handler.value.send(headers: submission.headers, payload: submission.payload, timeout: submission.timeout, request: submission.request)
+                    handler.value.send(
+                        headers: submission.headers, payload: submission.payload, timeout: submission.timeout, request: submission.request)
                 }
             }
         }

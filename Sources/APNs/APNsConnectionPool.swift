@@ -335,4 +335,3 @@ final class APNsConnectionPool: Sendable {
         open(connect.map { [$0] } ?? [])
     }
 }
-

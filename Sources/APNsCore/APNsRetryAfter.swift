@@ -33,7 +33,10 @@ public enum APNsRetryAfter {
     private static func httpDateSeconds(_ text: Substring, nowMilliseconds: Int64) -> Int64? {
         // Commas and the RFC 850 date's dashes separate fields like spaces do.
         let fields = text.split { $0 == " " || $0 == "," || $0 == "-" }
-        let day: Substring, month: Substring, year: Substring, time: Substring
+        let day: Substring
+        let month: Substring
+        let year: Substring
+        let time: Substring
         switch fields.count {
         case 6 where fields[5] == "GMT":  // IMF-fixdate, RFC 850
             (day, month, year, time) = (fields[1], fields[2], fields[3], fields[4])

@@ -1,5 +1,5 @@
-import Atomics
 import APNsCore
+import Atomics
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,6 +1,6 @@
-import HTTP2Frames
 import APNsCore
 import Atomics
+import HTTP2Frames
 import NIOCore
 import NIOSSL
 import NIOTLS
@@ -85,7 +85,8 @@ final class APNsSimulatorBinaryHandler: ChannelInboundHandler {
                     refuse(status, identifier: identifier, context: context, loopState: loopState)
                     continue
                 }
-                if let every = faults.connectionResetEveryStreams, shared.streams.wrappingIncrementThenLoad(ordering: .relaxed).isMultiple(of: every) {
+                if let every = faults.connectionResetEveryStreams, shared.streams.wrappingIncrementThenLoad(ordering: .relaxed).isMultiple(of: every)
+                {
                     shared.connectionResets.wrappingIncrement(ordering: .relaxed)
                     closing = true
                     context.close(promise: nil)

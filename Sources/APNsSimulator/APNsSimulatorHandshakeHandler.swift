@@ -1,8 +1,8 @@
 import HTTP2Frames
-import SwiftASN1
 import NIOCore
 import NIOSSL
 import NIOTLS
+import SwiftASN1
 import X509
 
 /// Waits for the TLS handshake, refuses protocols other than HTTP/2 (ALPN `h2`, or no ALPN at

@@ -29,4 +29,3 @@ public enum APNsSimulatorLatency: Sendable, Hashable {
         }
     }
 }
-

@@ -1,5 +1,5 @@
-import Atomics
 import APNsCore
+import Atomics
 import Foundation
 import HTTP2Frames
 import NIOCore
@@ -93,7 +93,10 @@ final class APNsSimulatorRequestHandler {
         if answer.status == 429 || answer.status == 503, let retryAfter = loopState.faults.retryAfter {
             answer.headers.append(("retry-after", retryAfter))
         }
-        guard connection.respond(streamID: streamID, apnsID: nil, .channel(status: answer.status, headers: answer.headers, body: answer.body.map { ByteBuffer(string: $0) }))
+        guard
+            connection.respond(
+                streamID: streamID, apnsID: nil,
+                .channel(status: answer.status, headers: answer.headers, body: answer.body.map { ByteBuffer(string: $0) }))
         else { return }
         if let reason = answer.reason {
             loopState.rejections[reason.rawValue, default: 0] += 1
@@ -147,7 +150,9 @@ final class APNsSimulatorRequestHandler {
             if let timestamp = rejection.timestamp { json += #","timestamp":\#(timestamp)"# }
             json += "}"
             let retryAfter = status == 429 || status == 503 ? loopState.faults.retryAfter : nil
-            guard connection.respond(streamID: streamID, apnsID: apnsID, .rejected(status: status, body: ByteBuffer(string: json), retryAfter: retryAfter))
+            guard
+                connection.respond(
+                    streamID: streamID, apnsID: apnsID, .rejected(status: status, body: ByteBuffer(string: json), retryAfter: retryAfter))
             else {
                 return
             }

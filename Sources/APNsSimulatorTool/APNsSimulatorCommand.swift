@@ -81,7 +81,10 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var idleTimeoutSeconds: Int?
     @Flag(help: "Do not track duplicates or per-token counts (saves memory in long benchmarks).")
     var noDuplicateTracking = false
-    @Option(help: "apple: Apple's windows and SETTINGS (65,535-byte windows, one stream until a connection's first authenticated request, then 1000); default: 1 MiB windows.")
+    @Option(
+        help:
+            "apple: Apple's windows and SETTINGS (65,535-byte windows, one stream until a connection's first authenticated request, then 1000); default: 1 MiB windows."
+    )
     var profile = "default"
     @Option(name: .customLong("rtt-ms"), help: "Round trip applied to every byte, both directions (half each way), in milliseconds.")
     var roundTripMs = 0
@@ -165,7 +168,8 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
             try simulator.tlsIdentity.writeCertificateAuthority(to: caOut)
         }
         try await simulator.start()
-        let ports = #"{"port":\#(simulator.port),"controlPort":\#(simulator.controlPort.map(String.init) ?? "null"),"binaryPort":\#(simulator.binaryPort.map(String.init) ?? "null"),"feedbackPort":\#(simulator.feedbackPort.map(String.init) ?? "null")}"#
+        let ports =
+            #"{"port":\#(simulator.port),"controlPort":\#(simulator.controlPort.map(String.init) ?? "null"),"binaryPort":\#(simulator.binaryPort.map(String.init) ?? "null"),"feedbackPort":\#(simulator.feedbackPort.map(String.init) ?? "null")}"#
         if let portsOut {
             try Data(ports.utf8).write(to: URL(fileURLWithPath: portsOut), options: .atomic)
         }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The TCP sockets this process holds, found by their descriptors.
@@ -26,9 +26,9 @@ enum ProcessSockets {
     /// The descriptors open in this process.
     static func openDescriptors() -> [Int32] {
         #if os(Linux)
-        let directory = "/proc/self/fd"
+            let directory = "/proc/self/fd"
         #else
-        let directory = "/dev/fd"
+            let directory = "/dev/fd"
         #endif
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.compactMap { Int32($0) }

@@ -3,9 +3,9 @@ import Kafka
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A real Kafka-protocol broker in a process of its own: Tansu (shipped by PyPI's
@@ -79,7 +79,9 @@ public actor TansuBroker {
     ///   - host: the address to listen on and advertise.
     ///   - launcher: a command the broker runs under, its executable given by path
     ///     (`["/usr/sbin/ip", "netns", "exec", "<namespace>"]` puts it on a test host of its own).
-    public static func start(executable: String? = nil, host: String = "127.0.0.1", launcher: [String] = [], logger: Logger) async throws -> TansuBroker {
+    public static func start(executable: String? = nil, host: String = "127.0.0.1", launcher: [String] = [], logger: Logger) async throws
+        -> TansuBroker
+    {
         let path = try executable ?? locate()
         var lastError: (any Error)?
         for _ in 1...5 {

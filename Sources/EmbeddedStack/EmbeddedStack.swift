@@ -194,10 +194,13 @@ public final class EmbeddedStack: Sendable {
             for (environment, validity) in certificates.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 let issued = try simulator.tlsIdentity.issueClientCertificate(
                     topic: bundleID, environmentName: environment.rawValue, validFor: validity)
-                try issued.certificatePEM.write(to: directory.appendingPathComponent("\(environment.rawValue).pem"), atomically: true, encoding: .utf8)
-                try issued.privateKeyPEM.write(to: directory.appendingPathComponent("\(environment.rawValue)-key.pem"), atomically: true, encoding: .utf8)
+                try issued.certificatePEM.write(
+                    to: directory.appendingPathComponent("\(environment.rawValue).pem"), atomically: true, encoding: .utf8)
+                try issued.privateKeyPEM.write(
+                    to: directory.appendingPathComponent("\(environment.rawValue)-key.pem"), atomically: true, encoding: .utf8)
                 lines.append(
-                    "      \(environment.rawValue):\n        certificate: {certificate-file: \(environment.rawValue).pem, key-file: \(environment.rawValue)-key.pem}")
+                    "      \(environment.rawValue):\n        certificate: {certificate-file: \(environment.rawValue).pem, key-file: \(environment.rawValue)-key.pem}"
+                )
             }
             newsAuth = lines.joined(separator: "\n")
         }
@@ -242,13 +245,14 @@ public final class EmbeddedStack: Sendable {
             guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
             return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
         }
-        let endpoints = productionSimulator.map { production in
-            """
-              endpoints:
-                sandbox: {host: 127.0.0.1, port: \(simulator.port)}
-                production: {host: 127.0.0.1, port: \(production.port)}
-            """
-        } ?? "  # one endpoint for both environments"
+        let endpoints =
+            productionSimulator.map { production in
+                """
+                  endpoints:
+                    sandbox: {host: 127.0.0.1, port: \(simulator.port)}
+                    production: {host: 127.0.0.1, port: \(production.port)}
+                """
+            } ?? "  # one endpoint for both environments"
         let newsEnvironments = productionSimulator == nil ? "[sandbox]" : "[sandbox, production]"
         var binarySettings = "  # HTTP/2 only"
         var newsTransport = "    # transport: http2"
@@ -267,7 +271,8 @@ public final class EmbeddedStack: Sendable {
         if let redisCluster {
             redisSection = "  cluster-nodes: [\(redisCluster.seeds.map { "\"\($0)\"" }.joined(separator: ", "))]"
         } else if let redisServer {
-            redisSection = "  host: \(redisServer.host)\n  port: \(redisServer.port)"
+            redisSection =
+                "  host: \(redisServer.host)\n  port: \(redisServer.port)"
                 + (options.redisPassword.map { "\n  password: \"\($0)\"" } ?? "")
         } else {
             preconditionFailure("a stack has a Redis server or a Redis Cluster")

@@ -24,7 +24,8 @@ package struct HTTP2FrameReader {
     package mutating func next() throws(HTTP2ConnectionError) -> HTTP2WireFrame? {
         guard var bytes = buffer, bytes.readableBytes >= HTTP2WireFrame.headerSize else { return nil }
         let start = bytes.readerIndex
-        let length = Int(bytes.getInteger(at: start, as: UInt8.self)!) << 16
+        let length =
+            Int(bytes.getInteger(at: start, as: UInt8.self)!) << 16
             | Int(bytes.getInteger(at: start + 1, as: UInt16.self)!)
         guard length <= maxFrameSize else {
             throw HTTP2ConnectionError(code: .frameSizeError, message: "a frame of \(length) bytes exceeds \(maxFrameSize)")

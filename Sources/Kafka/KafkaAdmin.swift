@@ -41,8 +41,9 @@ public final class KafkaAdmin: Sendable {
             var newTopics: [OpaquePointer?] = []
             defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
             for topic in topics {
-                guard let newTopic = rd_kafka_NewTopic_new(
-                    topic.name, topic.partitions, topic.replicationFactor, &errorText, errorText.count)
+                guard
+                    let newTopic = rd_kafka_NewTopic_new(
+                        topic.name, topic.partitions, topic.replicationFactor, &errorText, errorText.count)
                 else {
                     throw KafkaError(code: .admin, message: "topic '\(topic.name)': \(String(cBuffer: errorText))")
                 }
@@ -145,7 +146,8 @@ public final class KafkaAdmin: Sendable {
                 var high: Int64 = 0
                 let err = rd_kafka_query_watermark_offsets(client.pointer, topic, partition.id, &low, &high, timeoutMilliseconds)
                 guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                    throw KafkaError(code: .admin, message: "watermarks of \(topic)[\(partition.id)]", underlying: KafkaErrorCode(err), isRetryable: true)
+                    throw KafkaError(
+                        code: .admin, message: "watermarks of \(topic)[\(partition.id)]", underlying: KafkaErrorCode(err), isRetryable: true)
                 }
                 result[partition.id] = KafkaWatermarks(low: low, high: high)
             }

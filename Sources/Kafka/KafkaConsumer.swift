@@ -45,9 +45,11 @@ public final class KafkaConsumer: Service, Sendable {
         onRebalance: (@Sendable (KafkaRebalanceEvent) -> Void)? = nil
     ) throws(KafkaError) {
         let router = RebalanceRouter()
-        let callbacks = RDKafkaCallbacks(logger: logger, onRebalance: { handle, err, partitions in
-            router.consumer?.rebalance(handle: handle, err: err, partitions: partitions)
-        })
+        let callbacks = RDKafkaCallbacks(
+            logger: logger,
+            onRebalance: { handle, err, partitions in
+                router.consumer?.rebalance(handle: handle, err: err, partitions: partitions)
+            })
         self.client = try RDKafkaClient(
             kind: .consumer, properties: configuration.rdKafkaProperties, callbacks: callbacks)
         self.state = Mutex(StateMachine(bufferCapacity: configuration.bufferCapacity))
@@ -196,7 +198,9 @@ public final class KafkaConsumer: Service, Sendable {
                 logger.info("consumer close reported an error", metadata: ["kafka.error": "\(KafkaErrorCode(closed).name)"])
             }
         } catch {
-            logger.info("stopped waiting for the consumer's close (cancelled): it goes on in the background; the group notices the member gone at the latest at its session timeout")
+            logger.info(
+                "stopped waiting for the consumer's close (cancelled): it goes on in the background; the group notices the member gone at the latest at its session timeout"
+            )
         }
     }
 
@@ -374,7 +378,8 @@ public final class KafkaConsumer: Service, Sendable {
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
             // Let the next commit try these offsets again.
             state.withLock { $0.commitFailed(offsets.keys) }
-            throw KafkaError(code: .commit, message: "commit of \(offsets.count) partitions failed", underlying: KafkaErrorCode(err), isRetryable: true)
+            throw KafkaError(
+                code: .commit, message: "commit of \(offsets.count) partitions failed", underlying: KafkaErrorCode(err), isRetryable: true)
         }
         logger.trace("committed", metadata: ["kafka.offsets": "\(offsets)"])
     }

@@ -123,8 +123,7 @@ package final class RDKafkaCallbacks: @unchecked Sendable {
     let logger: Logger
     /// Producers: deliver reports as batched events instead of one callback per message.
     let deliveryReportsAsEvents: Bool
-    let onRebalance:
-        ((OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
+    let onRebalance: ((OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
 
     package init(
         logger: Logger,

@@ -2,9 +2,9 @@ import Foundation
 import Redis
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A real `redis-server` process on a free loopback port, in a fresh temporary directory, for
@@ -250,9 +250,9 @@ public actor LocalRedisServer {
     /// A port the kernel just handed out for 127.0.0.1 (bind to port 0, read it, close).
     public static func freePort() throws -> Int {
         #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else {
             throw RedisClientError(.connectionFailed, message: "socket(): errno \(errno)", isRetryable: false)

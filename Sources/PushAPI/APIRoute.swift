@@ -1,5 +1,5 @@
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import PushConfiguration
 
 /// One route of the API: method, path pattern in OpenAPI form (`/v1/apps/{app}/devices`), the

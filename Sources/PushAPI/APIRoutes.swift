@@ -4,7 +4,9 @@ import PushConfiguration
 /// The API's route table: every route the server answers, in one list (the OpenAPI document,
 /// `schemas/openapi.yaml`, is checked against it by a test).
 public enum APIRoutes {
-    static let all: [APIRoute] = HealthRoutes.routes + DeviceRoutes.routes + ActivityRoutes.routes + ChannelRoutes.routes + PushRoutes.routes + JobRoutes.routes + JobListRoutes.routes
+    static let all: [APIRoute] =
+        HealthRoutes.routes + DeviceRoutes.routes + ActivityRoutes.routes + ChannelRoutes.routes + PushRoutes.routes + JobRoutes.routes
+        + JobListRoutes.routes
         + DeadLetterRoutes.routes
 
     /// Every route as (method, OpenAPI path, operation id, least key scope), e.g. ("PUT",

@@ -29,8 +29,9 @@ enum ActivityRoutes {
         }
         let now = call.api.clock()
         let expiresAt = now + lifetime
-        guard try await call.api.activityTokens.register(
-            app: app.id, environment: environment, activity: activity, token: token, expiresAt: expiresAt, now: now)
+        guard
+            try await call.api.activityTokens.register(
+                app: app.id, environment: environment, activity: activity, token: token, expiresAt: expiresAt, now: now)
         else {
             throw APIError(
                 .conflict, "activity-full",

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 
 /// The campaign console (`/console/`): a page, a style sheet and a script, compiled into the
 /// binary from `Sources/PushAPI/Console`. The page holds no data and no key: it signs in with an

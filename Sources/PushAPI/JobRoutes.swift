@@ -153,10 +153,11 @@ enum JobListRoutes {
     static func list(_ call: inout APICall) async throws -> Response {
         let app = try call.authorizedApp()
         let limit = try call.limit(default: 50, max: maxLimit)
-        let since = try call.query("since").map { text -> Int64 in
-            guard let value = Int64(text), value >= 0 else { throw APIError.invalid("since", "must be milliseconds since 1970") }
-            return value
-        } ?? 0
+        let since =
+            try call.query("since").map { text -> Int64 in
+                guard let value = Int64(text), value >= 0 else { throw APIError.invalid("since", "must be milliseconds since 1970") }
+                return value
+            } ?? 0
         let states: Set<String> = ["queued", "scheduled", "in-progress", "paused", "complete", "cancelled"]
         let state = try call.query("state").map { text -> String in
             guard states.contains(text) else { throw APIError.invalid("state", "must be one of \(states.sorted().joined(separator: ", "))") }
@@ -244,7 +245,9 @@ enum JobListRoutes {
         }
         var activityTokens: Int?
         if case .activity(let activity) = audience {
-            activityTokens = try await call.api.activityTokens.tokens(app: app.id, environment: environment, activity: activity, now: call.api.clock()).count
+            activityTokens = try await call.api.activityTokens.tokens(
+                app: app.id, environment: environment, activity: activity, now: call.api.clock()
+            ).count
         }
         let estimate = AudienceEstimate(audience, environmentDevices: devices, tagCounts: tagCounts, activityTokens: activityTokens)
         return APIResponse.json([

@@ -1,16 +1,16 @@
+import APNsCore
+import HTTPTypes
+import Hummingbird
+import Kafka
 public import Logging
+import NIOCore
 public import Prometheus
 public import PushConfiguration
-public import ServiceLifecycle
-import APNsCore
-import Hummingbird
-import HTTPTypes
-import Kafka
-import NIOCore
 public import PushCore
 import PushJobs
 import PushStore
 import Redis
+public import ServiceLifecycle
 
 /// What every worker process serves on `metrics.port`: `/healthz` (the process answers),
 /// `/readyz` (Kafka and Redis answer; 503 otherwise) and `/metrics` (the Prometheus text of
@@ -97,7 +97,7 @@ public struct OperationsServer: Service {
         ]
         for (group, topic) in groups {
             guard let marks = try? await admin.watermarks(topic: topic, timeout: .seconds(2)),
-                  let committed = try? await admin.committedOffsets(group: group, topic: topic, timeout: .seconds(2))
+                let committed = try? await admin.committedOffsets(group: group, topic: topic, timeout: .seconds(2))
             else { continue }
             for partition in marks.keys.sorted() {
                 guard let mark = marks[partition] else { continue }

@@ -1,8 +1,9 @@
 public import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 public import PushCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A small client of the HTTP API, for the demo and the tests: sends a request with the app's
 /// key and returns the status, headers and body (parsed as JSON when it is JSON).

@@ -1,16 +1,16 @@
-public import Logging
-public import Prometheus
-public import PushConfiguration
-public import ServiceLifecycle
 import APNs
 import Hummingbird
 import Kafka
+public import Logging
 import NIOCore
 import NIOPosix
+public import Prometheus
+public import PushConfiguration
 import PushJobs
 import PushPipeline
 import PushStore
 import Redis
+public import ServiceLifecycle
 
 /// `pushfleet api`: the HTTP API (Hummingbird) over the device registry, `push.jobs` and the
 /// job statistics, as a `Service` that stops on graceful shutdown: it stops accepting, answers

@@ -2,8 +2,8 @@ import APNs
 import APNsCore
 import Crypto
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import PushConfiguration
 import PushCore
 import PushJobs

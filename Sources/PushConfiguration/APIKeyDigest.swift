@@ -27,10 +27,11 @@ public struct APIKeyDigest: Sendable, Hashable, CustomStringConvertible {
 
     /// `sha256:<64 lowercase hex>`
     public var description: String {
-        "sha256:" + bytes.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
+        "sha256:"
+            + bytes.map { byte in
+                let digits = Array("0123456789abcdef".utf8)
+                return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+            }.joined()
     }
 
     private static func nibble(_ byte: UInt8) -> UInt8? {

@@ -26,7 +26,9 @@ extension AppSettings {
         case .pkcs12(let file, let passphraseFile):
             return .pkcs12(
                 bytes: try SecretFile.bytes(file, key: "\(key).pkcs12.file"),
-                passphrase: try passphraseFile.map { (path) throws(ConfigurationError) in try SecretFile.read(path, key: "\(key).pkcs12.passphrase-file") })
+                passphrase: try passphraseFile.map { (path) throws(ConfigurationError) in
+                    try SecretFile.read(path, key: "\(key).pkcs12.passphrase-file")
+                })
         }
     }
 

@@ -43,7 +43,8 @@ public struct AppSettings: Sendable, Equatable {
     /// other parameters have the documented defaults.
     public init(
         id: String, bundleID: String, extraTopics: [String] = [], environments: [APNsEnvironment] = [.sandbox, .production], auth: AppAuth,
-        environmentAuth: [APNsEnvironment: AppAuth] = [:], ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0, sleepMilliseconds: Int = 0,
+        environmentAuth: [APNsEnvironment: AppAuth] = [:], ratePerSecond: Double = 0, burst: Int? = nil, sleepAfter: Int = 0,
+        sleepMilliseconds: Int = 0,
         connectionsPerPool: Int? = nil, apiKeys: [APIKeyGrant] = [], apiKeysFile: String? = nil
     ) {
         self.id = id

@@ -19,26 +19,27 @@ extension ConfigNode {
     init(yaml node: Node, path: String) throws(ConfigurationError) {
         let origin = ConfigOrigin.file(line: node.mark?.line)
         switch node {
-        case let .scalar(scalar):
+        case .scalar(let scalar):
             self = .scalar(ConfigScalar(text: scalar.string, kind: ConfigScalarKind(tag: Resolver.default.resolveTag(of: node))), origin: origin)
-        case let .sequence(sequence):
+        case .sequence(let sequence):
             var items: [ConfigNode] = []
             for (index, item) in sequence.enumerated() {
                 items.append(try ConfigNode(yaml: item, path: "\(path.isEmpty ? "" : path)[\(index)]"))
             }
             self = .sequence(items, origin: origin)
-        case let .mapping(mapping):
+        case .mapping(let mapping):
             var entries: [ConfigEntry] = []
             for (key, value) in mapping {
-                guard case let .scalar(keyScalar) = key else {
+                guard case .scalar(let keyScalar) = key else {
                     throw ConfigurationError(
                         key: path.isEmpty ? ConfigurationError.fileKey : path,
                         message: "mapping keys must be plain strings", origin: .file(line: key.mark?.line))
                 }
                 let keyPath = ConfigurationSchema.join(path, keyScalar.string)
-                entries.append(ConfigEntry(
-                    key: keyScalar.string, keyOrigin: .file(line: key.mark?.line),
-                    value: try ConfigNode(yaml: value, path: keyPath)))
+                entries.append(
+                    ConfigEntry(
+                        key: keyScalar.string, keyOrigin: .file(line: key.mark?.line),
+                        value: try ConfigNode(yaml: value, path: keyPath)))
             }
             self = .mapping(entries, origin: origin)
         case .alias:

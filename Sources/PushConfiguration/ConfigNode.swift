@@ -8,20 +8,20 @@ indirect enum ConfigNode: Sendable {
     /// Where this node was written.
     var origin: ConfigOrigin {
         switch self {
-        case let .scalar(_, origin), let .mapping(_, origin), let .sequence(_, origin): origin
+        case .scalar(_, let origin), .mapping(_, let origin), .sequence(_, let origin): origin
         }
     }
 
     /// Whether the node is a YAML null (`null`, `~` or empty), which counts as "not set".
     var isNull: Bool {
-        if case let .scalar(scalar, _) = self { return scalar.kind == .null }
+        if case .scalar(let scalar, _) = self { return scalar.kind == .null }
         return false
     }
 
     /// The node's type as used in "expected …, found …" messages.
     var article: String {
         switch self {
-        case let .scalar(scalar, _): scalar.kind.article
+        case .scalar(let scalar, _): scalar.kind.article
         case .mapping: "a mapping"
         case .sequence: "a list"
         }

@@ -7,7 +7,7 @@ enum ConfigOrigin: Sendable, Equatable {
 
     /// The file line, if the value came from the file and its position is known.
     var line: Int? {
-        if case let .file(line) = self { return line }
+        if case .file(let line) = self { return line }
         return nil
     }
 }

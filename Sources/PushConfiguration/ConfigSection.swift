@@ -56,7 +56,7 @@ struct ConfigSection {
     /// empty or whitespace-only text.
     func string(_ key: String) throws(ConfigurationError) -> String? {
         guard let node = node(key) else { return nil }
-        guard case let .scalar(scalar, _) = node else {
+        guard case .scalar(let scalar, _) = node else {
             throw error(key, "expected a string, found \(node.article)")
         }
         guard !scalar.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
@@ -87,7 +87,7 @@ struct ConfigSection {
     /// `defaultValue` when not set.
     func bool(_ key: String, default defaultValue: Bool) throws(ConfigurationError) -> Bool {
         guard let node = node(key) else { return defaultValue }
-        guard case let .scalar(scalar, _) = node, scalar.kind == .bool else {
+        guard case .scalar(let scalar, _) = node, scalar.kind == .bool else {
             throw error(key, "expected true or false, found \(node.article)")
         }
         return ConfigScalarKind.boolValue(scalar.text)
@@ -98,7 +98,7 @@ struct ConfigSection {
     /// The integer at `key`, checked against `minimum` and `maximum`.
     func integer(_ key: String, minimum: Int, maximum: Int? = nil) throws(ConfigurationError) -> Int? {
         guard let node = node(key) else { return nil }
-        guard case let .scalar(scalar, _) = node, scalar.kind == .int else {
+        guard case .scalar(let scalar, _) = node, scalar.kind == .int else {
             throw error(key, "expected an integer, found \(node.article)")
         }
         guard let value = Self.decimalInteger(scalar.text) else {
@@ -116,7 +116,7 @@ struct ConfigSection {
     /// The finite number (integer or floating-point) at `key`, at least `minimum`.
     func number(_ key: String, minimum: Double) throws(ConfigurationError) -> Double? {
         guard let node = node(key) else { return nil }
-        guard case let .scalar(scalar, _) = node, scalar.kind == .int || scalar.kind == .float else {
+        guard case .scalar(let scalar, _) = node, scalar.kind == .int || scalar.kind == .float else {
             throw error(key, "expected a number, found \(node.article)")
         }
         let value: Double?

@@ -6,9 +6,9 @@ extension ConfigurationError {
     /// the value came from.
     init(key: String, message: String, origin: ConfigOrigin) {
         switch origin {
-        case let .file(line):
+        case .file(let line):
             self.init(key: key, message: message, line: line)
-        case let .environment(variable):
+        case .environment(let variable):
             self.init(key: key, message: "\(message) (set by \(variable))")
         }
     }

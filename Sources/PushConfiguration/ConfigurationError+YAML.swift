@@ -7,14 +7,14 @@ extension ConfigurationError {
     /// offending source line, which could contain a secret.
     init(yamlError: YamlError) {
         switch yamlError {
-        case let .scanner(context, problem, mark, _),
-             let .parser(context, problem, mark, _),
-             let .composer(context, problem, mark, _):
+        case .scanner(let context, let problem, let mark, _),
+            .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
             let prefix = context.map { "\($0.text): " } ?? ""
             self.init(key: Self.fileKey, message: "invalid YAML: \(prefix)\(problem)", line: mark.line)
-        case let .reader(problem, _, _, _):
+        case .reader(let problem, _, _, _):
             self.init(key: Self.fileKey, message: "invalid YAML: \(problem)")
-        case let .duplicatedKeysInMapping(duplicates, context):
+        case .duplicatedKeysInMapping(let duplicates, let context):
             let keys = duplicates.sorted().map { "'\($0)'" }.joined(separator: ", ")
             self.init(key: Self.fileKey, message: "duplicate key \(keys) in a mapping", line: context.mark.line)
         case .dataCouldNotBeDecoded:

@@ -1,5 +1,5 @@
-import Foundation
 import APNsCore
+import Foundation
 
 extension ConfigurationParser {
     /// `apps:`: a mapping keyed by app id, with at least one app.
@@ -45,7 +45,9 @@ extension ConfigurationParser {
             for environment in environments {
                 if case .token = environmentAuth[environment] ?? auth {
                     throw section.error(
-                        "transport", "binary needs a client certificate (auth.certificate or auth.pkcs12) for \(environment.rawValue): the binary interface takes no signing key")
+                        "transport",
+                        "binary needs a client certificate (auth.certificate or auth.pkcs12) for \(environment.rawValue): the binary interface takes no signing key"
+                    )
                 }
             }
         }
@@ -111,10 +113,10 @@ extension ConfigurationParser {
     func stringList(_ section: ConfigSection, key: String, of what: String) throws(ConfigurationError) -> [(text: String, origin: ConfigOrigin)] {
         guard let node = section.node(key) else { return [] }
         switch node {
-        case let .sequence(elements, _):
+        case .sequence(let elements, _):
             var items: [(text: String, origin: ConfigOrigin)] = []
             for element in elements {
-                guard case let .scalar(scalar, origin) = element, scalar.kind == .string else {
+                guard case .scalar(let scalar, let origin) = element, scalar.kind == .string else {
                     throw ConfigurationError(
                         key: section.keyPath(key), message: "expected a list of \(what), found \(element.article) in it",
                         origin: element.origin)
@@ -122,7 +124,7 @@ extension ConfigurationParser {
                 items.append((scalar.text, origin))
             }
             return items
-        case let .scalar(scalar, origin) where scalar.kind == .string:
+        case .scalar(let scalar, let origin) where scalar.kind == .string:
             return scalar.text.split(separator: ",").map { (String($0).trimmingCharacters(in: .whitespaces), origin) }
         default:
             throw section.error(key, "expected a list of \(what), found \(node.article)")
@@ -142,7 +144,9 @@ extension ConfigurationParser {
         var perEnvironment: [APNsEnvironment: AppAuth] = [:]
         for environment in [APNsEnvironment.sandbox, .production] where section.has(environment.rawValue) {
             guard environments.contains(environment) else {
-                throw section.error(environment.rawValue, "the app does not send to \(environment) (environments: \(environments.map(\.rawValue).joined(separator: ", ")))")
+                throw section.error(
+                    environment.rawValue,
+                    "the app does not send to \(environment) (environments: \(environments.map(\.rawValue).joined(separator: ", ")))")
             }
             perEnvironment[environment] = try auth(section, key: environment.rawValue)
         }
@@ -187,7 +191,7 @@ extension ConfigurationParser {
     func appleID(_ section: ConfigSection, _ key: String) throws(ConfigurationError) -> String {
         let value = try section.requiredString(key)
         guard value.utf8.count == 10,
-              value.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            value.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         else {
             throw section.error(key, "must be 10 characters of A-Z and 0-9")
         }

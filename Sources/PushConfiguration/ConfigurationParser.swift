@@ -28,7 +28,7 @@ struct ConfigurationParser {
         let propertiesSection = try section.section("properties")
         var properties: [String: String] = [:]
         for entry in propertiesSection.entries {
-            guard case let .scalar(scalar, _) = entry.value else {
+            guard case .scalar(let scalar, _) = entry.value else {
                 throw propertiesSection.error(entry.key, "expected a string, number or boolean, found \(entry.value.article)")
             }
             switch scalar.kind {
@@ -44,8 +44,9 @@ struct ConfigurationParser {
                 "assignment-strategy", "must be one of \(KafkaSettings.assignmentStrategies.sorted().joined(separator: ", ")), got '\(strategy)'")
         }
         let instanceID = try section.string("group-instance-id")
-        if let instanceID, instanceID.isEmpty || instanceID.count > 200
-            || !instanceID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        if let instanceID,
+            instanceID.isEmpty || instanceID.count > 200
+                || !instanceID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
         {
             throw section.error("group-instance-id", "must be 1 to 200 characters of A-Z, a-z, 0-9, '.', '_' and '-', got '\(instanceID)'")
         }
@@ -74,7 +75,8 @@ struct ConfigurationParser {
             minInSyncReplicas: try section.integer("min-insync-replicas", minimum: 1, maximum: 32))
         if let replicas = layout.replicationFactor, let inSync = layout.minInSyncReplicas, inSync > replicas {
             throw section.error(
-                "min-insync-replicas", "must not exceed \(section.keyPath("replication-factor")) (\(replicas)), got \(inSync): no write could succeed")
+                "min-insync-replicas", "must not exceed \(section.keyPath("replication-factor")) (\(replicas)), got \(inSync): no write could succeed"
+            )
         }
         return layout
     }

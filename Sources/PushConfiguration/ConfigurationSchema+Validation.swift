@@ -11,7 +11,7 @@ extension ConfigurationSchema {
         switch self {
         case .value:
             return
-        case let .section(keys):
+        case .section(let keys):
             let entries = try Self.entries(of: node, path: path, expected: "a mapping")
             for entry in entries {
                 guard let child = keys.first(where: { $0.key == entry.key }) else {
@@ -34,7 +34,7 @@ extension ConfigurationSchema {
                     key: keyPath, message: "expected a string, number or boolean, found \(entry.value.article)",
                     origin: entry.value.origin)
             }
-        case let .apps(appSchema):
+        case .apps(let appSchema):
             let entries = try Self.entries(of: node, path: path, expected: "a mapping keyed by app id")
             for entry in entries {
                 let keyPath = Self.join(path, entry.key)
@@ -50,7 +50,7 @@ extension ConfigurationSchema {
 
     /// The entries of a mapping node, or an error naming `path` when it is another kind of node.
     static func entries(of node: ConfigNode, path: String, expected: String) throws(ConfigurationError) -> [ConfigEntry] {
-        guard case let .mapping(entries, _) = node else {
+        guard case .mapping(let entries, _) = node else {
             throw ConfigurationError(
                 key: path.isEmpty ? ConfigurationError.fileKey : path,
                 message: "expected \(expected), found \(node.article)", origin: node.origin)
@@ -62,7 +62,8 @@ extension ConfigurationSchema {
     static func unknownKeyMessage(_ key: String, known: [String]) -> String {
         var message = "unknown key '\(key)'"
         let normalized = key.lowercased().replacingOccurrences(of: "_", with: "-")
-        let suggestion = known
+        let suggestion =
+            known
             .map { (key: $0, distance: editDistance(normalized, $0)) }
             .filter { $0.distance <= max(2, $0.key.count / 4) }
             .min { $0.distance < $1.distance }
@@ -74,7 +75,8 @@ extension ConfigurationSchema {
 
     /// The Levenshtein distance between two strings, over characters.
     static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-        let a = Array(lhs), b = Array(rhs)
+        let a = Array(lhs)
+        let b = Array(rhs)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
         var previous = Array(0...b.count)

@@ -12,74 +12,118 @@ indirect enum ConfigurationSchema: Sendable {
 
     /// The whole file.
     static let root: ConfigurationSchema = .section([
-        ("kafka", .section([
-            ("bootstrap-servers", .value), ("group-prefix", .value), ("properties", .properties),
-            ("assignment-strategy", .value), ("group-instance-id", .value), ("session-timeout-ms", .value),
-            ("topics", .section([
-                ("partitions", .section([("jobs", .value), ("deliveries", .value), ("feedback", .value), ("dead-letters", .value)])),
-                ("replication-factor", .value), ("min-insync-replicas", .value),
-            ])),
-        ])),
-        ("redis", .section([
-            ("host", .value), ("port", .value), ("username", .value), ("password", .value),
-            ("password-file", .value), ("database", .value), ("pool-size", .value), ("cluster-nodes", .value),
-            ("replica-acknowledgements", .value), ("replica-ack-timeout-ms", .value),
-        ])),
-        ("apns", .section([
-            ("endpoint", .section([("host", .value), ("port", .value)])),
-            ("endpoints", .section([
-                ("sandbox", .section([("host", .value), ("port", .value)])),
-                ("production", .section([("host", .value), ("port", .value)])),
-            ])),
-            ("binary-endpoints", .section([
-                ("sandbox", .section([("host", .value), ("port", .value)])),
-                ("production", .section([("host", .value), ("port", .value)])),
-            ])),
-            ("feedback-endpoints", .section([
-                ("sandbox", .section([("host", .value), ("port", .value)])),
-                ("production", .section([("host", .value), ("port", .value)])),
-            ])),
-            ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("min-connections-per-pool", .value), ("streams-per-connection", .value),
-            ("request-timeout-ms", .value), ("event-loops", .value), ("binary-quiet-period-ms", .value),
-            ("feedback-interval-seconds", .value),
-        ])),
+        (
+            "kafka",
+            .section([
+                ("bootstrap-servers", .value), ("group-prefix", .value), ("properties", .properties),
+                ("assignment-strategy", .value), ("group-instance-id", .value), ("session-timeout-ms", .value),
+                (
+                    "topics",
+                    .section([
+                        ("partitions", .section([("jobs", .value), ("deliveries", .value), ("feedback", .value), ("dead-letters", .value)])),
+                        ("replication-factor", .value), ("min-insync-replicas", .value),
+                    ])
+                ),
+            ])
+        ),
+        (
+            "redis",
+            .section([
+                ("host", .value), ("port", .value), ("username", .value), ("password", .value),
+                ("password-file", .value), ("database", .value), ("pool-size", .value), ("cluster-nodes", .value),
+                ("replica-acknowledgements", .value), ("replica-ack-timeout-ms", .value),
+            ])
+        ),
+        (
+            "apns",
+            .section([
+                ("endpoint", .section([("host", .value), ("port", .value)])),
+                (
+                    "endpoints",
+                    .section([
+                        ("sandbox", .section([("host", .value), ("port", .value)])),
+                        ("production", .section([("host", .value), ("port", .value)])),
+                    ])
+                ),
+                (
+                    "binary-endpoints",
+                    .section([
+                        ("sandbox", .section([("host", .value), ("port", .value)])),
+                        ("production", .section([("host", .value), ("port", .value)])),
+                    ])
+                ),
+                (
+                    "feedback-endpoints",
+                    .section([
+                        ("sandbox", .section([("host", .value), ("port", .value)])),
+                        ("production", .section([("host", .value), ("port", .value)])),
+                    ])
+                ),
+                ("ca-file", .value), ("port", .value), ("connections-per-pool", .value), ("min-connections-per-pool", .value),
+                ("streams-per-connection", .value),
+                ("request-timeout-ms", .value), ("event-loops", .value), ("binary-quiet-period-ms", .value),
+                ("feedback-interval-seconds", .value),
+            ])
+        ),
         ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),
-        ("worker", .section([
-            ("chunk-size", .value), ("chunks-in-flight", .value), ("expansions-in-flight", .value), ("notifications-in-flight", .value),
-            ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value),
-        ])),
-        ("resend", .section([
-            ("max-attempts", .value), ("base-delay-ms", .value), ("max-delay-ms", .value),
-            ("max-age-seconds", .value), ("lease-ms", .value),
-        ])),
-        ("breaker", .section([
-            ("watch-notifications", .value), ("min-notifications", .value), ("max-rejected-share", .value),
-        ])),
+        (
+            "worker",
+            .section([
+                ("chunk-size", .value), ("chunks-in-flight", .value), ("expansions-in-flight", .value), ("notifications-in-flight", .value),
+                ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value),
+            ])
+        ),
+        (
+            "resend",
+            .section([
+                ("max-attempts", .value), ("base-delay-ms", .value), ("max-delay-ms", .value),
+                ("max-age-seconds", .value), ("lease-ms", .value),
+            ])
+        ),
+        (
+            "breaker",
+            .section([
+                ("watch-notifications", .value), ("min-notifications", .value), ("max-rejected-share", .value),
+            ])
+        ),
         ("metrics", .section([("port", .value)])),
         ("tracing", .section([("otlp-endpoint", .value), ("sample-rate", .value)])),
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
-        ("apps", .apps(.section([
-            ("bundle-id", .value), ("extra-topics", .value), ("environments", .value), ("transport", .value),
-            // The methods, then an environment's own (Tests/deploy reads this table as text:
-            // it stays literal).
-            ("auth", .section([
-                ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
-                ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
-                ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
-                ("sandbox", .section([
-                    ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
-                    ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
-                    ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
-                ])),
-                ("production", .section([
-                    ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
-                    ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
-                    ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
-                ])),
-            ])),
-            ("rate-per-second", .value), ("burst", .value), ("sleep-after", .value),
-            ("sleep-ms", .value), ("connections-per-pool", .value), ("api-keys", .value), ("api-keys-file", .value),
-        ]))),
+        (
+            "apps",
+            .apps(
+                .section([
+                    ("bundle-id", .value), ("extra-topics", .value), ("environments", .value), ("transport", .value),
+                    // The methods, then an environment's own (Tests/deploy reads this table as text:
+                    // it stays literal).
+                    (
+                        "auth",
+                        .section([
+                            ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                            ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                            ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+                            (
+                                "sandbox",
+                                .section([
+                                    ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                                    ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                                    ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+                                ])
+                            ),
+                            (
+                                "production",
+                                .section([
+                                    ("token", .section([("team-id", .value), ("key-id", .value), ("key-file", .value)])),
+                                    ("certificate", .section([("certificate-file", .value), ("key-file", .value)])),
+                                    ("pkcs12", .section([("file", .value), ("passphrase-file", .value)])),
+                                ])
+                            ),
+                        ])
+                    ),
+                    ("rate-per-second", .value), ("burst", .value), ("sleep-after", .value),
+                    ("sleep-ms", .value), ("connections-per-pool", .value), ("api-keys", .value), ("api-keys-file", .value),
+                ]))
+        ),
     ])
 
     /// `path.key`, or `key` at the top level; an empty key (YAML allows `"": x`) shows as `''`, so that an error always
@@ -92,14 +136,15 @@ indirect enum ConfigurationSchema: Sendable {
     /// Whether `id` is a valid app id: 1–64 bytes of `A-Z a-z 0-9 . _ -`.
     static func isValidAppID(_ id: String) -> Bool {
         let bytes = Array(id.utf8)
-        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default:
-                false
+        return (1...64).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default:
+                    false
+                }
             }
-        }
     }
 }

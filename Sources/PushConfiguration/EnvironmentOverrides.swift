@@ -24,7 +24,8 @@ struct EnvironmentOverrides: Sendable {
 
     /// Picks the `PUSHFLEET__…` variables out of `environment`; every other variable is ignored.
     init(environment: [String: String]) {
-        variables = environment
+        variables =
+            environment
             .filter { $0.key.hasPrefix(Self.prefix) }
             .map { (name: $0.key, value: $0.value) }
             .sorted { $0.name < $1.name }
@@ -61,7 +62,7 @@ struct EnvironmentOverrides: Sendable {
         } catch {
             throw ConfigurationError(key: variable, message: "the value is not a valid quoted YAML string")
         }
-        guard case let .scalar(scalar)? = node else {
+        guard case .scalar(let scalar)? = node else {
             throw ConfigurationError(key: variable, message: "the value is not a single quoted YAML string")
         }
         return .scalar(ConfigScalar(text: scalar.string, kind: .string), origin: origin)
@@ -79,7 +80,7 @@ struct EnvironmentOverrides: Sendable {
         switch node {
         case nil:
             entries = []
-        case let .mapping(existing, existingOrigin)?:
+        case .mapping(let existing, let existingOrigin)?:
             entries = existing
             nodeOrigin = existingOrigin
         case let other? where other.isNull:
@@ -97,7 +98,7 @@ struct EnvironmentOverrides: Sendable {
         switch schema {
         case .value:
             throw ConfigurationError(key: variable, message: "unknown key: '\(path)' has no keys below it")
-        case let .section(keys):
+        case .section(let keys):
             let wanted = segment.lowercased().replacingOccurrences(of: "_", with: "-")
             guard let match = keys.first(where: { $0.key == wanted }) else {
                 throw ConfigurationError(
@@ -117,7 +118,7 @@ struct EnvironmentOverrides: Sendable {
             existingIndex = entries.firstIndex { $0.key.lowercased().replacingOccurrences(of: "_", with: ".") == wanted }
             key = existingIndex.map { entries[$0].key } ?? wanted
             childSchema = .value
-        case let .apps(appSchema):
+        case .apps(let appSchema):
             let wanted = segment.lowercased().replacingOccurrences(of: "-", with: "_")
             let matches = entries.indices.filter {
                 entries[$0].key.lowercased().replacingOccurrences(of: "-", with: "_") == wanted
@@ -140,11 +141,11 @@ struct EnvironmentOverrides: Sendable {
             value, at: rest, in: existingIndex.map { entries[$0].value }, schema: childSchema,
             path: ConfigurationSchema.join(path, key), variable: variable, origin: origin)
         switch (existingIndex, child) {
-        case let (index?, child?):
+        case (let index?, let child?):
             entries[index].value = child
-        case let (index?, nil):
+        case (let index?, nil):
             entries.remove(at: index)
-        case let (nil, child?):
+        case (nil, let child?):
             entries.append(ConfigEntry(key: key, keyOrigin: origin, value: child))
         case (nil, nil):
             return node

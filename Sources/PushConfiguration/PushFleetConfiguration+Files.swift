@@ -39,12 +39,12 @@ extension PushFleetConfiguration {
             }
             for (prefix, auth) in credentials {
                 switch auth {
-                case let .token(_, _, keyFile):
+                case .token(_, _, let keyFile):
                     files.append(("\(prefix).token.key-file", keyFile))
-                case let .certificate(certificateFile, keyFile):
+                case .certificate(let certificateFile, let keyFile):
                     files.append(("\(prefix).certificate.certificate-file", certificateFile))
                     files.append(("\(prefix).certificate.key-file", keyFile))
-                case let .pkcs12(file, passphraseFile):
+                case .pkcs12(let file, let passphraseFile):
                     files.append(("\(prefix).pkcs12.file", file))
                     if let passphraseFile { files.append(("\(prefix).pkcs12.passphrase-file", passphraseFile)) }
                 }

@@ -14,11 +14,13 @@ extension RedisSettings: CustomStringConvertible, CustomDebugStringConvertible, 
 
     /// A mirror whose `password` child is `<redacted>` (or `nil`), so `dump` never shows it.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "clusterNodes": clusterNodes, "host": host, "port": port, "username": username as Any,
-            "password": (password == nil ? nil : Self.redacted) as String? as Any,
-            "passwordFile": passwordFile as Any, "database": database, "poolSize": poolSize,
-            "replicaAcknowledgements": replicaAcknowledgements, "replicaAcknowledgementTimeout": replicaAcknowledgementTimeout,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "clusterNodes": clusterNodes, "host": host, "port": port, "username": username as Any,
+                "password": (password == nil ? nil : Self.redacted) as String? as Any,
+                "passwordFile": passwordFile as Any, "database": database, "poolSize": poolSize,
+                "replicaAcknowledgements": replicaAcknowledgements, "replicaAcknowledgementTimeout": replicaAcknowledgementTimeout,
+            ], displayStyle: .struct)
     }
 }

@@ -62,7 +62,8 @@ extension APNsPayload: Codable {
         case "attributes-type":
             let name = try value.decodeString(at: path)
             guard TokenKind.isValidAttributesType(name) else {
-                throw MessageValidationError(path, .invalidValue, "must be a type name: 1 to \(TokenKind.maxAttributesTypeBytes) characters of A-Z a-z 0-9 _ .")
+                throw MessageValidationError(
+                    path, .invalidValue, "must be a type name: 1 to \(TokenKind.maxAttributesTypeBytes) characters of A-Z a-z 0-9 _ .")
             }
         case "input-push-token":
             guard try value.decodeInt(at: path) == 1 else {

@@ -14,9 +14,11 @@ struct FieldPath: Hashable, Sendable, CustomStringConvertible {
 
     /// The path of member `key` of the object at this path.
     func key(_ key: String) -> FieldPath {
-        let plain = !key.isEmpty && !key.unicodeScalars.contains {
-            $0 == "." || $0 == "[" || $0 == "]" || $0 == "\"" || $0.properties.isWhitespace
-        }
+        let plain =
+            !key.isEmpty
+            && !key.unicodeScalars.contains {
+                $0 == "." || $0 == "[" || $0 == "]" || $0 == "\"" || $0.properties.isWhitespace
+            }
         if plain {
             return FieldPath(rendered: rendered.isEmpty ? key : rendered + "." + key)
         }

@@ -29,9 +29,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return .object(try parseObject(depth: depth))
         case UInt8(ascii: "["): return .array(try parseArray(depth: depth))
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw error("unexpected character '\(UnicodeScalar(byte))'")
         }
@@ -61,7 +67,9 @@ struct JSONParser {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return object
+            case UInt8(ascii: "}"):
+                index += 1
+                return object
             default: throw error("expected ',' or '}' in an object")
             }
         }
@@ -81,7 +89,9 @@ struct JSONParser {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return elements
+            case UInt8(ascii: "]"):
+                index += 1
+                return elements
             default: throw error("expected ',' or ']' in an array")
             }
         }

@@ -22,7 +22,9 @@ extension PushJob {
         let list = allowed.map { "'\($0)'" }.joined(separator: ", ")
         throw MessageValidationError(
             field: "headers.topic", code: .topicNotAllowed,
-            message: "'\(topic)' is not a topic of app '\(app)' for \(headers.pushType) pushes; use \(allowed.count == 1 ? "" : "one of ")\(list), or leave it out")
+            message:
+                "'\(topic)' is not a topic of app '\(app)' for \(headers.pushType) pushes; use \(allowed.count == 1 ? "" : "one of ")\(list), or leave it out"
+        )
     }
 
     /// Whether the job goes out with its app's own topic for its push type (its bundle id with

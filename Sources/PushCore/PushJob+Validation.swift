@@ -1,5 +1,5 @@
-public import Foundation
 import APNsCore
+public import Foundation
 
 extension PushJob {
     /// Parses, decodes and validates a job from its JSON bytes.
@@ -61,10 +61,12 @@ extension PushJob {
                 path.key("push-type"), .invalidValue, "must be liveactivity for a channel audience, is \(headers.pushType)")
         }
         if headers.topic != nil {
-            throw MessageValidationError(path.key("topic"), .invalidValue, "must be absent for a channel audience: a broadcast names the app's bundle id")
+            throw MessageValidationError(
+                path.key("topic"), .invalidValue, "must be absent for a channel audience: a broadcast names the app's bundle id")
         }
         if headers.collapseID != nil {
-            throw MessageValidationError(path.key("collapse-id"), .invalidValue, "must be absent for a channel audience: broadcasts take no collapse id")
+            throw MessageValidationError(
+                path.key("collapse-id"), .invalidValue, "must be absent for a channel audience: broadcasts take no collapse id")
         }
     }
 

@@ -66,7 +66,8 @@ public enum RFC3339Timestamp {
     public static func string(from date: Date) -> String {
         let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
         let (days, millisecondOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
-        let (dayOffset, dayMilliseconds) = millisecondOfDay < 0
+        let (dayOffset, dayMilliseconds) =
+            millisecondOfDay < 0
             ? (days - 1, millisecondOfDay + 86_400_000) : (days, millisecondOfDay)
         let (year, month, day) = CivilDays.date(daysSince1970: dayOffset)
         let secondOfDay = dayMilliseconds / 1000
@@ -74,7 +75,8 @@ public enum RFC3339Timestamp {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
+        var text =
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
             + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if dayMilliseconds % 1000 != 0 {
             text += "." + pad(dayMilliseconds % 1000, 3)

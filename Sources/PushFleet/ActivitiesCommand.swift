@@ -58,7 +58,9 @@ struct ActivitiesCommand: AsyncParsableCommand {
                 "activity": .string(activity.rawValue), "environment": .string(environment.rawValue), "token": .string(deviceToken.hex),
                 "expires-at": .number(JSONNumber(Int(expiresAt))),
             ]
-            print(target.options.json ? String(decoding: value.compactData(), as: UTF8.self) : "▸ kept \(deviceToken.hex) for activity \(activity) for \(expiresIn) s")
+            print(
+                target.options.json
+                    ? String(decoding: value.compactData(), as: UTF8.self) : "▸ kept \(deviceToken.hex) for activity \(activity) for \(expiresIn) s")
         }
     }
 

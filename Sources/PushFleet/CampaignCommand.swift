@@ -117,7 +117,9 @@ enum CampaignRunner {
         case .complete: return
         case .cancelled: throw ExitCode(3)
         case .paused:
-            printError("pushfleet: job \(jobID) is paused: \(report.control.reason ?? "no reason given"); decide with `pushfleet jobs resume \(jobID)` or `pushfleet jobs abort \(jobID)`")
+            printError(
+                "pushfleet: job \(jobID) is paused: \(report.control.reason ?? "no reason given"); decide with `pushfleet jobs resume \(jobID)` or `pushfleet jobs abort \(jobID)`"
+            )
             throw ExitCode(6)
         case .timedOut:
             printError("pushfleet: job \(jobID) did not finish within \(timeout ?? 0) s")
@@ -232,8 +234,8 @@ struct SendCommand: AsyncParsableCommand {
         guard let app = notification.app else { throw ValidationError("--app is required") }
         let audience: JSONValue
         switch (token, openid) {
-        case let (token?, nil): audience = ["tokens": [.string(token)]]
-        case let (nil, openid?): audience = ["openids": [.string(openid)]]
+        case (let token?, nil): audience = ["tokens": [.string(token)]]
+        case (nil, let openid?): audience = ["openids": [.string(openid)]]
         default: throw ValidationError("give exactly one of --token or --openid")
         }
         try await ClientSession.with(options, kafka: true) { session in

@@ -101,7 +101,9 @@ struct ChannelsCommand: AsyncParsableCommand {
                     let ids = try await manager.channelIDsAtAPNs(app: app, environment: environment)
                     for id in ids {
                         if json {
-                            let value: JSONValue = ["channel": .string(id.rawValue), "environment": .string(environment.rawValue), "kept": .bool(kept.contains(id))]
+                            let value: JSONValue = [
+                                "channel": .string(id.rawValue), "environment": .string(environment.rawValue), "kept": .bool(kept.contains(id)),
+                            ]
                             print(String(decoding: value.compactData(), as: UTF8.self))
                         } else {
                             print("\(id)\(kept.contains(id) ? "" : "  (not kept by PushFleet)")")

@@ -85,15 +85,19 @@ struct CredentialsCommand: AsyncParsableCommand {
                     print("\(app) \(environment.rawValue): \(credential.id) at \(endpoint.host):\(endpoint.port)")
                     if let expiry {
                         let state = expiry.state(now: now)
-                        print("  certificate valid until \(expiry.notValidAfterText) "
-                            + "(\(Int(expiry.daysLeft(now: now).rounded(.down))) days left\(state == .valid ? "" : ", \(state.rawValue)"))")
+                        print(
+                            "  certificate valid until \(expiry.notValidAfterText) "
+                                + "(\(Int(expiry.daysLeft(now: now).rounded(.down))) days left\(state == .valid ? "" : ", \(state.rawValue)"))")
                     }
                     print("  \(Self.name(verdict)): \(Self.detail(verdict)) (\(milliseconds) ms)")
                 }
             }
             await client.shutdown()
             if options.json {
-                print(String(decoding: JSONValue.object(["app": .string(app), "passed": .bool(passed), "environments": .array(results)]).compactData(), as: UTF8.self))
+                print(
+                    String(
+                        decoding: JSONValue.object(["app": .string(app), "passed": .bool(passed), "environments": .array(results)]).compactData(),
+                        as: UTF8.self))
             }
             if !passed { throw ExitCode(1) }
         }

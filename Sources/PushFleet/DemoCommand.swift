@@ -6,12 +6,12 @@ import EmbeddedStack
 import Foundation
 import Kafka
 import Logging
+import PushAPI
 import PushConfiguration
 import PushCore
 import PushJobs
 import PushPipeline
 import PushStore
-import PushAPI
 import Redis
 import ServiceLifecycle
 import UnixSignals
@@ -48,10 +48,16 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the state on a local Redis Cluster (3 masters, 3 replicas) instead of one redis-server.")
     var redisCluster = false
 
-    @Flag(help: "Start the embedded stack and register the demo devices, print its configuration file, and wait for SIGINT or SIGTERM: the workers, the feedback worker and the API run as processes of their own (`pushfleet worker --config FILE`, …).")
+    @Flag(
+        help:
+            "Start the embedded stack and register the demo devices, print its configuration file, and wait for SIGINT or SIGTERM: the workers, the feedback worker and the API run as processes of their own (`pushfleet worker --config FILE`, …)."
+    )
     var stackOnly = false
 
-    @Option(help: "App news authenticates with a sandbox client certificate valid for this many days instead of a signing key, so that /metrics and /readyz show their expiry.")
+    @Option(
+        help:
+            "App news authenticates with a sandbox client certificate valid for this many days instead of a signing key, so that /metrics and /readyz show their expiry."
+    )
     var certificateDays: Int?
 
     func validate() throws {
@@ -59,7 +65,9 @@ struct DemoCommand: AsyncParsableCommand {
         if let certificateDays, !(1...3650).contains(certificateDays) {
             throw ValidationError("--certificate-days must be from 1 to 3650")
         }
-        guard !(stackOnly && serve) else { throw ValidationError("--stack-only runs no campaign to serve after: use one of --stack-only and --serve") }
+        guard !(stackOnly && serve) else {
+            throw ValidationError("--stack-only runs no campaign to serve after: use one of --stack-only and --serve")
+        }
         guard uninstalledEvery >= 2 else { throw ValidationError("--uninstalled-every must be at least 2") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
     }
@@ -70,7 +78,9 @@ struct DemoCommand: AsyncParsableCommand {
         let tokens = (0..<devices).map(Self.token)
         let uninstalled = stride(from: 0, to: devices, by: uninstalledEvery).map { tokens[$0] }
 
-        say("starting the embedded stack: Kafka (mock cluster), \(redisCluster ? "a Redis Cluster (3 masters, 3 replicas)" : "redis-server"), APNs simulator (HTTP/2 + TLS)")
+        say(
+            "starting the embedded stack: Kafka (mock cluster), \(redisCluster ? "a Redis Cluster (3 masters, 3 replicas)" : "redis-server"), APNs simulator (HTTP/2 + TLS)"
+        )
         var options = EmbeddedStack.Options()
         options.apiPort = port
         // The shop's topic is one news's jobs may address, but every demo device is news's own.
@@ -108,7 +118,9 @@ struct DemoCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         guard !stackOnly else { return }
-        print("✓ every notification has its outcome: accepted once, uninstalled devices removed, bad jobs dead-lettered, the misconfigured campaign stopped with the registry untouched")
+        print(
+            "✓ every notification has its outcome: accepted once, uninstalled devices removed, bad jobs dead-lettered, the misconfigured campaign stopped with the registry untouched"
+        )
     }
 
     static func token(_ n: Int) -> DeviceToken {
@@ -119,12 +131,14 @@ struct DemoCommand: AsyncParsableCommand {
     /// (the observability tests start the processes and Prometheus against it), and waits for
     /// SIGINT or SIGTERM.
     private func serveStack(_ stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken]) async throws {
-        let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
+        let registry = DeviceRegistry(
+            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
         try await register(tokens, in: registry)
         say("serving the stack until Ctrl-C (SIGINT) or SIGTERM; start its processes with --config \(stack.configurationPath)")
         print(
             "PUSHFLEET_STACK config=\(stack.configurationPath) app=\(EmbeddedStack.app) key=\(stack.apiKeys[EmbeddedStack.app] ?? "")"
-                + " device-key=\(stack.deviceAPIKey) other-topic=\(EmbeddedStack.otherBundleID) devices=\(tokens.count) uninstalled-every=\(uninstalledEvery)")
+                + " device-key=\(stack.deviceAPIKey) other-topic=\(EmbeddedStack.otherBundleID) devices=\(tokens.count) uninstalled-every=\(uninstalledEvery)"
+        )
         fflush(nil)
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         for await _ in signals {
@@ -143,9 +157,12 @@ struct DemoCommand: AsyncParsableCommand {
         try await registry.bind(registrations, app: EmbeddedStack.app)
     }
 
-    private func demo(stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger) async throws -> Bool {
+    private func demo(stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken], uninstalled: [DeviceToken], logger: Logger) async throws
+        -> Bool
+    {
         let app = EmbeddedStack.app
-        let registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
+        let registry = DeviceRegistry(
+            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
         try await register(tokens, in: registry)
         detail("\(uninstalled.count) of them uninstalled the app: APNs (the simulator) answers 410 Unregistered")
 
@@ -179,7 +196,9 @@ struct DemoCommand: AsyncParsableCommand {
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
-            say("worker and API stopped gracefully: \(worker.counters.snapshot().filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+            say(
+                "worker and API stopped gracefully: \(worker.counters.snapshot().filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+            )
         }
         await producer.close()
         return consistent
@@ -195,9 +214,13 @@ struct DemoCommand: AsyncParsableCommand {
         say("serving until Ctrl-C (SIGINT) or SIGTERM; or call the API, e.g.:")
         detail("curl -s \(url)/readyz")
         detail("curl -s -H 'Authorization: Bearer \(key)' \(url)/v1/apps/\(app)/devices")
-        detail("curl -s -H 'Authorization: Bearer \(key)' -H 'Content-Type: application/json' -d '{\"environment\":\"sandbox\",\"audience\":{\"broadcast\":true},\"notification\":{\"aps\":{\"alert\":\"Hello\"}},\"headers\":{\"push-type\":\"alert\"}}' \(url)/v1/apps/\(app)/push")
+        detail(
+            "curl -s -H 'Authorization: Bearer \(key)' -H 'Content-Type: application/json' -d '{\"environment\":\"sandbox\",\"audience\":{\"broadcast\":true},\"notification\":{\"aps\":{\"alert\":\"Hello\"}},\"headers\":{\"push-type\":\"alert\"}}' \(url)/v1/apps/\(app)/push"
+        )
         detail("configuration: \(stack.configurationPath) · OpenAPI: schemas/openapi.yaml")
-        print("PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "") device-key=\(stack.deviceAPIKey) console=\(url)/console/")
+        print(
+            "PUSHFLEET_API url=\(url) app=\(app) key=\(key) other-app=\(EmbeddedStack.otherApp) other-key=\(stack.apiKeys[EmbeddedStack.otherApp] ?? "") device-key=\(stack.deviceAPIKey) console=\(url)/console/"
+        )
         fflush(nil)
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         for await _ in signals {
@@ -217,7 +240,10 @@ struct DemoCommand: AsyncParsableCommand {
         let openIDs = (0..<5).map { "user-\($0)" } + ["nobody"]
         let campaigns: [(label: String, job: PushJob, expectedAccepted: Int)] = [
             ("broadcast", Self.job(.broadcast, "Today's headlines"), tokens.count - uninstalled.count),
-            ("openids", Self.job(.openIDs(openIDs), "A message for you"), 5 - openIDs.prefix(5).filter { uninstalledSet.contains(tokens[Int($0.dropFirst(5))! * 10]) }.count),
+            (
+                "openids", Self.job(.openIDs(openIDs), "A message for you"),
+                5 - openIDs.prefix(5).filter { uninstalledSet.contains(tokens[Int($0.dropFirst(5))! * 10]) }.count
+            ),
             ("sports", Self.job(.tags(TagExpression(all: ["sports"])), "Kick-off in 10 minutes"), sportsValid),
         ]
         say("publishing three campaigns through the API (POST /v1/apps/\(app)/push, each with an Idempotency-Key)")
@@ -243,13 +269,19 @@ struct DemoCommand: AsyncParsableCommand {
         }
         var tooLong = campaigns[0].job
         tooLong.headers.collapseID = String(repeating: "x", count: 65)
-        let refused = try await client.request("POST", "/v1/apps/\(app)/push", rawBody: tooLong.jsonData(), headers: ["Content-Type": "application/json"])
+        let refused = try await client.request(
+            "POST", "/v1/apps/\(app)/push", rawBody: tooLong.jsonData(), headers: ["Content-Type": "application/json"])
         detail("a job with a 65-byte collapse-id: \(refused.status) \(String(decoding: refused.body, as: UTF8.self))")
 
         say("publishing three malformed jobs straight to \(PushTopic.jobs) (the workers dead-letter them)")
         let bad: [(String, [UInt8])] = [
             ("bad-json", Array(#"{"app": "news", "#.utf8)),
-            ("bad-priority", Array(#"{"id":"bad-priority","app":"news","environment":"sandbox","audience":{"broadcast":true},"notification":{"aps":{"content-available":1}},"headers":{"push-type":"background","priority":10}}"#.utf8)),
+            (
+                "bad-priority",
+                Array(
+                    #"{"id":"bad-priority","app":"news","environment":"sandbox","audience":{"broadcast":true},"notification":{"aps":{"content-available":1}},"headers":{"push-type":"background","priority":10}}"#
+                        .utf8)
+            ),
             ("bad-app", Array(Self.job(.broadcast, "x", app: "no-such-app", id: "bad-app").jsonData())),
         ]
         for (key, bytes) in bad {
@@ -329,7 +361,9 @@ struct DemoCommand: AsyncParsableCommand {
         let follower = JobFollower(jobs: jobs, timeout: .seconds(120), showProgress: false)
         let (report, end) = try await follower.follow(jobID: jobID, label: "wrong topic")
         guard end == .paused else { throw ValidationError("the misconfigured campaign was not paused (\(end))") }
-        detail("paused by the \(report.control.pausedBy?.rawValue ?? "?") after \(report.sent) answers of \(report.targeted) devices: \(report.control.reason ?? "")")
+        detail(
+            "paused by the \(report.control.pausedBy?.rawValue ?? "?") after \(report.sent) answers of \(report.targeted) devices: \(report.control.reason ?? "")"
+        )
         let count = try await registry.deviceCount(app: app)
         detail("registry: \(count.suspect) devices kept aside, none removed for this campaign")
         let aborted = try await client.request("POST", "/v1/apps/\(app)/jobs/\(jobID)/abort", json: ["reason": "wrong topic"])

@@ -112,7 +112,9 @@ struct DeviceFileReader {
             environmentText = object["environment"]?.stringValue
             openID = object["openid"]?.stringValue
             if let list = object["tags"] {
-                guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else { throw fail("tags: a list of strings is expected") }
+                guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+                    throw fail("tags: a list of strings is expected")
+                }
                 tags = array.compactMap(\.stringValue)
             }
             // `devices export` writes it; an import of an export keeps the registration times.

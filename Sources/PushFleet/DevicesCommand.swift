@@ -102,7 +102,9 @@ struct DevicesCommand: AsyncParsableCommand {
                 ]
                 print(String(decoding: summary.compactData(), as: UTF8.self))
             } else {
-                print("▸ imported \(ProgressBar.grouped(imported)) devices into app \(app) in \(String(format: "%.1f", seconds)) s; \(rejected) line(s) rejected")
+                print(
+                    "▸ imported \(ProgressBar.grouped(imported)) devices into app \(app) in \(String(format: "%.1f", seconds)) s; \(rejected) line(s) rejected"
+                )
             }
             if rejected > 0 { throw ExitCode(1) }
         }
@@ -118,8 +120,8 @@ struct DevicesCommand: AsyncParsableCommand {
                     return (devices.count, refused)
                 } catch let error as StoreError {
                     guard let field = error.field, field.hasPrefix("devices["),
-                          let close = field.firstIndex(of: "]"),
-                          let index = Int(field[field.index(field.startIndex, offsetBy: 8)..<close]), devices.indices.contains(index)
+                        let close = field.firstIndex(of: "]"),
+                        let index = Int(field[field.index(field.startIndex, offsetBy: 8)..<close]), devices.indices.contains(index)
                     else { throw error }
                     printError("pushfleet: \(file): device \(devices[index].token.hex): \(field): \(error.message)")
                     devices.remove(at: index)
@@ -157,7 +159,8 @@ struct DevicesCommand: AsyncParsableCommand {
             let deviceToken = try parseToken(token)
             let environment = try parseEnvironment(environment)
             try await ClientSession.withRegistry(options, app: app) { session in
-                try await session.registry.bind(app: try kind.registry(of: app), token: deviceToken, environment: environment, openID: openid, tags: tags)
+                try await session.registry.bind(
+                    app: try kind.registry(of: app), token: deviceToken, environment: environment, openID: openid, tags: tags)
                 try await printDevice(deviceToken, session: session)
             }
         }
@@ -167,7 +170,9 @@ struct DevicesCommand: AsyncParsableCommand {
             if options.json {
                 print(String(decoding: record.jsonValue.compactData(), as: UTF8.self))
             } else {
-                print("▸ bound \(record.token.hex) (\(record.environment.rawValue)) openid \(record.openID ?? "-") tags \(record.tags.sorted().joined(separator: ","))")
+                print(
+                    "▸ bound \(record.token.hex) (\(record.environment.rawValue)) openid \(record.openID ?? "-") tags \(record.tags.sorted().joined(separator: ","))"
+                )
             }
         }
     }
@@ -188,7 +193,10 @@ struct DevicesCommand: AsyncParsableCommand {
             let removed = try await ClientSession.withRegistry(options, app: app) { session in
                 return try await session.registry.unbind(app: try kind.registry(of: app), token: deviceToken)
             }
-            print(options.json ? #"{"token":"\#(deviceToken.hex)","removed":\#(removed)}"# : removed ? "▸ unbound \(deviceToken.hex)" : "device \(deviceToken.hex) is not registered")
+            print(
+                options.json
+                    ? #"{"token":"\#(deviceToken.hex)","removed":\#(removed)}"#
+                    : removed ? "▸ unbound \(deviceToken.hex)" : "device \(deviceToken.hex) is not registered")
             if !removed { throw ExitCode(2) }
         }
     }
@@ -343,7 +351,9 @@ extension DevicesCommand {
                         ]
                         print(String(decoding: line.compactData(), as: UTF8.self))
                     } else {
-                        print("\(record.token.hex) \(record.environment.rawValue) \(suspicion?.reason ?? "-") since \(suspicion.map { String($0.since) } ?? "-")")
+                        print(
+                            "\(record.token.hex) \(record.environment.rawValue) \(suspicion?.reason ?? "-") since \(suspicion.map { String($0.since) } ?? "-")"
+                        )
                     }
                     return true
                 }
@@ -390,7 +400,10 @@ extension DevicesCommand {
                 return (restored, notSuspect)
             }
             if options.json {
-                print(String(decoding: JSONValue.object(["restored": .number(JSONNumber(restored)), "not-suspect": .array(notSuspect.map { .string($0) })]).compactData(), as: UTF8.self))
+                print(
+                    String(
+                        decoding: JSONValue.object(["restored": .number(JSONNumber(restored)), "not-suspect": .array(notSuspect.map { .string($0) })])
+                            .compactData(), as: UTF8.self))
             } else {
                 print("▸ restored \(restored) device(s)")
                 for token in notSuspect { printError("device \(token) is not kept aside") }

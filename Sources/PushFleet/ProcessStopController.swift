@@ -62,7 +62,8 @@ final class ProcessStopController: Sendable {
                 logger.notice("already stopping; \(signal) changes nothing")
             }
         case .shutDownGracefully(let deadline):
-            logger.info("stopping: finishing the work in progress", metadata: ["signal": "\(signal.map { "\($0)" } ?? "")", "deadline": "\(deadline)"])
+            logger.info(
+                "stopping: finishing the work in progress", metadata: ["signal": "\(signal.map { "\($0)" } ?? "")", "deadline": "\(deadline)"])
             Task { await group.triggerGracefulShutdown() }
             schedule(after: deadline, group: group, groupTask: groupTask) { $0.deadlinePassed() }
         case .cancel(let allowance):

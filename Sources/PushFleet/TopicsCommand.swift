@@ -97,12 +97,13 @@ struct TopicsCommand: AsyncParsableCommand {
             if !missing.isEmpty {
                 let topicConfiguration = layout.minInSyncReplicas.map { ["min.insync.replicas": String($0)] } ?? [:]
                 do {
-                    try await admin.createTopics(missing.map {
-                        KafkaTopicSpecification(
-                            name: $0.name, partitions: Int32($0.partitions),
-                            replicationFactor: Int32($0.replicationFactor ?? -1),  // -1: the brokers' default
-                            configuration: topicConfiguration)
-                    }, timeout: .seconds(timeout))
+                    try await admin.createTopics(
+                        missing.map {
+                            KafkaTopicSpecification(
+                                name: $0.name, partitions: Int32($0.partitions),
+                                replicationFactor: Int32($0.replicationFactor ?? -1),  // -1: the brokers' default
+                                configuration: topicConfiguration)
+                        }, timeout: .seconds(timeout))
                 } catch {
                     printError("creating \(missing.map(\.name).joined(separator: ", ")) failed: \(error)")
                     throw ExitCode(1)
@@ -128,12 +129,13 @@ struct TopicsCommand: AsyncParsableCommand {
             return
         }
         let topics: [JSONValue] = findings.map { finding in
-            let kind = switch finding {
-            case .missing: "missing"
-            case .fewerPartitions: "fewer-partitions"
-            case .fewerReplicas: "fewer-replicas"
-            case .sufficient: "ok"
-            }
+            let kind =
+                switch finding {
+                case .missing: "missing"
+                case .fewerPartitions: "fewer-partitions"
+                case .fewerReplicas: "fewer-replicas"
+                case .sufficient: "ok"
+                }
             return ["topic": .string(finding.topic), "finding": .string(kind), "message": .string(finding.description)]
         }
         let value: JSONValue = [

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PushConfiguration
 import Metrics
 import Prometheus
 import PushAPI
+import PushConfiguration
 import PushJobs
 import PushLogging
 import PushPipeline

@@ -13,7 +13,8 @@ extension AppSettings {
         guard environments.contains(job.environment) else {
             let enabled = environments.map(\.rawValue).joined(separator: ", ")
             throw MessageValidationError(
-                field: "environment", code: .invalidValue, message: "app '\(id)' is not enabled for \(job.environment.rawValue) (enabled: \(enabled))")
+                field: "environment", code: .invalidValue, message: "app '\(id)' is not enabled for \(job.environment.rawValue) (enabled: \(enabled))"
+            )
         }
         try job.validateTopic(bundleIDs: topicBundleIDs)
     }

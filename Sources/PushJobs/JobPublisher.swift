@@ -63,7 +63,8 @@ public struct JobPublisher: Sendable {
             throw JobTooLarge(bytes: json.count)
         }
         if let key = job.idempotencyKey,
-           let owner = try await idempotency.claim(app: job.app, key: key, jobID: jobID, digest: digest) {
+            let owner = try await idempotency.claim(app: job.app, key: key, jobID: jobID, digest: digest)
+        {
             return owner.digest == digest ? .replayed(jobID: owner.jobID) : .conflict(jobID: owner.jobID)
         }
         do {

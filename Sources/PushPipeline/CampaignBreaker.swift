@@ -34,7 +34,9 @@ struct CampaignBreaker: Sendable {
             let percent = Int((100 * Double(rejected) / Double(judged)).rounded())
             let allowed = Int((100 * settings.maxRejectedShare).rounded())
             return .trip(
-                reason: "circuit breaker: \(rejected) of the first \(judged) answers (\(percent)%) rejected the device token (\(reasons)); at most \(allowed)% is expected of a sound campaign")
+                reason:
+                    "circuit breaker: \(rejected) of the first \(judged) answers (\(percent)%) rejected the device token (\(reasons)); at most \(allowed)% is expected of a sound campaign"
+            )
         }
         if judged >= settings.watchNotifications || report.isComplete {
             return .clear

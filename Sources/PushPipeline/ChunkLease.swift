@@ -94,7 +94,8 @@ struct ChunkLease: Sendable {
             try await context.jobs.releaseChunk(jobID: jobID, chunkID: chunkID, holder: holder)
         } catch {
             context.logger.info(
-                "could not release the lease of a chunk; it expires on its own", metadata: ["job": "\(jobID)", "chunk": "\(chunkID)", "error": "\(error)"])
+                "could not release the lease of a chunk; it expires on its own",
+                metadata: ["job": "\(jobID)", "chunk": "\(chunkID)", "error": "\(error)"])
         }
     }
 }

@@ -11,7 +11,7 @@ extension DeadLetter {
     /// its job's `app` and `id` the same way; a feedback event has no `id`.
     func naming(from bytes: [UInt8], isConfiguredApp: (String) -> Bool) -> DeadLetter {
         guard app == nil || jobID == nil,
-              let object = try? JSONValue(parsing: Data(bytes)).objectValue
+            let object = try? JSONValue(parsing: Data(bytes)).objectValue
         else { return self }
         var named = self
         if named.app == nil, let app = object["app"]?.stringValue, isConfiguredApp(app), DeadLetterLog.isValid(app: app) {

@@ -26,7 +26,8 @@ extension ExpandStage {
         guard let record else {
             try await context.deadLetter(
                 message, reason: "unknown-channel",
-                text: "channel \(channelID) is not a channel of app \(app.id) in \(job.environment.rawValue); create it with `pushfleet channels create`",
+                text:
+                    "channel \(channelID) is not a channel of app \(app.id) in \(job.environment.rawValue); create it with `pushfleet channels create`",
                 field: "audience.channel", app: app.id)
             return nil
         }

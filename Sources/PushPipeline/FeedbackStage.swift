@@ -105,7 +105,8 @@ struct FeedbackStage: Sendable {
         }
         let started = context.clock()
         let request = APNsRequest(
-            credential: app.credential(for: event.environment.other), environment: event.environment.other, deviceToken: event.token, bundleID: app.settings.bundleID,
+            credential: app.credential(for: event.environment.other), environment: event.environment.other, deviceToken: event.token,
+            bundleID: app.settings.bundleID,
             pushType: .background, priority: .considerDevicePower, expiration: 0, payload: ByteBuffer(bytes: Self.probePayload))
         let answer: Result<APNsResponse, APNsError>
         do {

@@ -247,7 +247,9 @@ final class NotificationSender: Sendable {
         func pauseJob(reason: String) async throws {
             try await sender.pause(
                 jobID: facts.jobID, app: facts.app,
-                reason: "APNs refused the whole request with \(reason): the job's topic, push type, headers or payload, or the app's credential, is wrong for every device")
+                reason:
+                    "APNs refused the whole request with \(reason): the job's topic, push type, headers or payload, or the app's credential, is wrong for every device"
+            )
         }
 
         func suspendApp(reason: String) async throws {

@@ -7,8 +7,8 @@ import PushConfiguration
 import PushCore
 import PushJobs
 import PushStore
-import Tracing
 import Redis
+import Tracing
 
 /// What the stages of one worker process share: settings, apps, the Redis-backed stores, the
 /// producer, the APNs clients and the counters.

@@ -1,6 +1,6 @@
-import Foundation
 public import APNs
 public import APNsCore
+import Foundation
 public import PushConfiguration
 public import PushCore
 
@@ -75,7 +75,8 @@ extension PushApp {
                 notValidAfter = try credential(for: environment).certificateNotValidAfter()
             } catch {
                 throw ConfigurationError(
-                    key: settings.authKey(for: environment), message: "the certificate cannot be read: \(error.underlying.map { "\($0)" } ?? "\(error.code)")")
+                    key: settings.authKey(for: environment),
+                    message: "the certificate cannot be read: \(error.underlying.map { "\($0)" } ?? "\(error.code)")")
             }
             guard let notValidAfter else { continue }
             expiries.append(

@@ -1,10 +1,10 @@
 public import APNs
 import APNsCore
 import Foundation
-import NIOCore
-import NIOPosix
 public import Kafka
 public import Logging
+import NIOCore
+import NIOPosix
 public import PushConfiguration
 public import PushCore
 import PushJobs
@@ -115,11 +115,16 @@ public final class PushWorker: Service, Sendable {
         var consumers: [(KafkaConsumer, Int, @Sendable (KafkaConsumerMessage) async -> Bool)] = []
         if roles.contains(.expand) {
             let stage = ExpandStage(context: context, clients: clients)
-            consumers.append((try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: context.metrics), worker.expansionsInFlight, stage.handle))
+            consumers.append(
+                (try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: context.metrics), worker.expansionsInFlight, stage.handle))
         }
         if roles.contains(.send) {
             let stage = SendStage(context: context, sender: sender)
-            consumers.append((try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight, metrics: context.metrics), worker.chunksInFlight, stage.handle))
+            consumers.append(
+                (
+                    try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight, metrics: context.metrics),
+                    worker.chunksInFlight, stage.handle
+                ))
         }
         if roles.contains(.feedback) {
             let stage = FeedbackStage(context: context, clients: clients)
@@ -243,7 +248,9 @@ public final class PushWorker: Service, Sendable {
 
     /// One client per distinct connections-per-pool setting: apps that share a setting share
     /// pools and provider tokens. Every client runs on `eventLoops`.
-    private func makeAPNsClients(on eventLoops: MultiThreadedEventLoopGroup) throws(APNsError) -> (byApp: [String: APNsClient], distinct: [APNsClient]) {
+    private func makeAPNsClients(on eventLoops: MultiThreadedEventLoopGroup) throws(APNsError) -> (
+        byApp: [String: APNsClient], distinct: [APNsClient]
+    ) {
         let apns = configuration.apns
         var byConnections: [Int: APNsClient] = [:]
         var clients: [String: APNsClient] = [:]

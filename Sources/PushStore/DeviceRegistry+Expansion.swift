@@ -67,7 +67,8 @@ extension DeviceRegistry {
     ) async throws -> ShardScanPage {
         try StoreValidation.app(app)
         let tasks = try await layout(app: app).taskCount
-        return try await scanShard(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, cursor: cursor, count: count)
+        return try await scanShard(
+            app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, cursor: cursor, count: count)
     }
 
     /// Resolves openids to the device each last logged in on, keeping only devices registered in
@@ -146,7 +147,9 @@ extension DeviceRegistry {
                 }
                 guard epoch == layout.epoch else { throw StaleLayout() }
                 for bucket in parts.dropFirst() {
-                    guard let fields = bucket.array, fields.count.isMultiple(of: 2) else { throw StoreError.unexpected(bucket, from: "the read-buckets script") }
+                    guard let fields = bucket.array, fields.count.isMultiple(of: 2) else {
+                        throw StoreError.unexpected(bucket, from: "the read-buckets script")
+                    }
                     for index in stride(from: 0, to: fields.count, by: 2) {
                         guard let token = fields[index].bytes, let record = fields[index + 1].bytes else {
                             throw StoreError.unexpected(bucket, from: "the read-buckets script")

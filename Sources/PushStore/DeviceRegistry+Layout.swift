@@ -35,7 +35,9 @@ extension DeviceRegistry {
         }
         var values: [String: String] = [:]
         for index in stride(from: 0, to: fields.count, by: 2) {
-            guard let name = fields[index].string, let value = fields[index + 1].string else { throw StoreError.unexpected(reply, from: "HGETALL of \(key)") }
+            guard let name = fields[index].string, let value = fields[index + 1].string else {
+                throw StoreError.unexpected(reply, from: "HGETALL of \(key)")
+            }
             values[name] = value
         }
         guard let layout = RegistryLayout(fields: values) else {

@@ -159,7 +159,8 @@ extension DeviceRegistry {
                     shard = layout.home(of: tokens[index])
                     intent = false
                 }
-                patches[shard, default: []].append(Patch(index: index, token: tokens[index], expected: place.bytes, change: change, old: old, atPreviousHome: intent))
+                patches[shard, default: []].append(
+                    Patch(index: index, token: tokens[index], expected: place.bytes, change: change, old: old, atPreviousHome: intent))
             }
             var calls: [RedisScriptCall] = []
             var callPatches: [(shard: Int, patches: [Patch])] = []
@@ -417,7 +418,8 @@ extension DeviceRegistry {
 
     static func decode(_ bytes: [UInt8]) throws -> PackedDevice {
         guard let record = PackedDevice(bytes: bytes) else {
-            throw StoreError(.unexpectedReply, field: nil, message: "a device record of \(bytes.count) bytes that is not version \(PackedDevice.version)")
+            throw StoreError(
+                .unexpectedReply, field: nil, message: "a device record of \(bytes.count) bytes that is not version \(PackedDevice.version)")
         }
         return record
     }

@@ -52,7 +52,9 @@ extension DeviceRegistry {
             guard layout.shards == target else {
                 throw StoreError(
                     .invalidArgument, field: "shards",
-                    message: "app \(app) is being resharded from \(from) to \(layout.shards) shards; run the reshard to \(layout.shards) again to finish it first")
+                    message:
+                        "app \(app) is being resharded from \(from) to \(layout.shards) shards; run the reshard to \(layout.shards) again to finish it first"
+                )
             }
         } else {
             if target == layout.shards {
@@ -131,7 +133,8 @@ extension DeviceRegistry {
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             arguments += [.string(name), .string(value)]
         }
-        let reply = try await run([RedisScriptCall(RegistryScripts.writeLayout, keys: [.string(AppKeyspace(app: app).layout)], arguments: arguments)])[0]
+        let reply = try await run([RedisScriptCall(RegistryScripts.writeLayout, keys: [.string(AppKeyspace(app: app).layout)], arguments: arguments)]
+        )[0]
         guard reply.int == 1 else {
             throw StoreError(.busy, field: nil, message: "the layout of app \(app) left epoch \(expectedEpoch) meanwhile: another reshard runs")
         }
@@ -157,7 +160,8 @@ extension DeviceRegistry {
             }
             var moving: [(token: DeviceToken, bytes: [UInt8], record: PackedDevice, child: Int)] = []
             for index in stride(from: 0, to: fields.count, by: 2) {
-                guard let tokenBytes = fields[index].bytes, let token = DeviceToken(markerBytes: tokenBytes), let bytes = fields[index + 1].bytes else {
+                guard let tokenBytes = fields[index].bytes, let token = DeviceToken(markerBytes: tokenBytes), let bytes = fields[index + 1].bytes
+                else {
                     throw StoreError.unexpected(reply, from: "the fence-bucket script")
                 }
                 let child = layout.home(of: token)
@@ -191,7 +195,8 @@ extension DeviceRegistry {
                 return moving.count
             }
         }
-        throw StoreError(.busy, field: nil, message: "bucket \(bucket) of shard \(shard) of app \(app) kept changing while it was moved; run the reshard again")
+        throw StoreError(
+            .busy, field: nil, message: "bucket \(bucket) of shard \(shard) of app \(app) kept changing while it was moved; run the reshard again")
     }
 
     /// Writes each device's record (`nil`: removes it) in its new shard, over whatever that
@@ -213,7 +218,8 @@ extension DeviceRegistry {
                     let device = pending[index]
                     let old = try device.current.map(Self.decode)
                     let change: RecordChange = device.record.map { .write($0) } ?? .delete
-                    patches.append(Patch(index: index, token: device.token, expected: device.current, change: change, old: old, atPreviousHome: false))
+                    patches.append(
+                        Patch(index: index, token: device.token, expected: device.current, change: change, old: old, atPreviousHome: false))
                     lowestGeneration = max(lowestGeneration, device.record?.generation ?? 0)
                 }
                 for start in stride(from: 0, to: patches.count, by: Self.patchesPerCall) {
@@ -226,7 +232,8 @@ extension DeviceRegistry {
             for ((child, slice), reply) in zip(callPatches, try await run(calls)) {
                 let indexes = slice.map(\.index)
                 guard case .results(let results) = try Self.patchResults(reply, patches: slice) else {
-                    throw StoreError(.busy, field: nil, message: "a new shard of app \(app) left epoch \(layout.epoch) while a reshard moved devices into it")
+                    throw StoreError(
+                        .busy, field: nil, message: "a new shard of app \(app) left epoch \(layout.epoch) while a reshard moved devices into it")
                 }
                 for (index, result) in zip(indexes, results) {
                     switch result {

@@ -113,11 +113,12 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     }
 
     private static let fixed: [String: JobCounter] = {
-        let counters: [JobCounter] = [
-            .targeted, .expanded, .chunks, .shards, .expansionComplete, .cancelledBeforeExpansion, .unknownOpenIDs, .otherEnvironment,
-            .suspectDevices, .scheduledAt, .duplicateJob, .sent, .accepted, .retried, .deadLettered, .cancelled,
-            .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
-        ] + ReceiptEvent.allCases.map(JobCounter.receipt)
+        let counters: [JobCounter] =
+            [
+                .targeted, .expanded, .chunks, .shards, .expansionComplete, .cancelledBeforeExpansion, .unknownOpenIDs, .otherEnvironment,
+                .suspectDevices, .scheduledAt, .duplicateJob, .sent, .accepted, .retried, .deadLettered, .cancelled,
+                .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
+            ] + ReceiptEvent.allCases.map(JobCounter.receipt)
         return Dictionary(uniqueKeysWithValues: counters.map { ($0.name, $0) })
     }()
 

@@ -55,9 +55,10 @@ extension JobStore {
         for jobID in jobIDs { try StoreValidation.jobID(jobID) }
         let asked = jobIDs.flatMap { jobID in ReceiptEvent.allCases.map { (jobID, $0) } }
         guard !asked.isEmpty else { return [:] }
-        let replies = try await client.pipeline(asked.map { jobID, event in
-            ["SISMEMBER", .string(JobKeyspace(jobID: jobID).receipts(event)), .bytes(token.markerBytes)]
-        })
+        let replies = try await client.pipeline(
+            asked.map { jobID, event in
+                ["SISMEMBER", .string(JobKeyspace(jobID: jobID).receipts(event)), .bytes(token.markerBytes)]
+            })
         var found: [String: Set<ReceiptEvent>] = [:]
         for ((jobID, event), reply) in zip(asked, replies) {
             guard let member = reply.int else { throw StoreError.unexpected(reply, from: "SISMEMBER of the receipts of job \(jobID)") }

@@ -138,7 +138,9 @@ public final class JobStore: Sendable {
         let first = try await client.checkedPipeline([["HGETALL", .string(keys.stats)], ["SMEMBERS", .string(keys.ranges)]])
         guard let members = first[1].array else { throw StoreError.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
         let ranges = try members.map { member -> Int in
-            guard let text = member.string, let range = Int(text) else { throw StoreError.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges") }
+            guard let text = member.string, let range = Int(text) else {
+                throw StoreError.unexpected(first[1], from: "SMEMBERS of job \(jobID)'s ranges")
+            }
             return range
         }
         var replies = [first[0]]

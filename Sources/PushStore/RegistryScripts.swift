@@ -83,188 +83,188 @@ enum RegistryScripts {
     /// each `0`, the record now (`""`: none).
     static let applyPatches = RedisScript(
         applyCountChange + "\n" + """
-        local shards, shard, base, epoch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-        local bucketed = ARGV[7] == '1'
-        local sequenceField = 'id:' .. ARGV[4]
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved', 'fence', 'fence-at', 'gen', sequenceField)
-        if tonumber(meta[1] or '0') ~= epoch then
-          return {-1}
-        end
-        local moved = tonumber(meta[2] or '0')
-        local fence = -1
-        if meta[3] then
-          local clock = redis.call('TIME')
-          local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-          if now < tonumber(meta[4] or '0') + tonumber(ARGV[6]) then
-            fence = tonumber(meta[3])
-          end
-        end
-        local gen = tonumber(meta[5] or '0')
-        if tonumber(ARGV[5]) > gen then
-          gen = tonumber(ARGV[5])
-          redis.call('HSET', KEYS[1], 'gen', gen)
-        end
-        local firstGen = gen
-        local sequence = tonumber(meta[6] or '0')
-        local firstSequence = sequence
-        local stored, bucketSequences, touched = nil, {}, {}
-        -- The id the next new device of bucket `number` gets (nil when none is left), and
-        -- `takeID`, which hands it out: an id is only taken once its device is written.
-        local function sequenceOf(number)
-          local current = bucketSequences[number]
-          if current == nil then
-            if stored == nil then
-              stored = redis.call('GET', KEYS[3]) or ''
+            local shards, shard, base, epoch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+            local bucketed = ARGV[7] == '1'
+            local sequenceField = 'id:' .. ARGV[4]
+            local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved', 'fence', 'fence-at', 'gen', sequenceField)
+            if tonumber(meta[1] or '0') ~= epoch then
+              return {-1}
             end
-            current = 0
-            if #stored >= 4 * number + 4 then
-              current = struct.unpack('>I4', stored, 4 * number + 1)
+            local moved = tonumber(meta[2] or '0')
+            local fence = -1
+            if meta[3] then
+              local clock = redis.call('TIME')
+              local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+              if now < tonumber(meta[4] or '0') + tonumber(ARGV[6]) then
+                fence = tonumber(meta[3])
+              end
             end
-          end
-          return current
-        end
-        local function nextID(number)
-          if not bucketed then
-            return base + sequence * shards + shard
-          end
-          local current = sequenceOf(number)
-          local before, slots = 0, 8
-          while current >= before + slots do
-            before = before + slots
-            slots = slots * 2
-          end
-          local offset = base + shards * 1024 * before + (shard * 1024 + number) * slots + (current - before)
-          if offset >= 2147483648 then
-            return nil
-          end
-          return 2147483648 + offset
-        end
-        local function takeID(number)
-          if not bucketed then
-            sequence = sequence + 1
-            return
-          end
-          local current = sequenceOf(number)
-          if bucketSequences[number] == nil then
-            touched[#touched + 1] = number
-          end
-          bucketSequences[number] = current + 1
-          if current + 1 > sequence then
-            sequence = current + 1
-          end
-        end
-        local sets, applied = {}, {}
-        local i = 9
-        for s = 1, tonumber(ARGV[8]) do
-          local pairCount = tonumber(ARGV[i])
-          sets[s] = {i + 1, pairCount}
-          applied[s] = 0
-          i = i + 1 + 2 * pairCount
-        end
-        local packed = ARGV[#ARGV]
-        local statuses, ids, out = {}, {}, {1, '', '', firstGen}
-        local position = 1
-        while position <= #packed do
-          local keyIndex, number, intent, flags, genOffset, set, token, expected, record, nextPosition =
-            struct.unpack('<HHBBHHBc0Hc0Hc0', packed, position)
-          position = nextPosition
-          if number == fence then
-            statuses[#statuses + 1] = '2'
-          elseif intent == 1 and (number < moved or (expected == '' and record ~= '')) then
-            statuses[#statuses + 1] = '3'
-          else
-            local bucket = KEYS[keyIndex]
-            -- A new device is added with HSETNX: one pass over the bucket's listpack, not two.
-            local adding = expected == '' and record ~= ''
-            local current = ''
-            if not adding then
-              current = redis.call('HGET', bucket, token) or ''
+            local gen = tonumber(meta[5] or '0')
+            if tonumber(ARGV[5]) > gen then
+              gen = tonumber(ARGV[5])
+              redis.call('HSET', KEYS[1], 'gen', gen)
             end
-            local id = 0
-            if current == expected and record ~= '' and flags % 2 == 1 then
-              id = nextID(number)
+            local firstGen = gen
+            local sequence = tonumber(meta[6] or '0')
+            local firstSequence = sequence
+            local stored, bucketSequences, touched = nil, {}, {}
+            -- The id the next new device of bucket `number` gets (nil when none is left), and
+            -- `takeID`, which hands it out: an id is only taken once its device is written.
+            local function sequenceOf(number)
+              local current = bucketSequences[number]
+              if current == nil then
+                if stored == nil then
+                  stored = redis.call('GET', KEYS[3]) or ''
+                end
+                current = 0
+                if #stored >= 4 * number + 4 then
+                  current = struct.unpack('>I4', stored, 4 * number + 1)
+                end
+              end
+              return current
             end
-            if current ~= expected then
-              statuses[#statuses + 1] = '0'
-              out[#out + 1] = current
-            elseif id == nil then
-              statuses[#statuses + 1] = '4'
-            else
-              local written = true
-              if record == '' then
-                if current ~= '' then redis.call('HDEL', bucket, token) end
+            local function nextID(number)
+              if not bucketed then
+                return base + sequence * shards + shard
+              end
+              local current = sequenceOf(number)
+              local before, slots = 0, 8
+              while current >= before + slots do
+                before = before + slots
+                slots = slots * 2
+              end
+              local offset = base + shards * 1024 * before + (shard * 1024 + number) * slots + (current - before)
+              if offset >= 2147483648 then
+                return nil
+              end
+              return 2147483648 + offset
+            end
+            local function takeID(number)
+              if not bucketed then
+                sequence = sequence + 1
+                return
+              end
+              local current = sequenceOf(number)
+              if bucketSequences[number] == nil then
+                touched[#touched + 1] = number
+              end
+              bucketSequences[number] = current + 1
+              if current + 1 > sequence then
+                sequence = current + 1
+              end
+            end
+            local sets, applied = {}, {}
+            local i = 9
+            for s = 1, tonumber(ARGV[8]) do
+              local pairCount = tonumber(ARGV[i])
+              sets[s] = {i + 1, pairCount}
+              applied[s] = 0
+              i = i + 1 + 2 * pairCount
+            end
+            local packed = ARGV[#ARGV]
+            local statuses, ids, out = {}, {}, {1, '', '', firstGen}
+            local position = 1
+            while position <= #packed do
+              local keyIndex, number, intent, flags, genOffset, set, token, expected, record, nextPosition =
+                struct.unpack('<HHBBHHBc0Hc0Hc0', packed, position)
+              position = nextPosition
+              if number == fence then
+                statuses[#statuses + 1] = '2'
+              elseif intent == 1 and (number < moved or (expected == '' and record ~= '')) then
+                statuses[#statuses + 1] = '3'
               else
-                if flags % 2 == 1 then
-                  record = string.sub(record, 1, 2) .. struct.pack('<I4', id) .. string.sub(record, 7)
+                local bucket = KEYS[keyIndex]
+                -- A new device is added with HSETNX: one pass over the bucket's listpack, not two.
+                local adding = expected == '' and record ~= ''
+                local current = ''
+                if not adding then
+                  current = redis.call('HGET', bucket, token) or ''
                 end
-                if math.floor(flags / 2) % 2 == 1 then
-                  record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen + 1) .. string.sub(record, genOffset + 5)
+                local id = 0
+                if current == expected and record ~= '' and flags % 2 == 1 then
+                  id = nextID(number)
                 end
-                if adding then
-                  written = redis.call('HSETNX', bucket, token, record) == 1
+                if current ~= expected then
+                  statuses[#statuses + 1] = '0'
+                  out[#out + 1] = current
+                elseif id == nil then
+                  statuses[#statuses + 1] = '4'
                 else
-                  redis.call('HSET', bucket, token, record)
+                  local written = true
+                  if record == '' then
+                    if current ~= '' then redis.call('HDEL', bucket, token) end
+                  else
+                    if flags % 2 == 1 then
+                      record = string.sub(record, 1, 2) .. struct.pack('<I4', id) .. string.sub(record, 7)
+                    end
+                    if math.floor(flags / 2) % 2 == 1 then
+                      record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen + 1) .. string.sub(record, genOffset + 5)
+                    end
+                    if adding then
+                      written = redis.call('HSETNX', bucket, token, record) == 1
+                    else
+                      redis.call('HSET', bucket, token, record)
+                    end
+                  end
+                  if written then
+                    if flags % 2 == 1 and record ~= '' then
+                      takeID(number)
+                      ids[#ids + 1] = struct.pack('<I4', id)
+                    end
+                    if math.floor(flags / 2) % 2 == 1 and record ~= '' then
+                      gen = gen + 1
+                    end
+                    if set > 0 then
+                      applied[set] = applied[set] + 1
+                    end
+                    statuses[#statuses + 1] = '1'
+                  else
+                    -- Registered already: compute the change again from its record.
+                    statuses[#statuses + 1] = '0'
+                    out[#out + 1] = redis.call('HGET', bucket, token) or ''
+                  end
                 end
-              end
-              if written then
-                if flags % 2 == 1 and record ~= '' then
-                  takeID(number)
-                  ids[#ids + 1] = struct.pack('<I4', id)
-                end
-                if math.floor(flags / 2) % 2 == 1 and record ~= '' then
-                  gen = gen + 1
-                end
-                if set > 0 then
-                  applied[set] = applied[set] + 1
-                end
-                statuses[#statuses + 1] = '1'
-              else
-                -- Registered already: compute the change again from its record.
-                statuses[#statuses + 1] = '0'
-                out[#out + 1] = redis.call('HGET', bucket, token) or ''
               end
             end
-          end
-        end
-        if #touched > 0 then
-          local fields = {}
-          for _, number in ipairs(touched) do
-            fields[#fields + 1] = 'SET'
-            fields[#fields + 1] = 'u32'
-            fields[#fields + 1] = '#' .. number
-            fields[#fields + 1] = bucketSequences[number]
-          end
-          redis.call('BITFIELD', KEYS[3], unpack(fields))
-        end
-        if sequence ~= firstSequence then
-          redis.call('HSET', KEYS[1], sequenceField, sequence)
-        end
-        if gen ~= firstGen then
-          redis.call('HSET', KEYS[1], 'gen', gen)
-        end
-        local sums, order = {}, {}
-        for s, times in ipairs(applied) do
-          if times > 0 then
-            local first, count = sets[s][1], sets[s][2]
-            for p = 0, count - 1 do
-              local target = ARGV[first + 2 * p]
-              if sums[target] == nil then
-                sums[target] = 0
-                order[#order + 1] = target
+            if #touched > 0 then
+              local fields = {}
+              for _, number in ipairs(touched) do
+                fields[#fields + 1] = 'SET'
+                fields[#fields + 1] = 'u32'
+                fields[#fields + 1] = '#' .. number
+                fields[#fields + 1] = bucketSequences[number]
               end
-              sums[target] = sums[target] + times * tonumber(ARGV[first + 2 * p + 1])
+              redis.call('BITFIELD', KEYS[3], unpack(fields))
             end
-          end
-        end
-        for _, target in ipairs(order) do
-          if sums[target] ~= 0 then
-            applyCountChange(target, sums[target])
-          end
-        end
-        out[2] = table.concat(statuses)
-        out[3] = table.concat(ids)
-        return out
-        """
+            if sequence ~= firstSequence then
+              redis.call('HSET', KEYS[1], sequenceField, sequence)
+            end
+            if gen ~= firstGen then
+              redis.call('HSET', KEYS[1], 'gen', gen)
+            end
+            local sums, order = {}, {}
+            for s, times in ipairs(applied) do
+              if times > 0 then
+                local first, count = sets[s][1], sets[s][2]
+                for p = 0, count - 1 do
+                  local target = ARGV[first + 2 * p]
+                  if sums[target] == nil then
+                    sums[target] = 0
+                    order[#order + 1] = target
+                  end
+                  sums[target] = sums[target] + times * tonumber(ARGV[first + 2 * p + 1])
+                end
+              end
+            end
+            for _, target in ipairs(order) do
+              if sums[target] ~= 0 then
+                applyCountChange(target, sums[target])
+              end
+            end
+            out[2] = table.concat(statuses)
+            out[3] = table.concat(ids)
+            return out
+            """
     )
 
     // MARK: - Reshard
@@ -363,26 +363,26 @@ enum RegistryScripts {
     /// Returns 1 when done, 0 when a device changed (the bucket is moved again).
     static let commitBucket = RedisScript(
         applyCountChange + "\n" + """
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved')
-        if tonumber(meta[1] or '0') ~= tonumber(ARGV[2]) or tonumber(meta[2] or '-1') ~= tonumber(ARGV[1]) then
-          return 0
-        end
-        local devices = tonumber(ARGV[3])
-        for i = 4, 3 + 2 * devices, 2 do
-          if redis.call('HGET', KEYS[3], ARGV[i]) ~= ARGV[i + 1] then
-            return 0
-          end
-        end
-        for i = 4, 3 + 2 * devices, 2 do
-          redis.call('HDEL', KEYS[3], ARGV[i])
-        end
-        for i = 4 + 2 * devices, #ARGV, 2 do
-          applyCountChange(ARGV[i], tonumber(ARGV[i + 1]))
-        end
-        redis.call('HSET', KEYS[1], 'moved', tonumber(ARGV[1]) + 1)
-        redis.call('HDEL', KEYS[1], 'fence', 'fence-at')
-        return 1
-        """
+            local meta = redis.call('HMGET', KEYS[1], 'epoch', 'moved')
+            if tonumber(meta[1] or '0') ~= tonumber(ARGV[2]) or tonumber(meta[2] or '-1') ~= tonumber(ARGV[1]) then
+              return 0
+            end
+            local devices = tonumber(ARGV[3])
+            for i = 4, 3 + 2 * devices, 2 do
+              if redis.call('HGET', KEYS[3], ARGV[i]) ~= ARGV[i + 1] then
+                return 0
+              end
+            end
+            for i = 4, 3 + 2 * devices, 2 do
+              redis.call('HDEL', KEYS[3], ARGV[i])
+            end
+            for i = 4 + 2 * devices, #ARGV, 2 do
+              applyCountChange(ARGV[i], tonumber(ARGV[i + 1]))
+            end
+            redis.call('HSET', KEYS[1], 'moved', tonumber(ARGV[1]) + 1)
+            redis.call('HDEL', KEYS[1], 'fence', 'fence-at')
+            return 1
+            """
     )
 
     /// Gives tag names their ids in the app's dictionary, new ones the next id.

@@ -68,7 +68,6 @@ func openIDKey(app: String, openID: String) -> String {
     "pf:{\(app):openid:\(openID)}"
 }
 
-
 /// The `KEYS` of a script call on one shard: the shard's counts (and, for a write, its tag
 /// counts and id sequences), then each bucket the call touches once.
 struct BucketKeys {

@@ -5,9 +5,9 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One hiredis `redisContext` and the serial queue it is confined to: the only type in the module
@@ -183,9 +183,11 @@ final class HiredisConnection: @unchecked Sendable {
     /// One attempt: TCP connect, timeouts, then `AUTH`, `SELECT` and `CLIENT SETNAME` as configured.
     private func blockingConnectOnce() throws -> UnsafeMutablePointer<redisContext> {
         let endpoint = configuration.endpoint
-        guard let context = redisConnectWithTimeout(
-            configuration.host, Int32(configuration.port), Self.makeTimeval(configuration.connectTimeout)
-        ) else {
+        guard
+            let context = redisConnectWithTimeout(
+                configuration.host, Int32(configuration.port), Self.makeTimeval(configuration.connectTimeout)
+            )
+        else {
             throw RedisClientError(.connectionFailed, message: "hiredis could not allocate a context for \(endpoint)")
         }
         do {

@@ -22,4 +22,3 @@ extension RedisArgument: ExpressibleByIntegerLiteral {
         self = .integer(value)
     }
 }
-

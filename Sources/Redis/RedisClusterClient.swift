@@ -82,22 +82,28 @@ public final class RedisClusterClient: RedisCommands {
 
     public func pipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
         let slots = try commands.map(Self.slot(of:))
-        return try await fanOut(slots: slots, run: { [self] node, pool, indices in
-            try await confirmed(on: node, pool, indices.map { commands[$0] })
-        }, single: { index in
-            try await self.answer(commands[index])
-        })
+        return try await fanOut(
+            slots: slots,
+            run: { [self] node, pool, indices in
+                try await confirmed(on: node, pool, indices.map { commands[$0] })
+            },
+            single: { index in
+                try await self.answer(commands[index])
+            })
     }
 
     public func evalScripts(_ calls: [RedisScriptCall]) async throws -> [RedisReply] {
         let slots = try calls.map { try Self.slot(ofKeys: $0.keys, what: "a script's keys") }
-        return try await fanOut(slots: slots, run: { [self] node, pool, indices in
-            try await confirmedScripts(on: node, pool, asking: false, indices.map { calls[$0] })
-        }, single: { index in
-            try await self.execute(slot: slots[index]) { node, pool, asking in
-                try await self.confirmedScripts(on: node, pool, asking: asking, [calls[index]])[0]
-            }
-        })
+        return try await fanOut(
+            slots: slots,
+            run: { [self] node, pool, indices in
+                try await confirmedScripts(on: node, pool, asking: false, indices.map { calls[$0] })
+            },
+            single: { index in
+                try await self.execute(slot: slots[index]) { node, pool, asking in
+                    try await self.confirmedScripts(on: node, pool, asking: asking, [calls[index]])[0]
+                }
+            })
     }
 
     public func shutdown() async {
@@ -521,7 +527,8 @@ public final class RedisClusterClient: RedisCommands {
         if let other = keys.first(where: { RedisHashSlot(key: $0) != slot }) {
             throw RedisClientError(
                 .crossSlot,
-                message: "\(what) hash to different cluster slots (\(text(first)) → \(slot), \(text(other)) → \(RedisHashSlot(key: other))): give them one hash tag",
+                message:
+                    "\(what) hash to different cluster slots (\(text(first)) → \(slot), \(text(other)) → \(RedisHashSlot(key: other))): give them one hash tag",
                 isRetryable: false)
         }
         return slot

@@ -1,5 +1,6 @@
-@testable import APNsCore
 import Testing
+
+@testable import APNsCore
 
 @Suite("Retry-After: seconds or an HTTP date (APNsRetryAfter)")
 struct APNsRetryAfterTests {

@@ -40,7 +40,8 @@ struct APNsSimulatorControlEndpointTests {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: "\(method) \(path) HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"))
+            try await outbound.write(
+                ByteBuffer(string: "\(method) \(path) HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"))
             var response = ""
             for try await chunk in inbound {
                 response += String(buffer: chunk)

@@ -1,8 +1,9 @@
-@testable import APNsSimulator
 import HTTP2Frames
 import NIOCore
 import NIOHPACK
 import Testing
+
+@testable import APNsSimulator
 
 /// The simulator's server side of HTTP/2, without a channel: a client's bytes in, actions and
 /// the server's frames out. The client's header blocks come from NIOHPACK's encoder and the
@@ -96,7 +97,9 @@ struct APNsSimulatorHTTP2StateMachineTests {
         Dictionary(try frame.settingsParameters().map { ($0.id, $0.value) }) { $1 }
     }
 
-    @Test("the server's preface: SETTINGS (stream limit, header list size, 1 MiB windows) and the connection window to 1 MiB; the client's SETTINGS acknowledged")
+    @Test(
+        "the server's preface: SETTINGS (stream limit, header list size, 1 MiB windows) and the connection window to 1 MiB; the client's SETTINGS acknowledged"
+    )
     func preface() throws {
         let connection = try Connection(maxConcurrentStreams: 7, preface: false)
         var frames = try connection.written()
@@ -112,7 +115,9 @@ struct APNsSimulatorHTTP2StateMachineTests {
         #expect(frames.map(\.kind) == [.settings] && frames[0].flags.contains(.ack))
     }
 
-    @Test("Apple's preface: HEADER_TABLE_SIZE 4096, the stream limit, INITIAL_WINDOW_SIZE 65535, MAX_FRAME_SIZE 16384, MAX_HEADER_LIST_SIZE 8000, and no window raised")
+    @Test(
+        "Apple's preface: HEADER_TABLE_SIZE 4096, the stream limit, INITIAL_WINDOW_SIZE 65535, MAX_FRAME_SIZE 16384, MAX_HEADER_LIST_SIZE 8000, and no window raised"
+    )
     func applePreface() throws {
         let connection = try Connection(maxConcurrentStreams: 1, profile: .apple, preface: false)
         let frames = try connection.written()
@@ -323,22 +328,24 @@ struct APNsSimulatorHTTP2StateMachineTests {
         #expect(!Machine.leavesTableAsItWas(ByteBuffer(bytes: [0x00, 0x05, 0x61])), "a truncated literal is not trusted")
     }
 
-    @Test("frames that break the protocol are connection errors with their code", arguments: [
-        (HTTP2WireFrame.Kind.data, UInt32(0), [UInt8](), HTTP2WireErrorCode.protocolError),
-        (.headers, 0, [0x82], .protocolError),
-        (.headers, 2, [0x82], .protocolError),
-        (.pushPromise, 1, [0, 0, 0, 2], .protocolError),
-        (.settings, 1, [], .protocolError),
-        (.settings, 0, [0, 4, 0x80, 0, 0, 0], .flowControlError),
-        (.settings, 0, [0, 5, 0, 0, 0x10, 0], .protocolError),
-        (.settings, 0, [0, 3, 0], .frameSizeError),
-        (.rstStream, 0, [0, 0, 0, 8], .protocolError),
-        (.windowUpdate, 0, [0, 0], .frameSizeError),
-        (.windowUpdate, 0, [0, 0, 0, 0], .protocolError),
-        (.continuation, 1, [0x82], .protocolError),
-        (.ping, 0, [1, 2, 3], .frameSizeError),
-        (.headers, 1, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff], .compressionError),
-    ])
+    @Test(
+        "frames that break the protocol are connection errors with their code",
+        arguments: [
+            (HTTP2WireFrame.Kind.data, UInt32(0), [UInt8](), HTTP2WireErrorCode.protocolError),
+            (.headers, 0, [0x82], .protocolError),
+            (.headers, 2, [0x82], .protocolError),
+            (.pushPromise, 1, [0, 0, 0, 2], .protocolError),
+            (.settings, 1, [], .protocolError),
+            (.settings, 0, [0, 4, 0x80, 0, 0, 0], .flowControlError),
+            (.settings, 0, [0, 5, 0, 0, 0x10, 0], .protocolError),
+            (.settings, 0, [0, 3, 0], .frameSizeError),
+            (.rstStream, 0, [0, 0, 0, 8], .protocolError),
+            (.windowUpdate, 0, [0, 0], .frameSizeError),
+            (.windowUpdate, 0, [0, 0, 0, 0], .protocolError),
+            (.continuation, 1, [0x82], .protocolError),
+            (.ping, 0, [1, 2, 3], .frameSizeError),
+            (.headers, 1, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff], .compressionError),
+        ])
     func protocolErrors(kind: HTTP2WireFrame.Kind, stream: UInt32, payload: [UInt8], code: HTTP2WireErrorCode) throws {
         let connection = try Connection()
         do {

@@ -1,6 +1,7 @@
-@testable import APNsSimulator
 import APNsCore
 import Testing
+
+@testable import APNsSimulator
 
 /// Latency distributions.
 @Suite("Simulator latency")

@@ -1,5 +1,6 @@
-@testable import APNsSimulator
 import Testing
+
+@testable import APNsSimulator
 
 /// When bytes arrive across the simulator's network (``APNsSimulatorDelayLine``).
 @Suite("Simulator network: delay, jitter, bandwidth")

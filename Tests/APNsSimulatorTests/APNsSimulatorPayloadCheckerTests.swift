@@ -1,6 +1,7 @@
-@testable import APNsSimulator
 import Foundation
 import Testing
+
+@testable import APNsSimulator
 
 /// The payload check against Foundation's parser.
 @Suite("Simulator payload check")
@@ -14,7 +15,8 @@ struct APNsSimulatorPayloadCheckerTests {
             #"{"a":{"b":{}},"aps":{"c":[{"d":"e"}]}}"#, "{\"aps\":{\"a\":\"\n\"}}",
         ])
     func agrees(_ payload: String) {
-        let foundation = (try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])
+        let foundation =
+            (try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])
             .map { $0["aps"] is [String: Any] } ?? false
         #expect(APNsSimulatorPayloadChecker.isAPSPayload(Array(payload.utf8)) == foundation)
     }

@@ -1,10 +1,11 @@
 import APNsCore
-@testable import APNsSimulator
 import Crypto
 import Foundation
 import NIOCore
 import NIOHPACK
 import Testing
+
+@testable import APNsSimulator
 
 /// Apple's validation rules, without a network.
 @Suite("Simulator request validation")
@@ -26,10 +27,12 @@ struct APNsSimulatorRequestValidatorTests {
             Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
-        let input = encode(#"{"alg":"ES256","kid":"\#(keyID)"}"#) + "."
+        let input =
+            encode(#"{"alg":"ES256","kid":"\#(keyID)"}"#) + "."
             + encode(#"{"iss":"\#(teamID)","iat":\#(issuedAt ?? now / 1000)}"#)
         let signature = try (signer ?? key).signature(for: Data(input.utf8)).rawRepresentation
-        return input + "." + signature.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        return input + "."
+            + signature.base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 

@@ -1,6 +1,7 @@
-@testable import APNs
 import NIOCore
 import Testing
+
+@testable import APNs
 
 /// The rule for what follows one send of a notification, without a connection.
 @Suite("What follows a send (APNsAttempts)")
@@ -19,14 +20,18 @@ struct APNsAttemptsTests {
     static func answer(_ status: Int, _ reason: String? = nil, retryAfter: String? = nil) -> APNsAttempts.Outcome {
         .stream(
             .response(
-                status: status, headers: APNsAnswerHeaders(apnsID: "id", retryAfter: retryAfter), body: reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }))
+                status: status, headers: APNsAnswerHeaders(apnsID: "id", retryAfter: retryAfter),
+                body: reason.map { ByteBuffer(string: #"{"reason":"\#($0)"}"#) }))
     }
 
     @Test("a Retry-After of up to the longest wait sets the backoff's least; a longer one ends the sends with the answer")
     func retryAfter() {
         var short = APNsAttempts(maxAttempts: 3, maxRefusals: 10)
-        #expect(Self.describe(short.next(after: Self.answer(429, "TooManyRequests", retryAfter: "2"), usesProviderToken: false)) == "back off 1 at least 2.0 seconds")
-        #expect(Self.describe(short.next(after: Self.answer(503, "ServiceUnavailable", retryAfter: "soon"), usesProviderToken: false)) == "back off 2")
+        #expect(
+            Self.describe(short.next(after: Self.answer(429, "TooManyRequests", retryAfter: "2"), usesProviderToken: false))
+                == "back off 1 at least 2.0 seconds")
+        #expect(
+            Self.describe(short.next(after: Self.answer(503, "ServiceUnavailable", retryAfter: "soon"), usesProviderToken: false)) == "back off 2")
         var long = APNsAttempts(maxAttempts: 3, maxRefusals: 10)
         let answer = long.next(after: Self.answer(503, "ServiceUnavailable", retryAfter: "6"), usesProviderToken: false)
         #expect(Self.describe(answer) == "done 503 ServiceUnavailable after 1")
@@ -42,7 +47,9 @@ struct APNsAttemptsTests {
         var once = APNsAttempts(maxAttempts: 1, maxRefusals: 10)
         #expect(Self.describe(once.next(after: Self.answer(200), usesProviderToken: true)) == "done 200 - after 1")
         var once503 = APNsAttempts(maxAttempts: 1, maxRefusals: 10)
-        #expect(Self.describe(once503.next(after: Self.answer(503, "ServiceUnavailable"), usesProviderToken: true)) == "done 503 ServiceUnavailable after 1")
+        #expect(
+            Self.describe(once503.next(after: Self.answer(503, "ServiceUnavailable"), usesProviderToken: true))
+                == "done 503 ServiceUnavailable after 1")
         var thrice = APNsAttempts(maxAttempts: 3, maxRefusals: 10)
         let sequence = (0..<3).map { _ in Self.describe(thrice.next(after: Self.answer(503, "ServiceUnavailable"), usesProviderToken: false)) }
         #expect(sequence == ["back off 1", "back off 2", "done 503 ServiceUnavailable after 3"])
@@ -66,7 +73,8 @@ struct APNsAttemptsTests {
     func expiredProviderToken() {
         var attempts = APNsAttempts(maxAttempts: 1, maxRefusals: 10)
         let expired = Self.answer(403, "ExpiredProviderToken")
-        #expect(Self.describe(attempts.next(after: expired, usesProviderToken: true)) == "renew token, otherwise done 403 ExpiredProviderToken after 1")
+        #expect(
+            Self.describe(attempts.next(after: expired, usesProviderToken: true)) == "renew token, otherwise done 403 ExpiredProviderToken after 1")
         #expect(Self.describe(attempts.next(after: expired, usesProviderToken: true)) == "done 403 ExpiredProviderToken after 2")
         var certificate = APNsAttempts(maxAttempts: 1, maxRefusals: 10)
         #expect(Self.describe(certificate.next(after: expired, usesProviderToken: false)) == "done 403 ExpiredProviderToken after 1")

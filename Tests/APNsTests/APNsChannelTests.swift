@@ -111,7 +111,8 @@ struct APNsChannelSimulatorTests {
         }) { harness in
             let client = harness.client
             func create(_ bundle: String) async throws -> APNsChannelAnswer {
-                try await client.manageChannels(.create(.mostRecentMessageStored), bundleID: bundle, credential: harness.credential, environment: .sandbox)
+                try await client.manageChannels(
+                    .create(.mostRecentMessageStored), bundleID: bundle, credential: harness.credential, environment: .sandbox)
             }
             #expect(try await create(SimulatorHarness.bundleID).isSuccess)
             #expect(try await create(SimulatorHarness.bundleID).isSuccess)

@@ -1,4 +1,3 @@
-@testable import APNs
 import APNsCore
 import APNsSimulator
 import Crypto
@@ -6,6 +5,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import APNs
 
 /// Connections, streams and failures of the client against the simulator.
 @Suite("APNs connection behaviour", .serialized)

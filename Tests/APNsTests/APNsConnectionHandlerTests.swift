@@ -1,4 +1,3 @@
-@testable import APNs
 import HTTP2Frames
 import NIOCore
 import NIOEmbedded
@@ -6,6 +5,8 @@ import NIOHPACK
 import NIOHTTP2
 import Synchronization
 import Testing
+
+@testable import APNs
 
 /// The client's HTTP/2 codec against a scripted server on an `EmbeddedChannel`: flow control,
 /// the stream limit, CONTINUATION, GOAWAY, PING, resets and timeouts, byte by byte. The
@@ -77,7 +78,8 @@ struct APNsConnectionHandlerTests {
             return block
         }
 
-        func send(payload: ByteBuffer = ByteBuffer(string: "{\"aps\":{}}"), timeout: TimeAmount = .seconds(10)) -> EventLoopFuture<APNsStreamOutcome> {
+        func send(payload: ByteBuffer = ByteBuffer(string: "{\"aps\":{}}"), timeout: TimeAmount = .seconds(10)) -> EventLoopFuture<APNsStreamOutcome>
+        {
             let promise = channel.eventLoop.makePromise(of: APNsStreamOutcome.self)
             var headers = HPACKHeaders()
             headers.add(name: ":method", value: "POST")

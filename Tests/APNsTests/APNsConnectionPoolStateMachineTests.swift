@@ -1,6 +1,7 @@
 import APNsCore
-@testable import APNs
 import Testing
+
+@testable import APNs
 
 /// The pool's decisions, without connections.
 @Suite("Connection pool state machine")
@@ -213,7 +214,8 @@ struct APNsConnectionPoolStateMachineTests {
     // MARK: A pool that sizes itself
 
     /// Apple at a distance: 1,000 streams per connection once authenticated, 65,535-byte windows.
-    static let sizing = APNsPoolSizing(minimumConnections: 1, maximumConnections: 20, streamCap: 1_000, utilization: 1, maximumConnecting: 4, shrinkWindowTicks: 3)
+    static let sizing = APNsPoolSizing(
+        minimumConnections: 1, maximumConnections: 20, streamCap: 1_000, utilization: 1, maximumConnecting: 4, shrinkWindowTicks: 3)
 
     @Test("a pool that sizes itself opens one connection, then, once a server said what a connection carries, what the demand needs, at once")
     func growsToTheDemand() {
@@ -326,10 +328,11 @@ struct PoolStatisticsTests {
             Figures(environment: .production, openConnections: 4, streamsInFlight: 400, waiters: 12),
             Figures(environment: .sandbox, openConnections: 1, streamsInFlight: 3, waiters: 5),
         ])
-        #expect(summed == [
-            Figures(environment: .production, openConnections: 4, streamsInFlight: 400, waiters: 12),
-            Figures(environment: .sandbox, openConnections: 3, streamsInFlight: 153, waiters: 5),
-        ])
+        #expect(
+            summed == [
+                Figures(environment: .production, openConnections: 4, streamsInFlight: 400, waiters: 12),
+                Figures(environment: .sandbox, openConnections: 3, streamsInFlight: 153, waiters: 5),
+            ])
         #expect(Figures.summedByEnvironment([]).isEmpty)
     }
 }
@@ -345,7 +348,9 @@ struct APNsPoolSizingTests {
         #expect(sizing.streams(maxStreams: 1_000, window: 65_535, bytesPerRequest: 300) == 218)
         #expect(sizing.streams(maxStreams: 1_000, window: 65_535, bytesPerRequest: 2_048) == 31)
         #expect(sizing.streams(maxStreams: 1_000, window: 65_535, bytesPerRequest: 0) == 500, "an unknown size leaves the window out")
-        #expect(APNsPoolSizing(streamCap: 5_000).streams(maxStreams: 5_000, window: 65_535, bytesPerRequest: 10) == 1_023, "tiny requests count as 64 bytes")
+        #expect(
+            APNsPoolSizing(streamCap: 5_000).streams(maxStreams: 5_000, window: 65_535, bytesPerRequest: 10) == 1_023,
+            "tiny requests count as 64 bytes")
         #expect(sizing.streams(maxStreams: 0, window: 100, bytesPerRequest: 5_000) == 1)
     }
 

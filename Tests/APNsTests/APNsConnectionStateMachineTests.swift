@@ -1,9 +1,10 @@
-@testable import APNs
 import HTTP2Frames
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import Testing
+
+@testable import APNs
 
 /// The HTTP/2 rules of an APNs connection, without a channel: frames in, actions and frames out.
 /// Requests are plain numbers; the server's header blocks come from NIOHPACK's encoder and the
@@ -216,8 +217,9 @@ struct APNsConnectionStateMachineTests {
         _ = try connection.written()
         #expect(try connection.answer(1, status: 400, apnsID: "B", endStream: false).isEmpty)
         #expect(try connection.server(.data, stream: 1, ByteBuffer(string: #"{"reason":"#)).isEmpty)
-        #expect(Self.describe(try connection.server(.data, flags: .endStream, stream: 1, ByteBuffer(string: #""BadDeviceToken"}"#)))
-            == [#"1: 400 B {"reason":"BadDeviceToken"}"#])
+        #expect(
+            Self.describe(try connection.server(.data, flags: .endStream, stream: 1, ByteBuffer(string: #""BadDeviceToken"}"#)))
+                == [#"1: 400 B {"reason":"BadDeviceToken"}"#])
         let lost = try connection.server(.data, flags: .endStream, stream: 3, ByteBuffer(string: "x"))
         #expect(Self.describe(lost).first?.hasPrefix("2: lost") == true)
         // A stream that ended may still receive what was on its way: read and dropped.
@@ -256,7 +258,8 @@ struct APNsConnectionStateMachineTests {
         var headers = HPACKHeaders()
         headers.add(name: ":path", value: "/3/device/big", indexing: .nonIndexable)
         headers.add(name: "x-large", value: String(repeating: "v", count: 40_000), indexing: .nonIndexable)
-        let result = connection.machine.send(headers: headers, payload: ByteBuffer(string: "{}"), timeout: .seconds(1), now: connection.now, request: 1)
+        let result = connection.machine.send(
+            headers: headers, payload: ByteBuffer(string: "{}"), timeout: .seconds(1), now: connection.now, request: 1)
         #expect(result == .opened)
         let frames = try connection.written()
         #expect(frames.map(\.kind) == [.headers, .continuation, .continuation, .data])
@@ -264,7 +267,8 @@ struct APNsConnectionStateMachineTests {
         #expect(frames.dropLast().allSatisfy { $0.payload.readableBytes <= HTTP2WireFrame.defaultMaxFrameSize })
         var block = ByteBuffer()
         for frame in frames.dropLast() { block.writeImmutableBuffer(frame.payload) }
-        var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize, maxHeaderListSize: 1 << 20)
+        var decoder = HPACKDecoder(
+            allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize, maxHeaderListSize: 1 << 20)
         let decoded = try decoder.decodeHeaders(from: &block)
         #expect(decoded.first(name: "x-large")?.count == 40_000)
     }
@@ -406,20 +410,22 @@ struct APNsConnectionStateMachineTests {
         #expect(connection.machine.streamsInFlight == 0)
     }
 
-    @Test("frames that break the protocol are connection errors with their code", arguments: [
-        (HTTP2WireFrame.Kind.data, UInt32(0), [UInt8](), HTTP2WireErrorCode.protocolError),
-        (.headers, 0, [0x88], .protocolError),
-        (.pushPromise, 1, [0, 0, 0, 2], .protocolError),
-        (.settings, 1, [], .protocolError),
-        (.settings, 0, [0, 4, 0x80, 0, 0, 0], .flowControlError),
-        (.settings, 0, [0, 5, 0, 0, 0x10, 0], .protocolError),
-        (.settings, 0, [0, 3, 0], .frameSizeError),
-        (.rstStream, 0, [0, 0, 0, 8], .protocolError),
-        (.goAway, 0, [0, 0, 0], .frameSizeError),
-        (.windowUpdate, 0, [0, 0], .frameSizeError),
-        (.continuation, 1, [0x88], .protocolError),
-        (.headers, 1, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff], .compressionError),
-    ])
+    @Test(
+        "frames that break the protocol are connection errors with their code",
+        arguments: [
+            (HTTP2WireFrame.Kind.data, UInt32(0), [UInt8](), HTTP2WireErrorCode.protocolError),
+            (.headers, 0, [0x88], .protocolError),
+            (.pushPromise, 1, [0, 0, 0, 2], .protocolError),
+            (.settings, 1, [], .protocolError),
+            (.settings, 0, [0, 4, 0x80, 0, 0, 0], .flowControlError),
+            (.settings, 0, [0, 5, 0, 0, 0x10, 0], .protocolError),
+            (.settings, 0, [0, 3, 0], .frameSizeError),
+            (.rstStream, 0, [0, 0, 0, 8], .protocolError),
+            (.goAway, 0, [0, 0, 0], .frameSizeError),
+            (.windowUpdate, 0, [0, 0], .frameSizeError),
+            (.continuation, 1, [0x88], .protocolError),
+            (.headers, 1, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff], .compressionError),
+        ])
     func protocolErrors(kind: HTTP2WireFrame.Kind, stream: UInt32, payload: [UInt8], code: HTTP2WireErrorCode) throws {
         let connection = try Connection.ready()
         _ = connection.send(1)

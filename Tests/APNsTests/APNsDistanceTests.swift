@@ -12,7 +12,8 @@ import Testing
 struct APNsDistanceTests {
     static let roundTrip: Duration = .milliseconds(100)
 
-    @Test("the round trip is on every answer; a pool that sizes itself opens the connections 2,000 large notifications need, and each is accepted once")
+    @Test(
+        "the round trip is on every answer; a pool that sizes itself opens the connections 2,000 large notifications need, and each is accepted once")
     func poolSizesItselfToTheDistance() async throws {
         try await SimulatorHarness.with(
             simulator: { $0.behaveLikeApple(roundTrip: Self.roundTrip) },

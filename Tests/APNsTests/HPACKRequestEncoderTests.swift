@@ -1,7 +1,8 @@
-@testable import APNs
 import NIOCore
 import NIOHPACK
 import Testing
+
+@testable import APNs
 
 /// The client's header blocks, decoded by NIOHPACK's decoder (an independent implementation).
 @Suite("HPACK request encoder")

@@ -1,10 +1,11 @@
-@testable import EmbeddedKafka
 import Foundation
 import Logging
 import Testing
 
+@testable import EmbeddedKafka
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The embedded brokers' connections, seen from both ends inside this process.

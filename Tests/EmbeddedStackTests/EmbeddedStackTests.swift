@@ -10,7 +10,9 @@ import Testing
 /// The stack the demo, the end-to-end tests and the benchmarks run on.
 @Suite("Embedded stack", .serialized)
 struct EmbeddedStackTests {
-    @Test("its configuration file describes what it started: topics as kafka.topics says, Redis answering, the simulator idle; stop removes its directory")
+    @Test(
+        "its configuration file describes what it started: topics as kafka.topics says, Redis answering, the simulator idle; stop removes its directory"
+    )
     func configurationDescribesTheStack() async throws {
         var logger = Logger(label: "pushfleet.test.embedded-stack")
         logger.logLevel = .error

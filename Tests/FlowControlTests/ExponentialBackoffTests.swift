@@ -6,9 +6,10 @@ struct ExponentialBackoffTests {
     @Test("doubles from the base up to the maximum")
     func doubling() {
         let backoff = ExponentialBackoff(base: .milliseconds(100), maximum: .seconds(1))
-        #expect((0...6).map { backoff.delay(attempt: $0) } == [
-            .milliseconds(100), .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1),
-        ])
+        #expect(
+            (0...6).map { backoff.delay(attempt: $0) } == [
+                .milliseconds(100), .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1),
+            ])
         #expect(backoff.delay(attempt: .max) == .seconds(1))
         #expect(backoff.delay(attempt: .min) == .milliseconds(100))
         // Without jitter, random changes nothing.

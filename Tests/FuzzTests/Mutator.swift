@@ -43,7 +43,8 @@ struct Mutator {
         return bytes
     }
 
-    static let interestingBytes: [UInt8] = Array("\"\\{}[],:0-+.eE \t\n\r#&*!|>'%".utf8) + [0, 0x7F, 0x80, 0xBF, 0xC0, 0xC3, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]
+    static let interestingBytes: [UInt8] =
+        Array("\"\\{}[],:0-+.eE \t\n\r#&*!|>'%".utf8) + [0, 0x7F, 0x80, 0xBF, 0xC0, 0xC3, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]
 
     static let tokens: [String] = [
         "null", "true", "false", "0", "-0", "1e309", "-1e309", "1.0e-400", "18446744073709551616", "-9223372036854775809",

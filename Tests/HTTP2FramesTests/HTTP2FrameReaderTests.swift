@@ -36,7 +36,7 @@ struct HTTP2FrameReaderTests {
             var reader = HTTP2FrameReader()
             var rest = all
             var frames: [String] = []
-            while let piece = rest.readSlice(length: min(cut, rest.readableBytes)) , piece.readableBytes > 0 {
+            while let piece = rest.readSlice(length: min(cut, rest.readableBytes)), piece.readableBytes > 0 {
                 reader.append(piece)
                 frames += try Self.readAll(&reader)
             }

@@ -13,7 +13,10 @@ import Testing
         let fixture = try await GroupFixture()
         let first = try fixture.startProbe("a")
         let second = try fixture.startProbe("b")
-        defer { first.terminate(); second.terminate() }
+        defer {
+            first.terminate()
+            second.terminate()
+        }
         try await fixture.waitUntilBalanced([first, second])
 
         let end = try await fixture.produceAll()
@@ -56,7 +59,10 @@ import Testing
         // The victim works slowly enough to be killed mid-stream after some of its commits landed.
         let victim = try fixture.startProbe("victim", workMicroseconds: 1_000)
         let survivor = try fixture.startProbe("survivor")
-        defer { victim.terminate(); survivor.terminate() }
+        defer {
+            victim.terminate()
+            survivor.terminate()
+        }
         try await fixture.waitUntilBalanced([victim, survivor])
 
         let end = try await fixture.produceAll()

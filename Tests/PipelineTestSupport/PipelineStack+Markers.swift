@@ -18,7 +18,11 @@ extension PipelineStack {
             id: marker, app: Self.app, environment: .sandbox, audience: .tokens((0..<10).map(Self.markerToken)),
             notification: APNsPayload(["aps": ["alert": "marker"]]), headers: PushHeaders(pushType: .alert))
         try await publish(job)
-        _ = try await eventually("marker job \(marker) to finish") { try await report(marker) } until: { $0.isComplete }
+        _ = try await eventually("marker job \(marker) to finish") {
+            try await report(marker)
+        } until: {
+            $0.isComplete
+        }
         return try await simulator.counters().requests - (try await markerRequests)
     }
 

@@ -5,8 +5,8 @@ import EmbeddedStack
 import Foundation
 import Kafka
 import Logging
-import PushConfiguration
 import PushAPI
+import PushConfiguration
 import PushCore
 import PushJobs
 import PushPipeline

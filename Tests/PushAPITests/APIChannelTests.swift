@@ -61,17 +61,26 @@ import Testing
                 try await stack.publish(try Self.job(id: "on-none", channel: id, expiration: later))
                 try await stack.publish(try Self.job(id: "on-stored", channel: storedID, expiration: later))
                 for job in ["on-none", "on-stored"] {
-                    let report = try await eventually("\(job) completes") { try await stack.report(job) } until: { $0.isComplete }
+                    let report = try await eventually("\(job) completes") {
+                        try await stack.report(job)
+                    } until: {
+                        $0.isComplete
+                    }
                     #expect(report.accepted == 1 && report.sent == 1 && report.targeted == 1, "\(job): \(report)")
                 }
                 #expect(try await stack.simulator.counters().broadcasts == [id: 1, storedID: 1])
 
                 // A channel kept here that APNs no longer has: the job completes, failed with APNs's reason.
                 let forgotten = try #require(APNsChannelID("Zm9yZ290dGVu"))
-                #expect(try await ChannelStore(client: stack.redis).add(
-                    app: Self.app, environment: .sandbox, ChannelRecord(id: forgotten, messageStoragePolicy: .noMessageStored, createdAt: 1)))
+                #expect(
+                    try await ChannelStore(client: stack.redis).add(
+                        app: Self.app, environment: .sandbox, ChannelRecord(id: forgotten, messageStoragePolicy: .noMessageStored, createdAt: 1)))
                 try await stack.publish(try Self.job(id: "on-forgotten", channel: forgotten.rawValue))
-                let failed = try await eventually("on-forgotten completes") { try await stack.report("on-forgotten") } until: { $0.isComplete }
+                let failed = try await eventually("on-forgotten completes") {
+                    try await stack.report("on-forgotten")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(failed.failedByReason == ["ChannelNotRegistered": 1] && failed.accepted == 0, "\(failed)")
                 #expect(try await ChannelStore(client: stack.redis).remove(app: Self.app, environment: .sandbox, id: forgotten))
 

@@ -71,7 +71,8 @@ import Testing
                 #expect(voip.json?.objectValue?["payload-limit"] == 5120)
 
                 let long = try await api.request(
-                    "POST", check, json: Self.job(["broadcast": true], headers: ["push-type": "alert", "collapse-id": .string(String(repeating: "x", count: 65))]))
+                    "POST", check,
+                    json: Self.job(["broadcast": true], headers: ["push-type": "alert", "collapse-id": .string(String(repeating: "x", count: 65))]))
                 let published = try await api.request(
                     "POST", "/v1/apps/\(Self.app)/push",
                     json: Self.job(["broadcast": true], headers: ["push-type": "alert", "collapse-id": .string(String(repeating: "x", count: 65))]))

@@ -30,7 +30,11 @@ import Testing
                         "notification": ["aps": ["alert": "hello"]], "headers": ["push-type": "alert"],
                     ])
                 let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
-                let report = try await eventually("the job completes") { try await stack.report(jobID) } until: { $0.isComplete }
+                let report = try await eventually("the job completes") {
+                    try await stack.report(jobID)
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.deadLettered == tokens.count, "\(report)")
 
                 let path = "/v1/apps/\(Self.app)/jobs/\(jobID)/dead-letters"
@@ -50,11 +54,14 @@ import Testing
                 #expect(try Self.letters(try #require(one.json?.objectValue)) == [letters[0]])
 
                 // A job published straight to Kafka that fails validation: its app's, with its id.
-                let malformed = #"{"id":"bad-job","app":"news","environment":"sandbox","audience":{"tokens":["xyz"]},"notification":{"aps":{"alert":"x"}},"headers":{"push-type":"alert"}}"#
+                let malformed =
+                    #"{"id":"bad-job","app":"news","environment":"sandbox","audience":{"tokens":["xyz"]},"notification":{"aps":{"alert":"x"}},"headers":{"push-type":"alert"}}"#
                 try await stack.publish(raw: Array(malformed.utf8), key: "bad-job")
                 let appLetters = try await eventually("the malformed job is listed under its app") {
                     try Self.letters(try #require(try await api.request("GET", "/v1/apps/\(Self.app)/dead-letters").json?.objectValue))
-                } until: { !$0.isEmpty }
+                } until: {
+                    !$0.isEmpty
+                }
                 let bad = try #require(appLetters.first)
                 #expect(appLetters.count == 1, "the notifications' letters are their job's only: \(appLetters)")
                 #expect(bad.reason == "invalid-token" && bad.field == "audience.tokens[0]")

@@ -156,7 +156,8 @@ import Testing
                     ("POST", "/v1/apps/\(Self.app)/receipts", ["job": "j", "token": .string(token), "event": "read"], nil, 400, "event"),
                 ]
                 for (method, path, json, raw, status, field) in cases {
-                    let answer = try await api.request(method, path, json: json, rawBody: raw, headers: raw == nil ? [:] : ["Content-Type": "application/json"])
+                    let answer = try await api.request(
+                        method, path, json: json, rawBody: raw, headers: raw == nil ? [:] : ["Content-Type": "application/json"])
                     #expect(answer.status == status, "\(method) \(path): \(String(decoding: answer.body, as: UTF8.self))")
                     #expect(answer.errorField == field, "\(method) \(path)")
                     #expect(answer.errorCode != nil, "\(method) \(path) must carry {error: {code, message, field}}")
@@ -168,7 +169,8 @@ import Testing
                 let wrongMethod = try await api.request("PATCH", "\(base)/\(token)")
                 #expect(wrongMethod.status == 405)
                 #expect(wrongMethod.header("Allow")?.contains("PUT") == true)
-                let text = try await api.request("PUT", "\(base)/\(token)", rawBody: Data("environment=sandbox".utf8), headers: ["Content-Type": "text/plain"])
+                let text = try await api.request(
+                    "PUT", "\(base)/\(token)", rawBody: Data("environment=sandbox".utf8), headers: ["Content-Type": "text/plain"])
                 #expect(text.status == 415)
                 let huge = Data(#"{"environment":"sandbox","openid":""#.utf8) + Data(repeating: UInt8(ascii: "a"), count: 3 << 20) + Data(#""}"#.utf8)
                 let tooLarge = try await api.request("PUT", "\(base)/\(token)", rawBody: huge, headers: ["Content-Type": "application/json"])

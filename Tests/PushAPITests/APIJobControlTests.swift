@@ -38,7 +38,11 @@ struct APIJobControlTests {
                     "POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["broadcast": true], throttle: ["rate-per-second": 1_000]))
                 let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
                 let path = "/v1/apps/\(Self.app)/jobs/\(jobID)"
-                _ = try await eventually("the campaign to be under way") { try await stack.report(jobID).accepted } until: { $0 >= 500 }
+                _ = try await eventually("the campaign to be under way") {
+                    try await stack.report(jobID).accepted
+                } until: {
+                    $0 >= 500
+                }
 
                 let notPaused = try await api.request("POST", "\(path)/resume")
                 #expect(notPaused.status == 409 && notPaused.errorCode == "not-paused" && notPaused.errorField == "job")
@@ -58,7 +62,9 @@ struct APIJobControlTests {
             try await stack.withAPI { api, _ in
                 let path = "/v1/apps/\(Self.app)/jobs/\(jobID)"
                 _ = try await stack.requestsAfterMarkerJob()
-                #expect(coverage(of: tokens, try await stack.simulator.counters()).missed.count == notSentBeforePause, "a new worker leaves a paused job alone")
+                #expect(
+                    coverage(of: tokens, try await stack.simulator.counters()).missed.count == notSentBeforePause,
+                    "a new worker leaves a paused job alone")
 
                 #expect(try await api.request("PUT", "\(path)/rate", json: ["rate-per-second": 0]).errorField == "rate-per-second")
                 #expect(try await api.request("PUT", "\(path)/rate", json: ["rate": 5]).status == 400)
@@ -69,10 +75,16 @@ struct APIJobControlTests {
 
                 let resumed = try await api.request("POST", "\(path)/resume")
                 #expect(resumed.status == 200 && resumed.json?.objectValue?["state"]?.stringValue == "in-progress")
-                let done = try await eventually("the resumed campaign to finish") { try await stack.report(jobID) } until: { $0.isComplete }
+                let done = try await eventually("the resumed campaign to finish") {
+                    try await stack.report(jobID)
+                } until: {
+                    $0.isComplete
+                }
                 #expect(done.accepted == tokens.count)
                 let (missed, sentTwice) = coverage(of: tokens, try await stack.simulator.counters())
-                print("pause/resume: \(tokens.count - notSentBeforePause) sent before the pause; \(missed.count) missed, \(sentTwice) sent twice, \(done.duplicatesSkipped) skipped by markers")
+                print(
+                    "pause/resume: \(tokens.count - notSentBeforePause) sent before the pause; \(missed.count) missed, \(sentTwice) sent twice, \(done.duplicatesSkipped) skipped by markers"
+                )
                 #expect(missed.isEmpty && sentTwice == 0, "\(missed.count) missed, \(sentTwice) sent twice")
                 let late = try await api.request("POST", "\(path)/abort")
                 #expect(late.status == 409, "a complete job has nothing left to abort")
@@ -96,7 +108,9 @@ struct APIJobControlTests {
                 let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
                 let paused = try await eventually("the job to be paused") {
                     try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
-                } until: { $0?["state"]?.stringValue == "paused" }
+                } until: {
+                    $0?["state"]?.stringValue == "paused"
+                }
                 #expect(paused?["stopped"]?.objectValue?["reason"]?.stringValue?.contains("TopicDisallowed") == true)
                 #expect(paused?["stopped"]?.objectValue?["by"]?.stringValue == "breaker")
                 #expect(paused?["failed"]?.intValue == 0, "refused notifications keep no outcome: they are sent again if the job resumes")
@@ -137,7 +151,10 @@ struct APIJobControlTests {
                 #expect(answer.json?.objectValue?["error"]?.objectValue?["message"]?.stringValue?.contains("com.example.news.voip") == true)
                 let production = try await api.request(
                     "POST", "/v1/apps/\(Self.app)/push",
-                    json: .object(["environment": "production", "audience": ["broadcast": true], "notification": ["aps": ["alert": "x"]], "headers": ["push-type": "alert"]]))
+                    json: .object([
+                        "environment": "production", "audience": ["broadcast": true], "notification": ["aps": ["alert": "x"]],
+                        "headers": ["push-type": "alert"],
+                    ]))
                 #expect(production.status == 400 && production.errorField == "environment", "news is enabled for the sandbox only")
 
                 // The same job straight to Kafka: dead-lettered with the reason and the field.
@@ -177,7 +194,11 @@ struct APIJobControlTests {
                 let letter = try JSONValue(parsing: Data(try #require(letters.first).value)).objectValue
                 #expect(letter?["reason"]?.stringValue == "processing-failed")
                 #expect(letter?["message"]?.stringValue?.contains("WRONGTYPE") == true, "\(letter ?? [:])")
-                let healthy = try await eventually("the next job to finish") { try await stack.report("healthy") } until: { $0.isComplete }
+                let healthy = try await eventually("the next job to finish") {
+                    try await stack.report("healthy")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(healthy.accepted == tokens.count)
                 #expect(counters[.deadLetteredMessages] == 1)
             }

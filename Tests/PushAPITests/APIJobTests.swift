@@ -44,13 +44,16 @@ import Testing
                 #expect(again.json?.objectValue?["job"]?.stringValue == jobID)
                 #expect(again.json?.objectValue?["replayed"] == .bool(true))
 
-                let changed = try await api.request("POST", push, json: Self.pushBody(["tokens": [.string(tokens[0].hex)]]), headers: ["Idempotency-Key": "campaign-1"])
+                let changed = try await api.request(
+                    "POST", push, json: Self.pushBody(["tokens": [.string(tokens[0].hex)]]), headers: ["Idempotency-Key": "campaign-1"])
                 #expect(changed.status == 409)
                 #expect(changed.errorField == "Idempotency-Key")
 
                 let status = try await eventually("the campaign completes") {
                     try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
-                } until: { $0?["state"]?.stringValue == "complete" }
+                } until: {
+                    $0?["state"]?.stringValue == "complete"
+                }
                 #expect(status?["accepted"]?.intValue == tokens.count)
                 #expect(status?["targeted"]?.intValue == tokens.count)
                 let counters = try await stack.simulator.counters()
@@ -79,15 +82,18 @@ import Testing
                 let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
                 let receipts = "/v1/apps/\(Self.app)/receipts"
                 for (token, event) in [(0, "delivered"), (0, "delivered"), (1, "delivered"), (0, "opened"), (0, "opened")] {
-                    let receipt = try await api.request("POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[token].hex), "event": .string(event)])
+                    let receipt = try await api.request(
+                        "POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[token].hex), "event": .string(event)])
                     #expect(receipt.status == 200)
                 }
                 let status = try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
                 #expect(status?["delivered"]?.intValue == 2)
                 #expect(status?["opened"]?.intValue == 1)
-                let repeated = try await api.request("POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[1].hex), "event": "delivered"])
+                let repeated = try await api.request(
+                    "POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[1].hex), "event": "delivered"])
                 #expect(repeated.json == ["counted": false])
-                let unknown = try await api.request("POST", receipts, json: ["job": "no-such-job", "token": .string(tokens[1].hex), "event": "delivered"])
+                let unknown = try await api.request(
+                    "POST", receipts, json: ["job": "no-such-job", "token": .string(tokens[1].hex), "event": "delivered"])
                 #expect(unknown.status == 404)
 
                 let otherKey = stack.stack.apiKeys[EmbeddedStack.otherApp]
@@ -95,7 +101,11 @@ import Testing
                 #expect(try await api.request("GET", "/v1/apps/\(other)/jobs/\(jobID)", key: otherKey).status == 404)
                 #expect(try await api.request("POST", "/v1/apps/\(other)/jobs/\(jobID)/cancel", key: otherKey).status == 404)
                 #expect(try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)", key: otherKey).status == 403)
-                #expect(try await api.request("POST", "/v1/apps/\(other)/receipts", json: ["job": .string(jobID), "token": .string(tokens[2].hex), "event": "delivered"], key: otherKey).status == 404)
+                #expect(
+                    try await api.request(
+                        "POST", "/v1/apps/\(other)/receipts", json: ["job": .string(jobID), "token": .string(tokens[2].hex), "event": "delivered"],
+                        key: otherKey
+                    ).status == 404)
                 #expect(try await stack.report(jobID).delivered == 2)
             }
         }
@@ -113,14 +123,18 @@ import Testing
                 let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
                 _ = try await eventually("some notifications are accepted") {
                     try await stack.report(jobID).accepted
-                } until: { $0 >= 20 }
+                } until: {
+                    $0 >= 20
+                }
                 let cancelled = try await api.request("POST", "/v1/apps/\(Self.app)/jobs/\(jobID)/cancel")
                 #expect(cancelled.status == 200)
                 #expect(cancelled.json?.objectValue?["state"]?.stringValue == "cancelled")
 
                 let report = try await eventually("every token has its outcome") {
                     try await stack.report(jobID)
-                } until: { $0.isComplete }
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.cancelled > 0, "the rest of the audience is settled as cancelled")
                 #expect(report.accepted + report.cancelled == tokens.count)
                 #expect(report.accepted < tokens.count)
@@ -129,7 +143,11 @@ import Testing
 
                 let small = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["tokens": [.string(tokens[0].hex)]]))
                 let smallID = try #require(small.json?.objectValue?["job"]?.stringValue)
-                _ = try await eventually("the small job completes") { try await stack.report(smallID) } until: { $0.isComplete }
+                _ = try await eventually("the small job completes") {
+                    try await stack.report(smallID)
+                } until: {
+                    $0.isComplete
+                }
                 let late = try await api.request("POST", "/v1/apps/\(Self.app)/jobs/\(smallID)/cancel")
                 #expect(late.status == 409)
             }
@@ -161,11 +179,15 @@ import Testing
                 }
                 let list = try await eventually("the cancelled list job's report completes") {
                     try await stack.report("cancelled-list")
-                } until: { $0.isComplete }
+                } until: {
+                    $0.isComplete
+                }
                 #expect(list.targeted == 0 && list.expanded == 0 && list.state == "cancelled")
                 let report = try await eventually("every shard of the cancelled broadcast is counted") {
                     try await stack.report("cancelled-broadcast")
-                } until: { $0.shardsDone == taskCount }
+                } until: {
+                    $0.shardsDone == taskCount
+                }
                 #expect(report.targeted == tokens.count)
                 #expect(report.cancelled == tokens.count)
                 #expect(report.expanded == 0)

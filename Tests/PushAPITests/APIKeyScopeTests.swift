@@ -51,7 +51,8 @@ import Testing
                 let push = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(token))
                 let jobID = try #require(push.json?.objectValue?["job"]?.stringValue)
                 let receipt = try await api.request(
-                    "POST", "/v1/apps/\(Self.app)/receipts", json: ["job": .string(jobID), "token": .string(token), "event": "delivered"], key: deviceKey)
+                    "POST", "/v1/apps/\(Self.app)/receipts", json: ["job": .string(jobID), "token": .string(token), "event": "delivered"],
+                    key: deviceKey)
                 #expect(receipt.status == 200)
 
                 let refused: [(String, String, JSONValue?)] = [
@@ -91,7 +92,9 @@ import Testing
                 try "# rotated\n\(Self.digest(new))\n".write(to: file, atomically: true, encoding: .utf8)
                 _ = try await eventually("the new key is accepted") {
                     try await api.request("GET", count, key: new).status
-                } until: { $0 == 200 }
+                } until: {
+                    $0 == 200
+                }
                 #expect(try await api.request("GET", count, key: old).status == 403)
                 #expect(try await api.request("GET", count).status == 200, "keys in the configuration itself stay")
             }

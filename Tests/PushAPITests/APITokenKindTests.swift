@@ -1,11 +1,11 @@
 import APNsCore
-import EmbeddedStack
 import APNsSimulator
+import EmbeddedStack
 import Foundation
-import PushJobs
 import PipelineTestSupport
 import PushAPI
 import PushCore
+import PushJobs
 import PushStore
 import Testing
 
@@ -20,7 +20,8 @@ import Testing
                 let token = PipelineStack.token(7).hex
                 let deviceKey = stack.stack.deviceAPIKey
                 let voip = "/v1/apps/\(Self.app)/tokens/voip/\(token)"
-                let bound = try await api.request("PUT", voip, json: ["environment": "sandbox", "openid": "user-7", "tags": ["fans"]], key: deviceKey)
+                let bound = try await api.request(
+                    "PUT", voip, json: ["environment": "sandbox", "openid": "user-7", "tags": ["fans"]], key: deviceKey)
                 #expect(bound.status == 200, "\(String(decoding: bound.body, as: UTF8.self))")
                 #expect(bound.json?.objectValue?["openid"] == "user-7")
                 let start = "/v1/apps/\(Self.app)/tokens/push-to-start%3AMatchAttributes/\(token)"
@@ -60,15 +61,18 @@ import Testing
                 }
                 let short = try await api.request("PUT", "\(base)/tokens/\(PipelineStack.token(43).hex)", json: ["expires-in": 600], key: deviceKey)
                 #expect(short.status == 200)
-                let tooLong = try await api.request("PUT", "\(base)/tokens/\(PipelineStack.token(44).hex)", json: ["expires-in": 90_000], key: deviceKey)
+                let tooLong = try await api.request(
+                    "PUT", "\(base)/tokens/\(PipelineStack.token(44).hex)", json: ["expires-in": 90_000], key: deviceKey)
                 #expect(tooLong.status == 400 && tooLong.errorField == "expires-in")
-                let badActivity = try await api.request("PUT", "/v1/apps/\(Self.app)/activities/sandbox/has%20space/tokens/\(live[0].hex)", key: deviceKey)
+                let badActivity = try await api.request(
+                    "PUT", "/v1/apps/\(Self.app)/activities/sandbox/has%20space/tokens/\(live[0].hex)", key: deviceKey)
                 #expect(badActivity.status == 400 && badActivity.errorField == "activity")
                 // A token whose activity ended an hour ago: kept by an earlier clock, expired now.
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                #expect(try await ActivityTokenStore(client: stack.redis).register(
-                    app: Self.app, environment: .sandbox, activity: LiveActivityID(activity)!, token: PipelineStack.token(45),
-                    expiresAt: now - 3_600_000, now: now - 7_200_000))
+                #expect(
+                    try await ActivityTokenStore(client: stack.redis).register(
+                        app: Self.app, environment: .sandbox, activity: LiveActivityID(activity)!, token: PipelineStack.token(45),
+                        expiresAt: now - 3_600_000, now: now - 7_200_000))
                 #expect(try await api.request("DELETE", "\(base)/tokens/\(PipelineStack.token(43).hex)", key: deviceKey).status == 200)
                 #expect(try await api.request("DELETE", "\(base)/tokens/\(PipelineStack.token(43).hex)", key: deviceKey).status == 404)
                 #expect(try await api.request("GET", base).json?.objectValue?["tokens"]?.intValue == live.count)
@@ -78,7 +82,11 @@ import Testing
                     notification: APNsPayload(["aps": ["event": "update", "content-state": ["eta": 2], "timestamp": 1_700_000_000]]),
                     headers: PushHeaders(pushType: .liveactivity))
                 try await stack.publish(update)
-                let report = try await eventually("the activity job completes") { try await stack.report("eta") } until: { $0.isComplete }
+                let report = try await eventually("the activity job completes") {
+                    try await stack.report("eta")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.targeted == live.count && report.accepted == live.count, "\(report)")
                 #expect(Set(try await stack.simulator.counters().acceptedPerToken.keys) == Set(live.map(\.hex)))
             }
@@ -93,10 +101,17 @@ import Testing
                 for (id, audience) in [("first", ["broadcast": true]), ("second", ["tags": ["all": ["news"]]])] as [(String, JSONValue)] {
                     let pushed = try await api.request(
                         "POST", "/v1/apps/\(Self.app)/push",
-                        json: ["environment": "sandbox", "audience": audience, "headers": ["push-type": "alert"], "notification": ["aps": ["alert": .string(id)]]])
+                        json: [
+                            "environment": "sandbox", "audience": audience, "headers": ["push-type": "alert"],
+                            "notification": ["aps": ["alert": .string(id)]],
+                        ])
                     #expect(pushed.status == 202, "\(String(decoding: pushed.body, as: UTF8.self))")
                     let jobID = try #require(pushed.json?.objectValue?["job"]?.stringValue)
-                    _ = try await eventually("\(id) completes") { try await stack.report(jobID) } until: { $0.isComplete }
+                    _ = try await eventually("\(id) completes") {
+                        try await stack.report(jobID)
+                    } until: {
+                        $0.isComplete
+                    }
                 }
                 let listed = try await api.request("GET", "/v1/apps/\(Self.app)/jobs?limit=10")
                 #expect(listed.status == 200, "\(String(decoding: listed.body, as: UTF8.self))")
@@ -106,10 +121,12 @@ import Testing
                 #expect(jobs.last?.objectValue?["status"]?.objectValue?["accepted"]?.intValue == 40)
                 let one = try await api.request("GET", "/v1/apps/\(Self.app)/jobs?limit=1&state=complete")
                 #expect(one.json?.objectValue?["jobs"]?.arrayValue?.count == 1)
-                #expect(try await api.request("GET", "/v1/apps/\(Self.app)/jobs?state=paused").json?.objectValue?["jobs"]?.arrayValue?.isEmpty == true)
+                #expect(
+                    try await api.request("GET", "/v1/apps/\(Self.app)/jobs?state=paused").json?.objectValue?["jobs"]?.arrayValue?.isEmpty == true)
                 let badLimit = try await api.request("GET", "/v1/apps/\(Self.app)/jobs?limit=0")
                 #expect(badLimit.status == 400 && badLimit.errorField == "limit")
-                let otherApp = try await api.request("GET", "/v1/apps/\(EmbeddedStack.otherApp)/jobs", key: stack.stack.apiKeys[EmbeddedStack.otherApp])
+                let otherApp = try await api.request(
+                    "GET", "/v1/apps/\(EmbeddedStack.otherApp)/jobs", key: stack.stack.apiKeys[EmbeddedStack.otherApp])
                 #expect(otherApp.json?.objectValue?["jobs"]?.arrayValue?.isEmpty == true, "another app's jobs are not listed")
 
                 let estimate = try await api.request(
@@ -137,7 +154,11 @@ import Testing
                         "notification": ["aps": ["alert": "hi"]], "throttle": ["rate-per-second": 20],
                     ])
                 let jobID = try #require(pushed.json?.objectValue?["job"]?.stringValue)
-                _ = try await eventually("the job is in progress") { try await stack.report(jobID) } until: { $0.state == "in-progress" }
+                _ = try await eventually("the job is in progress") {
+                    try await stack.report(jobID)
+                } until: {
+                    $0.state == "in-progress"
+                }
                 let stream = try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)/events")
                 #expect(stream.status == 200 && stream.header("Content-Type") == "text/event-stream")
                 let text = String(decoding: stream.body, as: UTF8.self)

@@ -35,11 +35,17 @@ struct SecretLogTests {
                     "POST", "/v1/apps/\(EmbeddedStack.app)/push",
                     json: APIJobTests.pushBody(["broadcast": true]))
                 let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue, "\(answer)")
-                _ = try await eventually("the campaign is accepted") { try await stack.report(jobID) } until: { $0.accepted == tokens.count }
+                _ = try await eventually("the campaign is accepted") {
+                    try await stack.report(jobID)
+                } until: {
+                    $0.accepted == tokens.count
+                }
                 // Refusals are where a careless error message would echo a key.
-                let wrong = try await api.request("GET", "/v1/apps/\(EmbeddedStack.app)/jobs/\(jobID)", key: "pf_wrong_" + (stack.stack.apiKeys[EmbeddedStack.app] ?? ""))
+                let wrong = try await api.request(
+                    "GET", "/v1/apps/\(EmbeddedStack.app)/jobs/\(jobID)", key: "pf_wrong_" + (stack.stack.apiKeys[EmbeddedStack.app] ?? ""))
                 #expect([401, 403].contains(wrong.status))
-                let other = try await api.request("GET", "/v1/apps/\(EmbeddedStack.app)/jobs/\(jobID)", key: stack.stack.apiKeys[EmbeddedStack.otherApp])
+                let other = try await api.request(
+                    "GET", "/v1/apps/\(EmbeddedStack.app)/jobs/\(jobID)", key: stack.stack.apiKeys[EmbeddedStack.otherApp])
                 #expect(other.status == 403)
                 for response in [wrong, other] {
                     let text = String(decoding: response.body, as: UTF8.self)

@@ -67,10 +67,13 @@ import Testing
 
     @Test func kafkaPropertiesThatTurnTLSChecksOffAreNamed() throws {
         #expect(try parse(minimalYAML).kafka.tlsChecksTurnedOff.isEmpty)
-        let sound = KafkaSettings(bootstrapServers: "b:9092", properties: ["security.protocol": "SSL", "enable.ssl.certificate.verification": "true"])
+        let sound = KafkaSettings(
+            bootstrapServers: "b:9092", properties: ["security.protocol": "SSL", "enable.ssl.certificate.verification": "true"])
         #expect(sound.tlsChecksTurnedOff.isEmpty)
-        let yaml = "kafka:\n  bootstrap-servers: b:9092\n  properties:\n    enable.ssl.certificate.verification: false\n    ssl.endpoint.identification.algorithm: none\n"
+        let yaml =
+            "kafka:\n  bootstrap-servers: b:9092\n  properties:\n    enable.ssl.certificate.verification: false\n    ssl.endpoint.identification.algorithm: none\n"
             + minimalYAML.replacingOccurrences(of: "kafka:\n  bootstrap-servers: \"broker:9092\"\n", with: "")
-        #expect(try parse(yaml).kafka.tlsChecksTurnedOff == ["enable.ssl.certificate.verification=false", "ssl.endpoint.identification.algorithm=none"])
+        #expect(
+            try parse(yaml).kafka.tlsChecksTurnedOff == ["enable.ssl.certificate.verification=false", "ssl.endpoint.identification.algorithm=none"])
     }
 }

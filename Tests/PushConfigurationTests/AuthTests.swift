@@ -1,7 +1,8 @@
-import Foundation
 import APNsCore
-@testable import PushConfiguration
+import Foundation
 import Testing
+
+@testable import PushConfiguration
 
 @Suite struct AuthTests {
     static let tokenLine = "      token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}\n"
@@ -32,8 +33,11 @@ import Testing
     }
 
     @Test func threeMethodsAreRejected() throws {
-        let error = try #require(parseError(yaml(auth: Self.tokenLine
-            + "      certificate: {certificate-file: c, key-file: k}\n      pkcs12: {file: id.p12}\n")))
+        let error = try #require(
+            parseError(
+                yaml(
+                    auth: Self.tokenLine
+                        + "      certificate: {certificate-file: c, key-file: k}\n      pkcs12: {file: id.p12}\n")))
         #expect(error.message.hasSuffix("found token and certificate and pkcs12"))
     }
 
@@ -73,10 +77,11 @@ import Testing
         #expect(app.auth(for: .production) == .certificate(certificateFile: "/etc/pushfleet/prod.pem", keyFile: "/etc/pushfleet/prod-key.pem"))
         #expect(app.auth == app.auth(for: .production))
         #expect(app.authKey(for: .sandbox) == "apps.news.auth.sandbox")
-        #expect(configuration.referencedFiles.map(\.key) == [
-            "apps.news.auth.sandbox.certificate.certificate-file", "apps.news.auth.sandbox.certificate.key-file",
-            "apps.news.auth.production.certificate.certificate-file", "apps.news.auth.production.certificate.key-file",
-        ])
+        #expect(
+            configuration.referencedFiles.map(\.key) == [
+                "apps.news.auth.sandbox.certificate.certificate-file", "apps.news.auth.sandbox.certificate.key-file",
+                "apps.news.auth.production.certificate.certificate-file", "apps.news.auth.production.certificate.key-file",
+            ])
     }
 
     @Test func aSharedCredentialWithOneEnvironmentsOwn() throws {
@@ -85,10 +90,11 @@ import Testing
         #expect(app.auth(for: .production) == .token(teamID: "ABCDE12345", keyID: "KEY1234567", keyFile: "/etc/pushfleet/AuthKey.p8"))
         #expect(app.auth(for: .sandbox) == .certificate(certificateFile: "/etc/pushfleet/dev.pem", keyFile: "/etc/pushfleet/dev-key.pem"))
         #expect(app.authKey(for: .production) == "apps.news.auth")
-        #expect(configuration.referencedFiles.map(\.key) == [
-            "apps.news.auth.token.key-file",
-            "apps.news.auth.sandbox.certificate.certificate-file", "apps.news.auth.sandbox.certificate.key-file",
-        ])
+        #expect(
+            configuration.referencedFiles.map(\.key) == [
+                "apps.news.auth.token.key-file",
+                "apps.news.auth.sandbox.certificate.certificate-file", "apps.news.auth.sandbox.certificate.key-file",
+            ])
     }
 
     @Test func anEnvironmentWithoutACredentialIsNamed() throws {
@@ -96,8 +102,11 @@ import Testing
         #expect(error.key == "apps.news.auth.production")
         #expect(error.message == "is required")
         // Sending to the sandbox only, its own credential is enough.
-        let sandboxOnly = minimalYAML.replacingOccurrences(of: "    auth:\n" + Self.tokenLine, with: "    environments: [sandbox]\n    auth:\n" + Self.sandboxCertificate)
-        #expect(try parse(sandboxOnly).apps["news"]?.auth(for: .sandbox) == .certificate(certificateFile: "/etc/pushfleet/dev.pem", keyFile: "/etc/pushfleet/dev-key.pem"))
+        let sandboxOnly = minimalYAML.replacingOccurrences(
+            of: "    auth:\n" + Self.tokenLine, with: "    environments: [sandbox]\n    auth:\n" + Self.sandboxCertificate)
+        #expect(
+            try parse(sandboxOnly).apps["news"]?.auth(for: .sandbox)
+                == .certificate(certificateFile: "/etc/pushfleet/dev.pem", keyFile: "/etc/pushfleet/dev-key.pem"))
     }
 
     @Test func aCredentialForAnEnvironmentTheAppDoesNotSendToIsRefused() throws {

@@ -41,9 +41,11 @@ import Testing
         let signingKey = parseError(minimalYAML + "    transport: binary\n")
         #expect(signingKey?.key == "apps.news.transport", "a signing key cannot authenticate on the binary interface")
         #expect(signingKey?.message.contains("certificate") == true)
-        #expect(parseError(Self.certificateApp.replacingOccurrences(of: "binary-quiet-period-ms: 250", with: "binary-quiet-period-ms: 0"))?.key
-            == "apns.binary-quiet-period-ms")
-        #expect(parseError(Self.certificateApp.replacingOccurrences(of: "{host: gateway.local, port: 2195}", with: "{port: 2195}"))?.key
-            == "apns.binary-endpoints.sandbox.host")
+        #expect(
+            parseError(Self.certificateApp.replacingOccurrences(of: "binary-quiet-period-ms: 250", with: "binary-quiet-period-ms: 0"))?.key
+                == "apns.binary-quiet-period-ms")
+        #expect(
+            parseError(Self.certificateApp.replacingOccurrences(of: "{host: gateway.local, port: 2195}", with: "{port: 2195}"))?.key
+                == "apns.binary-endpoints.sandbox.host")
     }
 }

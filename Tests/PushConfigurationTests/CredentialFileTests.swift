@@ -27,7 +27,8 @@ import Testing
     func tokenKey() throws {
         let directory = try Self.directory(["k.p8": Data((Self.secret + "\n").utf8)])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try Self.app(.token(teamID: "T", keyID: "K", keyFile: directory.appendingPathComponent("k.p8").path)).readCredentialFiles(for: .sandbox)
+        let files = try Self.app(.token(teamID: "T", keyID: "K", keyFile: directory.appendingPathComponent("k.p8").path)).readCredentialFiles(
+            for: .sandbox)
         guard case .token(let teamID, let keyID, let pem) = files else {
             Issue.record("not a token credential: \(files)")
             return
@@ -71,7 +72,8 @@ import Testing
             let directory = try Self.directory(["bundle.p12": Data([0x30, 0x82, 0x01]), "passphrase": Data(written.utf8)])
             defer { try? FileManager.default.removeItem(at: directory) }
             let files = try Self.app(
-                .pkcs12(file: directory.appendingPathComponent("bundle.p12").path, passphraseFile: directory.appendingPathComponent("passphrase").path)
+                .pkcs12(
+                    file: directory.appendingPathComponent("bundle.p12").path, passphraseFile: directory.appendingPathComponent("passphrase").path)
             ).readCredentialFiles(for: .sandbox)
             guard case .pkcs12(let bytes, let passphrase) = files else {
                 Issue.record("not a PKCS#12 credential: \(files)")

@@ -34,12 +34,16 @@ import Testing
         #expect(configuration.apns.requestTimeout == .seconds(10))
 
         #expect(configuration.registry.shards == 16)
-        #expect(configuration.worker == WorkerSettings(
-            chunkSize: 1000, chunksInFlight: 32, expansionsInFlight: 1, notificationsInFlight: 32_000, permitBlock: 100,
-            resendPollInterval: .milliseconds(200)))
-        #expect(configuration.resend == ResendSettings(
-            maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(300), maxAge: .seconds(3600),
-            lease: .seconds(30)))
+        #expect(
+            configuration.worker
+                == WorkerSettings(
+                    chunkSize: 1000, chunksInFlight: 32, expansionsInFlight: 1, notificationsInFlight: 32_000, permitBlock: 100,
+                    resendPollInterval: .milliseconds(200)))
+        #expect(
+            configuration.resend
+                == ResendSettings(
+                    maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(300), maxAge: .seconds(3600),
+                    lease: .seconds(30)))
         #expect(configuration.metrics.port == nil)
 
         #expect(configuration.apps.count == 1)
@@ -57,7 +61,8 @@ import Testing
     }
 
     @Test func explicitValuesAreUsed() throws {
-        let configuration = try parse("""
+        let configuration = try parse(
+            """
             kafka:
               bootstrap-servers: a:1,b:2
               group-prefix: fleet
@@ -101,25 +106,32 @@ import Testing
         #expect(configuration.kafka.bootstrapServers == "a:1,b:2")
         #expect(configuration.kafka.groupPrefix == "fleet")
         #expect(configuration.kafka.sendGroup == "fleet.send")
-        #expect(configuration.kafka.properties == [
-            "security.protocol": "SASL_SSL", "fetch.max.bytes": "1048576", "enable.auto.commit": "false",
-            "socket.timeout.ms": "1000", "ratio": "0.5",
-        ])
+        #expect(
+            configuration.kafka.properties == [
+                "security.protocol": "SASL_SSL", "fetch.max.bytes": "1048576", "enable.auto.commit": "false",
+                "socket.timeout.ms": "1000", "ratio": "0.5",
+            ])
         #expect(configuration.redis.host == "redis.local")
         #expect(configuration.redis.port == 6380)
         #expect(configuration.redis.username == "pusher")
         #expect(configuration.redis.password == "hunter2")
         #expect(configuration.redis.database == 3)
         #expect(configuration.redis.poolSize == 9)
-        #expect(configuration.apns == APNsSettings(
-            endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
-            connectionsPerPool: 5, minConnectionsPerPool: 2, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3))
+        #expect(
+            configuration.apns
+                == APNsSettings(
+                    endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
+                    connectionsPerPool: 5, minConnectionsPerPool: 2, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3))
         #expect(configuration.registry.shards == 1024)
-        #expect(configuration.worker == WorkerSettings(
-            chunkSize: 1, chunksInFlight: 2, expansionsInFlight: 6, notificationsInFlight: 3, permitBlock: 4,
-            resendPollInterval: .milliseconds(5)))
-        #expect(configuration.resend == ResendSettings(
-            maxAttempts: 1, baseDelay: .zero, maxDelay: .zero, maxAge: .seconds(1), lease: .milliseconds(1)))
+        #expect(
+            configuration.worker
+                == WorkerSettings(
+                    chunkSize: 1, chunksInFlight: 2, expansionsInFlight: 6, notificationsInFlight: 3, permitBlock: 4,
+                    resendPollInterval: .milliseconds(5)))
+        #expect(
+            configuration.resend
+                == ResendSettings(
+                    maxAttempts: 1, baseDelay: .zero, maxDelay: .zero, maxAge: .seconds(1), lease: .milliseconds(1)))
         #expect(configuration.metrics.port == 0)
 
         let news = try #require(configuration.apps["news"])

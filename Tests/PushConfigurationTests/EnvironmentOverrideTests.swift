@@ -10,20 +10,24 @@ import Testing
     }
 
     @Test func addsKeysAndSections() throws {
-        let configuration = try parse(minimalYAML, environment: [
-            "PUSHFLEET__REDIS__PASSWORD": "s3cr3t: #not a comment",
-            "PUSHFLEET__REDIS__POOL_SIZE": "12",
-            "PUSHFLEET__WORKER__RESEND_POLL_MS": "50",
-        ])
+        let configuration = try parse(
+            minimalYAML,
+            environment: [
+                "PUSHFLEET__REDIS__PASSWORD": "s3cr3t: #not a comment",
+                "PUSHFLEET__REDIS__POOL_SIZE": "12",
+                "PUSHFLEET__WORKER__RESEND_POLL_MS": "50",
+            ])
         #expect(configuration.redis.password == "s3cr3t: #not a comment")
         #expect(configuration.redis.poolSize == 12)
         #expect(configuration.worker.resendPollInterval == .milliseconds(50))
     }
 
     @Test func segmentsAreCaseInsensitive() throws {
-        let configuration = try parse(minimalYAML, environment: [
-            "PUSHFLEET__redis__Pool_Size": "3", "PUSHFLEET__Apps__NEWS__Rate_Per_Second": "7",
-        ])
+        let configuration = try parse(
+            minimalYAML,
+            environment: [
+                "PUSHFLEET__redis__Pool_Size": "3", "PUSHFLEET__Apps__NEWS__Rate_Per_Second": "7",
+            ])
         #expect(configuration.redis.poolSize == 3)
         #expect(configuration.apps["news"]?.ratePerSecond == 7)
     }
@@ -32,14 +36,17 @@ import Testing
         let yaml = minimalYAML.replacingOccurrences(
             of: "  bootstrap-servers: \"broker:9092\"\n",
             with: "  bootstrap-servers: \"broker:9092\"\n  properties:\n    security.protocol: PLAINTEXT\n")
-        let configuration = try parse(yaml, environment: [
-            "PUSHFLEET__KAFKA__PROPERTIES__SASL_MECHANISM": "PLAIN",
-            "PUSHFLEET__KAFKA__PROPERTIES__SECURITY_PROTOCOL": "SASL_SSL",
-            "PUSHFLEET__KAFKA__PROPERTIES__QUEUE_BUFFERING_MAX_MS": "5",
-        ])
-        #expect(configuration.kafka.properties == [
-            "sasl.mechanism": "PLAIN", "security.protocol": "SASL_SSL", "queue.buffering.max.ms": "5",
-        ])
+        let configuration = try parse(
+            yaml,
+            environment: [
+                "PUSHFLEET__KAFKA__PROPERTIES__SASL_MECHANISM": "PLAIN",
+                "PUSHFLEET__KAFKA__PROPERTIES__SECURITY_PROTOCOL": "SASL_SSL",
+                "PUSHFLEET__KAFKA__PROPERTIES__QUEUE_BUFFERING_MAX_MS": "5",
+            ])
+        #expect(
+            configuration.kafka.properties == [
+                "sasl.mechanism": "PLAIN", "security.protocol": "SASL_SSL", "queue.buffering.max.ms": "5",
+            ])
     }
 
     @Test func overridesAnAppRate() throws {
@@ -57,26 +64,29 @@ import Testing
     }
 
     @Test func ambiguousAppIDIsAnError() throws {
-        let yaml = minimalYAML + """
-              a-b:
-                bundle-id: x
-                auth: {pkcs12: {file: f}}
-              a_b:
-                bundle-id: y
-                auth: {pkcs12: {file: f}}
+        let yaml =
+            minimalYAML + """
+                  a-b:
+                    bundle-id: x
+                    auth: {pkcs12: {file: f}}
+                  a_b:
+                    bundle-id: y
+                    auth: {pkcs12: {file: f}}
 
-            """
+                """
         let error = try #require(parseError(yaml, environment: ["PUSHFLEET__APPS__A_B__BURST": "2"]))
         #expect(error.key == "PUSHFLEET__APPS__A_B__BURST")
         #expect(error.message.contains("ambiguous"))
     }
 
     @Test func createsANewApp() throws {
-        let configuration = try parse(minimalYAML, environment: [
-            "PUSHFLEET__APPS__WEATHER__BUNDLE_ID": "com.example.weather",
-            "PUSHFLEET__APPS__WEATHER__ENVIRONMENTS": "production",
-            "PUSHFLEET__APPS__WEATHER__AUTH__PKCS12__FILE": "weather.p12",
-        ])
+        let configuration = try parse(
+            minimalYAML,
+            environment: [
+                "PUSHFLEET__APPS__WEATHER__BUNDLE_ID": "com.example.weather",
+                "PUSHFLEET__APPS__WEATHER__ENVIRONMENTS": "production",
+                "PUSHFLEET__APPS__WEATHER__AUTH__PKCS12__FILE": "weather.p12",
+            ])
         let weather = try #require(configuration.apps["weather"])
         #expect(weather.bundleID == "com.example.weather")
         #expect(weather.environments == [.production])
@@ -102,18 +112,22 @@ import Testing
     }
 
     @Test func nullThenChildrenReplacesAuthMethod() throws {
-        let configuration = try parse(minimalYAML, environment: [
-            "PUSHFLEET__APPS__NEWS__AUTH": "null",
-            "PUSHFLEET__APPS__NEWS__AUTH__CERTIFICATE__CERTIFICATE_FILE": "/c.pem",
-            "PUSHFLEET__APPS__NEWS__AUTH__CERTIFICATE__KEY_FILE": "/k.pem",
-        ])
+        let configuration = try parse(
+            minimalYAML,
+            environment: [
+                "PUSHFLEET__APPS__NEWS__AUTH": "null",
+                "PUSHFLEET__APPS__NEWS__AUTH__CERTIFICATE__CERTIFICATE_FILE": "/c.pem",
+                "PUSHFLEET__APPS__NEWS__AUTH__CERTIFICATE__KEY_FILE": "/k.pem",
+            ])
         #expect(configuration.apps["news"]?.auth == .certificate(certificateFile: "/c.pem", keyFile: "/k.pem"))
     }
 
     @Test func quotedValuesAreStrings() throws {
-        let configuration = try parse(minimalYAML, environment: [
-            "PUSHFLEET__REDIS__USERNAME": "\"null\"", "PUSHFLEET__REDIS__PASSWORD": "'500'",
-        ])
+        let configuration = try parse(
+            minimalYAML,
+            environment: [
+                "PUSHFLEET__REDIS__USERNAME": "\"null\"", "PUSHFLEET__REDIS__PASSWORD": "'500'",
+            ])
         #expect(configuration.redis.username == "null")
         #expect(configuration.redis.password == "500")
         let error = try #require(parseError(minimalYAML, environment: ["PUSHFLEET__REDIS__PORT": "\"6379\""]))
@@ -145,28 +159,34 @@ import Testing
     }
 
     @Test func overrideBelowAScalarIsAnError() throws {
-        let error = try #require(parseError(minimalYAML.replacingOccurrences(
-            of: "kafka:\n  bootstrap-servers: \"broker:9092\"\n", with: "kafka: {bootstrap-servers: k, properties: x}\n"),
-            environment: ["PUSHFLEET__KAFKA__PROPERTIES__A": "1"]))
+        let error = try #require(
+            parseError(
+                minimalYAML.replacingOccurrences(
+                    of: "kafka:\n  bootstrap-servers: \"broker:9092\"\n", with: "kafka: {bootstrap-servers: k, properties: x}\n"),
+                environment: ["PUSHFLEET__KAFKA__PROPERTIES__A": "1"]))
         #expect(error.key == "PUSHFLEET__KAFKA__PROPERTIES__A")
         #expect(error.message.contains("not a mapping"))
     }
 
     @Test func otherVariablesAreIgnored() throws {
-        let configuration = try parse(minimalYAML, environment: [
-            "PATH": "/bin", "PUSHFLEET_REDIS_PORT": "1", "pushfleet__redis__port": "1", "XPUSHFLEET__REDIS__PORT": "1",
-        ])
+        let configuration = try parse(
+            minimalYAML,
+            environment: [
+                "PATH": "/bin", "PUSHFLEET_REDIS_PORT": "1", "pushfleet__redis__port": "1", "XPUSHFLEET__REDIS__PORT": "1",
+            ])
         #expect(configuration.redis.port == 6379)
     }
 
     @Test func overridesCanSupplyTheWholeConfiguration() throws {
-        let configuration = try parse("", environment: [
-            "PUSHFLEET__KAFKA__BOOTSTRAP_SERVERS": "k:9092",
-            "PUSHFLEET__APPS__NEWS__BUNDLE_ID": "com.example.news",
-            "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__TEAM_ID": "ABCDE12345",
-            "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__KEY_ID": "KEY1234567",
-            "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__KEY_FILE": "/keys/news.p8",
-        ])
+        let configuration = try parse(
+            "",
+            environment: [
+                "PUSHFLEET__KAFKA__BOOTSTRAP_SERVERS": "k:9092",
+                "PUSHFLEET__APPS__NEWS__BUNDLE_ID": "com.example.news",
+                "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__TEAM_ID": "ABCDE12345",
+                "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__KEY_ID": "KEY1234567",
+                "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__KEY_FILE": "/keys/news.p8",
+            ])
         #expect(configuration.apps["news"]?.auth == .token(teamID: "ABCDE12345", keyID: "KEY1234567", keyFile: "/keys/news.p8"))
     }
 }

@@ -16,9 +16,11 @@ import Testing
                 bundle-id: com.example.abs
                 auth: {certificate: {certificate-file: /certs/c.pem, key-file: ../k.pem}}
             """
-        let configuration = try PushFleetConfiguration.parse(yaml: yaml, baseDirectory: "/srv/pf/conf", environment: [
-            "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__KEY_FILE": "env/news.p8",
-        ])
+        let configuration = try PushFleetConfiguration.parse(
+            yaml: yaml, baseDirectory: "/srv/pf/conf",
+            environment: [
+                "PUSHFLEET__APPS__NEWS__AUTH__TOKEN__KEY_FILE": "env/news.p8"
+            ])
         #expect(configuration.redis.passwordFile == "/srv/pf/conf/secrets/redis.txt")
         #expect(configuration.apns.caFile == "/srv/pf/conf/ca.pem")
         #expect(configuration.apps["news"]?.auth == .token(teamID: "ABCDE12345", keyID: "KEY1234567", keyFile: "/srv/pf/conf/env/news.p8"))

@@ -14,7 +14,8 @@ import Testing
     }
 
     @Test func explicitValues() throws {
-        let configuration = try parse("""
+        let configuration = try parse(
+            """
             kafka: {bootstrap-servers: "broker:9092"}
             apns:
               endpoint: {host: all.local, port: 2197}
@@ -47,7 +48,8 @@ import Testing
             ("apns: {endpoints: {sandbox: {port: 1}}}", "apns.endpoints.sandbox.host"),
         ]
         for (section, key) in cases {
-            let error = parseError("kafka: {bootstrap-servers: b}\n\(section)\n" + minimalYAML.split(separator: "\n").dropFirst(2).joined(separator: "\n"))
+            let error = parseError(
+                "kafka: {bootstrap-servers: b}\n\(section)\n" + minimalYAML.split(separator: "\n").dropFirst(2).joined(separator: "\n"))
             #expect(error?.key == key, "\(section): \(String(describing: error))")
         }
         let topic = parseError(minimalYAML + "    extra-topics: [\"com.example has space\"]\n")

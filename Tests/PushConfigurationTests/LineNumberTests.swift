@@ -36,9 +36,11 @@ import Testing
     }
 
     @Test func missingKeyReportsTheLineOfItsMapping() throws {
-        let error = try #require(parseError(Self.yaml
-            .replacingOccurrences(of: "burst: -3", with: "burst: 3")
-            .replacingOccurrences(of: "        file: id.p12\n", with: "        passphrase-file: p\n")))
+        let error = try #require(
+            parseError(
+                Self.yaml
+                    .replacingOccurrences(of: "burst: -3", with: "burst: 3")
+                    .replacingOccurrences(of: "        file: id.p12\n", with: "        passphrase-file: p\n")))
         #expect(error.key == "apps.sports.auth.pkcs12.file")
         #expect(error.line == 13)
     }

@@ -66,7 +66,8 @@ import Testing
     }
 
     @Test func boundaryValuesAreAccepted() throws {
-        let configuration = try parse("""
+        let configuration = try parse(
+            """
             redis: {port: 65535, database: 0, pool-size: 1}
             apns: {port: 2197, connections-per-pool: 1, request-timeout-ms: 1}
             registry: {shards: 1}
@@ -130,14 +131,19 @@ import Testing
         func kafka(_ line: String) -> String {
             minimalYAML.replacingOccurrences(of: "bootstrap-servers: \"broker:9092\"", with: "bootstrap-servers: \"broker:9092\"\n  \(line)")
         }
-        #expect(try parse(minimalYAML).kafka.topics == KafkaTopicLayout(
-            jobsPartitions: 12, deliveriesPartitions: 48, feedbackPartitions: 6, deadLetterPartitions: 6))
+        #expect(
+            try parse(minimalYAML).kafka.topics
+                == KafkaTopicLayout(
+                    jobsPartitions: 12, deliveriesPartitions: 48, feedbackPartitions: 6, deadLetterPartitions: 6))
         let layout = try parse(
             kafka("topics: {partitions: {deliveries: 96, dead-letters: 3}, replication-factor: 3, min-insync-replicas: 2}"),
-            environment: ["PUSHFLEET__KAFKA__TOPICS__PARTITIONS__JOBS": "24"]).kafka.topics
-        #expect(layout == KafkaTopicLayout(
-            jobsPartitions: 24, deliveriesPartitions: 96, feedbackPartitions: 6, deadLetterPartitions: 3,
-            replicationFactor: 3, minInSyncReplicas: 2))
+            environment: ["PUSHFLEET__KAFKA__TOPICS__PARTITIONS__JOBS": "24"]
+        ).kafka.topics
+        #expect(
+            layout
+                == KafkaTopicLayout(
+                    jobsPartitions: 24, deliveriesPartitions: 96, feedbackPartitions: 6, deadLetterPartitions: 3,
+                    replicationFactor: 3, minInSyncReplicas: 2))
 
         let none = try #require(parseError(kafka("topics: {partitions: {deliveries: 0}}")))
         #expect(none.key == "kafka.topics.partitions.deliveries")

@@ -14,7 +14,9 @@ import Testing
     }
 
     @Test func seedsAndConfirmation() throws {
-        let redis = try parse(Self.yaml(#"{cluster-nodes: ["10.0.0.1:6379", "redis-2.internal:7000"], replica-acknowledgements: 0, replica-ack-timeout-ms: 50}"#)).redis
+        let redis = try parse(
+            Self.yaml(#"{cluster-nodes: ["10.0.0.1:6379", "redis-2.internal:7000"], replica-acknowledgements: 0, replica-ack-timeout-ms: 50}"#)
+        ).redis
         #expect(redis.clusterNodes == ["10.0.0.1:6379", "redis-2.internal:7000"])
         #expect(redis.replicaAcknowledgements == 0 && redis.replicaAcknowledgementTimeout == .milliseconds(50))
         let overridden = try parse(minimalYAML, environment: ["PUSHFLEET__REDIS__CLUSTER_NODES": "a:1,b:2"]).redis

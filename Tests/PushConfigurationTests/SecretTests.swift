@@ -16,8 +16,9 @@ import Testing
     }
 
     @Test func passwordFromTheEnvironmentConflictsWithAFile() throws {
-        let error = try #require(parseError(
-            withSection("redis", "password-file", "pass.txt"), environment: ["PUSHFLEET__REDIS__PASSWORD": Self.password]))
+        let error = try #require(
+            parseError(
+                withSection("redis", "password-file", "pass.txt"), environment: ["PUSHFLEET__REDIS__PASSWORD": Self.password]))
         #expect(error.key == "redis.password-file")
         #expect(!error.description.contains(Self.password))
     }

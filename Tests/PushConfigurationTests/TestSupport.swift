@@ -48,7 +48,8 @@ struct TemporaryDirectory {
 
     /// Creates a fresh, empty directory.
     init() throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("pushconfig-\(UUID().uuidString)", isDirectory: true).path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }

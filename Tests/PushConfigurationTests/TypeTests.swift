@@ -34,12 +34,14 @@ import Testing
     }
 
     @Test func appsAsAListIsRejected() throws {
-        let error = try #require(parseError("""
-            kafka: {bootstrap-servers: k}
-            apps:
-              - id: news
-                bundle-id: com.example.news
-            """))
+        let error = try #require(
+            parseError(
+                """
+                kafka: {bootstrap-servers: k}
+                apps:
+                  - id: news
+                    bundle-id: com.example.news
+                """))
         #expect(error.key == "apps")
         #expect(error.message.contains("expected a mapping keyed by app id, found a list"))
         #expect(error.line == 3)
@@ -49,9 +51,11 @@ import Testing
         let app = try #require(parseError("kafka: {bootstrap-servers: k}\napps:\n  news: [1]\n"))
         #expect(app.key == "apps.news")
         #expect(app.message == "expected a mapping, found a list")
-        let auth = try #require(parseError(minimalYAML.replacingOccurrences(
-            of: "    auth:\n      token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}\n",
-            with: "    auth: [token]\n")))
+        let auth = try #require(
+            parseError(
+                minimalYAML.replacingOccurrences(
+                    of: "    auth:\n      token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}\n",
+                    with: "    auth: [token]\n")))
         #expect(auth.key == "apps.news.auth")
         #expect(auth.message == "expected a mapping, found a list")
         #expect(auth.line == 6)
@@ -69,8 +73,10 @@ import Testing
     }
 
     @Test func kafkaPropertyValuesMustBeScalars() throws {
-        let error = try #require(parseError("kafka:\n  bootstrap-servers: k\n  properties:\n    a.b: [1]\n"
-            + minimalYAML.replacingOccurrences(of: "kafka:\n  bootstrap-servers: \"broker:9092\"\n", with: "")))
+        let error = try #require(
+            parseError(
+                "kafka:\n  bootstrap-servers: k\n  properties:\n    a.b: [1]\n"
+                    + minimalYAML.replacingOccurrences(of: "kafka:\n  bootstrap-servers: \"broker:9092\"\n", with: "")))
         #expect(error.key == "kafka.properties.a.b")
         #expect(error.line == 4)
     }
@@ -89,8 +95,9 @@ import Testing
 
     @Test func environmentsAcceptACommaSeparatedString() throws {
         #expect(try parse(withAppKey("environments", "production")).apps["news"]?.environments == [.production])
-        #expect(try parse(withAppKey("environments", "\"production, sandbox\"")).apps["news"]?.environments
-            == [.production, .sandbox])
+        #expect(
+            try parse(withAppKey("environments", "\"production, sandbox\"")).apps["news"]?.environments
+                == [.production, .sandbox])
         let error = try #require(parseError(withAppKey("environments", "[[sandbox]]")))
         #expect(error.key == "apps.news.environments")
     }
@@ -110,7 +117,8 @@ import Testing
     }
 
     @Test func aliasesAreResolved() throws {
-        let configuration = try parse("""
+        let configuration = try parse(
+            """
             kafka: {bootstrap-servers: k}
             apps:
               news:

@@ -39,8 +39,10 @@ import Testing
     @Test func unknownKeyInDeeperSections() throws {
         let endpoint = try #require(parseError("apns:\n  endpoint: {host: h, tls: true}\n" + minimalYAML))
         #expect(endpoint.key == "apns.endpoint.tls")
-        let kafka = try #require(parseError(minimalYAML.replacingOccurrences(
-            of: "  bootstrap-servers: \"broker:9092\"\n", with: "  bootstrap-servers: \"broker:9092\"\n  bootstrap_server: x\n")))
+        let kafka = try #require(
+            parseError(
+                minimalYAML.replacingOccurrences(
+                    of: "  bootstrap-servers: \"broker:9092\"\n", with: "  bootstrap-servers: \"broker:9092\"\n  bootstrap_server: x\n")))
         #expect(kafka.key == "kafka.bootstrap_server")
         #expect(kafka.line == 3)
     }
@@ -53,19 +55,25 @@ import Testing
     }
 
     @Test func unknownAuthKeys() throws {
-        let method = try #require(parseError(withAppKey("auth", "{jwt: {key-file: k}}")
-            .replacingOccurrences(of: "    auth:\n      token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}\n", with: "")))
+        let method = try #require(
+            parseError(
+                withAppKey("auth", "{jwt: {key-file: k}}")
+                    .replacingOccurrences(of: "    auth:\n      token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}\n", with: "")))
         #expect(method.key == "apps.news.auth.jwt")
         let tokenKey = try #require(parseError(minimalYAML.replacingOccurrences(of: "key-file: AuthKey.p8", with: "key-file: k, keyfile: k")))
         #expect(tokenKey.key == "apps.news.auth.token.keyfile")
         #expect(tokenKey.line == 7)
-        let certificateKey = try #require(parseError(minimalYAML.replacingOccurrences(
-            of: "token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}",
-            with: "certificate: {certificate-file: c, key-file: k, password: x}")))
+        let certificateKey = try #require(
+            parseError(
+                minimalYAML.replacingOccurrences(
+                    of: "token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}",
+                    with: "certificate: {certificate-file: c, key-file: k, password: x}")))
         #expect(certificateKey.key == "apps.news.auth.certificate.password")
-        let pkcs12Key = try #require(parseError(minimalYAML.replacingOccurrences(
-            of: "token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}",
-            with: "pkcs12: {file: c, passphrase: x}")))
+        let pkcs12Key = try #require(
+            parseError(
+                minimalYAML.replacingOccurrences(
+                    of: "token: {team-id: ABCDE12345, key-id: KEY1234567, key-file: AuthKey.p8}",
+                    with: "pkcs12: {file: c, passphrase: x}")))
         #expect(pkcs12Key.key == "apps.news.auth.pkcs12.passphrase")
     }
 
@@ -76,9 +84,10 @@ import Testing
     }
 
     @Test func kafkaPropertiesAcceptAnyName() throws {
-        let configuration = try parse(minimalYAML.replacingOccurrences(
-            of: "  bootstrap-servers: \"broker:9092\"\n",
-            with: "  bootstrap-servers: \"broker:9092\"\n  properties: {any.thing.goes: 1, Whatever_Case: yes}\n"))
+        let configuration = try parse(
+            minimalYAML.replacingOccurrences(
+                of: "  bootstrap-servers: \"broker:9092\"\n",
+                with: "  bootstrap-servers: \"broker:9092\"\n  properties: {any.thing.goes: 1, Whatever_Case: yes}\n"))
         #expect(configuration.kafka.properties == ["any.thing.goes": "1", "Whatever_Case": "true"])
     }
 }

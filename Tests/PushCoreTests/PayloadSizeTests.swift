@@ -10,7 +10,8 @@ struct PayloadSizeTests {
         let skeleton: JSONObject = ["aps": ["alert": "Hello"], "padding": ""]
         let room = size - JSONValue.object(skeleton).compactByteCount
         let fillerBytes = filler.utf8.count
-        let padding = String(repeating: filler, count: room / fillerBytes)
+        let padding =
+            String(repeating: filler, count: room / fillerBytes)
             + String(repeating: "x", count: room % fillerBytes)
         var object = skeleton
         object["padding"] = .string(padding)

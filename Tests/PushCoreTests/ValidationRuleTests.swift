@@ -14,26 +14,36 @@ struct ValidationRuleTests {
         .init("aps not an object", set: "notification.aps", to: "hi", field: "notification.aps", code: .invalidType),
         .init("notification not an object", set: "notification", to: [], field: "notification", code: .invalidType),
         .init("missing notification", set: "notification", to: nil, field: "notification", code: .missingField),
-        .init("badge fractional", set: "notification.aps.badge", to: 1.5,
-              field: "notification.aps.badge", code: .invalidType),
-        .init("badge negative", set: "notification.aps.badge", to: -1,
-              field: "notification.aps.badge", code: .invalidValue),
-        .init("mutable-content 0", set: "notification.aps.mutable-content", to: 0,
-              field: "notification.aps.mutable-content", code: .invalidValue),
-        .init("content-available true", set: "notification.aps.content-available", to: true,
-              field: "notification.aps.content-available", code: .invalidType),
-        .init("relevance-score above 1", set: "notification.aps.relevance-score", to: 1.01,
-              field: "notification.aps.relevance-score", code: .invalidValue),
-        .init("unknown interruption level", set: "notification.aps.interruption-level", to: "loud",
-              field: "notification.aps.interruption-level", code: .invalidValue),
-        .init("unknown live activity event", set: "notification.aps.event", to: "pause",
-              field: "notification.aps.event", code: .invalidValue),
-        .init("content-state not an object", set: "notification.aps.content-state", to: "x",
-              field: "notification.aps.content-state", code: .invalidType),
-        .init("thread-id not a string", set: "notification.aps.thread-id", to: 7,
-              field: "notification.aps.thread-id", code: .invalidType),
-        .init("timestamp negative", set: "notification.aps.timestamp", to: -5,
-              field: "notification.aps.timestamp", code: .invalidValue),
+        .init(
+            "badge fractional", set: "notification.aps.badge", to: 1.5,
+            field: "notification.aps.badge", code: .invalidType),
+        .init(
+            "badge negative", set: "notification.aps.badge", to: -1,
+            field: "notification.aps.badge", code: .invalidValue),
+        .init(
+            "mutable-content 0", set: "notification.aps.mutable-content", to: 0,
+            field: "notification.aps.mutable-content", code: .invalidValue),
+        .init(
+            "content-available true", set: "notification.aps.content-available", to: true,
+            field: "notification.aps.content-available", code: .invalidType),
+        .init(
+            "relevance-score above 1", set: "notification.aps.relevance-score", to: 1.01,
+            field: "notification.aps.relevance-score", code: .invalidValue),
+        .init(
+            "unknown interruption level", set: "notification.aps.interruption-level", to: "loud",
+            field: "notification.aps.interruption-level", code: .invalidValue),
+        .init(
+            "unknown live activity event", set: "notification.aps.event", to: "pause",
+            field: "notification.aps.event", code: .invalidValue),
+        .init(
+            "content-state not an object", set: "notification.aps.content-state", to: "x",
+            field: "notification.aps.content-state", code: .invalidType),
+        .init(
+            "thread-id not a string", set: "notification.aps.thread-id", to: 7,
+            field: "notification.aps.thread-id", code: .invalidType),
+        .init(
+            "timestamp negative", set: "notification.aps.timestamp", to: -5,
+            field: "notification.aps.timestamp", code: .invalidValue),
 
         // Audience
         .init("empty audience", set: "audience", to: [:], field: "audience", code: .emptyAudience),
@@ -42,86 +52,113 @@ struct ValidationRuleTests {
         .init("unknown selector", set: "audience.segments", to: ["a"], field: "audience.segments", code: .unknownField),
         .init("empty token list", set: "audience.tokens", to: [], field: "audience.tokens", code: .emptyAudience),
         .init("tokens not a list", set: "audience.tokens", to: token, field: "audience.tokens", code: .invalidType),
-        .init("token not hex", set: "audience.tokens", to: [token, token, token, "12 34"],
-              field: "audience.tokens[3]", code: .invalidToken),
-        .init("token odd length", set: "audience.tokens", to: ["abc"],
-              field: "audience.tokens[0]", code: .invalidToken),
+        .init(
+            "token not hex", set: "audience.tokens", to: [token, token, token, "12 34"],
+            field: "audience.tokens[3]", code: .invalidToken),
+        .init(
+            "token odd length", set: "audience.tokens", to: ["abc"],
+            field: "audience.tokens[0]", code: .invalidToken),
         .init("token empty", set: "audience.tokens", to: [token, ""], field: "audience.tokens[1]", code: .invalidToken),
-        .init("token over 200 digits", set: "audience.tokens", to: [.string(String(repeating: "ab", count: 101))],
-              field: "audience.tokens[0]", code: .invalidToken),
+        .init(
+            "token over 200 digits", set: "audience.tokens", to: [.string(String(repeating: "ab", count: 101))],
+            field: "audience.tokens[0]", code: .invalidToken),
         .init("token not a string", set: "audience.tokens", to: [42], field: "audience.tokens[0]", code: .invalidType),
-        .init("channel id not base64", set: "audience", to: ["channel": "not base64!"],
-              field: "audience.channel", code: .invalidValue),
-        .init("channel with an alert push type", set: "audience", to: ["channel": "dHN0LXNyY2gtY2hubA=="],
-              field: "headers.push-type", code: .invalidValue),
-        .init("empty openid list", set: "audience", to: ["openids": []],
-              field: "audience.openids", code: .emptyAudience),
-        .init("empty openid", set: "audience", to: ["openids": ["u1", ""]],
-              field: "audience.openids[1]", code: .invalidValue),
-        .init("tags with only none", set: "audience", to: ["tags": ["none": ["muted"]]],
-              field: "audience.tags", code: .emptyTagExpression),
-        .init("tags with empty all and any", set: "audience", to: ["tags": ["all": [], "any": []]],
-              field: "audience.tags", code: .emptyTagExpression),
-        .init("empty tag", set: "audience", to: ["tags": ["all": ["a"], "none": [""]]],
-              field: "audience.tags.none[0]", code: .invalidValue),
-        .init("unknown tag operator", set: "audience", to: ["tags": ["all": ["a"], "not": ["b"]]],
-              field: "audience.tags.not", code: .unknownField),
-        .init("broadcast false", set: "audience", to: ["broadcast": false],
-              field: "audience.broadcast", code: .invalidValue),
-        .init("broadcast not a boolean", set: "audience", to: ["broadcast": "yes"],
-              field: "audience.broadcast", code: .invalidType),
+        .init(
+            "channel id not base64", set: "audience", to: ["channel": "not base64!"],
+            field: "audience.channel", code: .invalidValue),
+        .init(
+            "channel with an alert push type", set: "audience", to: ["channel": "dHN0LXNyY2gtY2hubA=="],
+            field: "headers.push-type", code: .invalidValue),
+        .init(
+            "empty openid list", set: "audience", to: ["openids": []],
+            field: "audience.openids", code: .emptyAudience),
+        .init(
+            "empty openid", set: "audience", to: ["openids": ["u1", ""]],
+            field: "audience.openids[1]", code: .invalidValue),
+        .init(
+            "tags with only none", set: "audience", to: ["tags": ["none": ["muted"]]],
+            field: "audience.tags", code: .emptyTagExpression),
+        .init(
+            "tags with empty all and any", set: "audience", to: ["tags": ["all": [], "any": []]],
+            field: "audience.tags", code: .emptyTagExpression),
+        .init(
+            "empty tag", set: "audience", to: ["tags": ["all": ["a"], "none": [""]]],
+            field: "audience.tags.none[0]", code: .invalidValue),
+        .init(
+            "unknown tag operator", set: "audience", to: ["tags": ["all": ["a"], "not": ["b"]]],
+            field: "audience.tags.not", code: .unknownField),
+        .init(
+            "broadcast false", set: "audience", to: ["broadcast": false],
+            field: "audience.broadcast", code: .invalidValue),
+        .init(
+            "broadcast not a boolean", set: "audience", to: ["broadcast": "yes"],
+            field: "audience.broadcast", code: .invalidType),
 
         // Headers
         .init("missing headers", set: "headers", to: nil, field: "headers", code: .missingField),
         .init("missing push type", set: "headers.push-type", to: nil, field: "headers.push-type", code: .missingField),
-        .init("unknown push type", set: "headers.push-type", to: "silent",
-              field: "headers.push-type", code: .unknownPushType),
-        .init("push type not a string", set: "headers.push-type", to: 1,
-              field: "headers.push-type", code: .invalidType),
+        .init(
+            "unknown push type", set: "headers.push-type", to: "silent",
+            field: "headers.push-type", code: .unknownPushType),
+        .init(
+            "push type not a string", set: "headers.push-type", to: 1,
+            field: "headers.push-type", code: .invalidType),
         .init("priority not APNs's", set: "headers.priority", to: 7, field: "headers.priority", code: .invalidValue),
-        .init("expiration negative", set: "headers.expiration", to: -1,
-              field: "headers.expiration", code: .invalidValue),
-        .init("expiration not a number", set: "headers.expiration", to: "soon",
-              field: "headers.expiration", code: .invalidType),
-        .init("empty collapse id", set: "headers.collapse-id", to: "",
-              field: "headers.collapse-id", code: .invalidValue),
+        .init(
+            "expiration negative", set: "headers.expiration", to: -1,
+            field: "headers.expiration", code: .invalidValue),
+        .init(
+            "expiration not a number", set: "headers.expiration", to: "soon",
+            field: "headers.expiration", code: .invalidType),
+        .init(
+            "empty collapse id", set: "headers.collapse-id", to: "",
+            field: "headers.collapse-id", code: .invalidValue),
         .init("empty topic", set: "headers.topic", to: "", field: "headers.topic", code: .invalidValue),
         .init("unknown header", set: "headers.apns-id", to: "x", field: "headers.apns-id", code: .unknownField),
 
         // Top level
         .init("missing app", set: "app", to: nil, field: "app", code: .missingField),
         .init("empty app", set: "app", to: "", field: "app", code: .invalidValue),
-        .init("app over 128 characters", set: "app", to: .string(String(repeating: "a", count: 129)),
-              field: "app", code: .invalidValue),
+        .init(
+            "app over 128 characters", set: "app", to: .string(String(repeating: "a", count: 129)),
+            field: "app", code: .invalidValue),
         .init("missing environment", set: "environment", to: nil, field: "environment", code: .missingField),
-        .init("unknown environment", set: "environment", to: "development",
-              field: "environment", code: .unknownEnvironment),
+        .init(
+            "unknown environment", set: "environment", to: "development",
+            field: "environment", code: .unknownEnvironment),
         .init("environment not a string", set: "environment", to: 1, field: "environment", code: .invalidType),
         .init("missing audience", set: "audience", to: nil, field: "audience", code: .missingField),
         .init("empty id", set: "id", to: "", field: "id", code: .invalidValue),
         .init("id not a string", set: "id", to: 12, field: "id", code: .invalidType),
-        .init("idempotency key over 128 characters", set: "idempotency-key",
-              to: .string(String(repeating: "é", count: 129)),
-              field: "idempotency-key", code: .invalidValue),
+        .init(
+            "idempotency key over 128 characters", set: "idempotency-key",
+            to: .string(String(repeating: "é", count: 129)),
+            field: "idempotency-key", code: .invalidValue),
         .init("unknown top-level key", set: "priority", to: 10, field: "priority", code: .unknownField),
-        .init("send-at without offset", set: "send-at", to: "2026-03-20T09:00:00",
-              field: "send-at", code: .invalidValue),
-        .init("send-at on 30 February", set: "send-at", to: "2026-02-30T09:00:00Z",
-              field: "send-at", code: .invalidValue),
+        .init(
+            "send-at without offset", set: "send-at", to: "2026-03-20T09:00:00",
+            field: "send-at", code: .invalidValue),
+        .init(
+            "send-at on 30 February", set: "send-at", to: "2026-02-30T09:00:00Z",
+            field: "send-at", code: .invalidValue),
         .init("send-at hour 24", set: "send-at", to: "2026-03-20T24:00:00Z", field: "send-at", code: .invalidValue),
         .init("send-at leap second", set: "send-at", to: "2016-12-31T23:59:60Z", field: "send-at", code: .invalidValue),
         .init("send-at date only", set: "send-at", to: "2026-03-20", field: "send-at", code: .invalidValue),
         .init("send-at not a string", set: "send-at", to: 1_773_993_600, field: "send-at", code: .invalidType),
 
         // Throttle
-        .init("rate zero", set: "throttle.rate-per-second", to: 0,
-              field: "throttle.rate-per-second", code: .invalidValue),
-        .init("rate negative", set: "throttle.rate-per-second", to: -10,
-              field: "throttle.rate-per-second", code: .invalidValue),
-        .init("sleep-after zero", set: "throttle.sleep-after", to: 0,
-              field: "throttle.sleep-after", code: .invalidValue),
-        .init("sleep-after fractional", set: "throttle.sleep-after", to: 1.5,
-              field: "throttle.sleep-after", code: .invalidType),
+        .init(
+            "rate zero", set: "throttle.rate-per-second", to: 0,
+            field: "throttle.rate-per-second", code: .invalidValue),
+        .init(
+            "rate negative", set: "throttle.rate-per-second", to: -10,
+            field: "throttle.rate-per-second", code: .invalidValue),
+        .init(
+            "sleep-after zero", set: "throttle.sleep-after", to: 0,
+            field: "throttle.sleep-after", code: .invalidValue),
+        .init(
+            "sleep-after fractional", set: "throttle.sleep-after", to: 1.5,
+            field: "throttle.sleep-after", code: .invalidType),
         .init("sleep-ms negative", set: "throttle.sleep-ms", to: -1, field: "throttle.sleep-ms", code: .invalidValue),
         .init("unknown throttle key", set: "throttle.burst", to: 5, field: "throttle.burst", code: .unknownField),
     ]

@@ -162,7 +162,9 @@ struct CLITests {
             #expect(try await stack.simulator.counters().accepted == 1)
             #expect(try await #require(stack.stack.productionSimulator).counters().accepted == 1)
 
-            let text = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--environment", "sandbox"])
+            let text = try await CLIProcess.run([
+                "credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--environment", "sandbox",
+            ])
             #expect(text.status == 0)
             #expect(text.standardOutput.contains("10 days left, expiring"), "\(text.standardOutput)")
             #expect(text.standardOutput.contains("accepted: APNs answered 200 accepted to the probe"))
@@ -173,7 +175,9 @@ struct CLITests {
             let run = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath])
             #expect(run.status == 1)
             #expect(run.standardOutput.contains("credential refused: APNs answered 403 InvalidProviderToken"), "\(run.standardOutput)")
-            let usage = try await CLIProcess.run(["credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--environment", "production"])
+            let usage = try await CLIProcess.run([
+                "credentials", "check", "--app", Self.app, "--config", stack.configurationPath, "--environment", "production",
+            ])
             #expect(usage.status == 64)
             #expect(usage.standardError.contains("does not send to production"), "\(usage.standardError)")
         }
@@ -251,7 +255,9 @@ struct CLITests {
             let badApp = try await CLIProcess.run(["send", "--config", stack.configurationPath, "--app", "nope", "--token", "abcd", "--title", "x"])
             #expect(badApp.status == 64)
             #expect(badApp.standardError.contains("unknown app 'nope'"))
-            let unbound = try await CLIProcess.run(["devices", "unbind", "--config", stack.configurationPath, "--app", Self.app, PipelineStack.token(9).hex])
+            let unbound = try await CLIProcess.run([
+                "devices", "unbind", "--config", stack.configurationPath, "--app", Self.app, PipelineStack.token(9).hex,
+            ])
             #expect(unbound.status == 2)
             for command in ["pause", "resume", "abort"] {
                 let run = try await CLIProcess.run(["jobs", command, "--config", stack.configurationPath, "no-such-job"])

@@ -48,7 +48,8 @@ struct ChannelCommandTests {
         try await PipelineStack.with { stack in
             let config = ["--app", Self.app, "--config", stack.configurationPath]
             let token = PipelineStack.token(5).hex
-            let bound = try await CLIProcess.run(["devices", "bind", token, "--environment", "sandbox", "--openid", "user-5", "--kind", "voip", "--json"] + config)
+            let bound = try await CLIProcess.run(
+                ["devices", "bind", token, "--environment", "sandbox", "--openid", "user-5", "--kind", "voip", "--json"] + config)
             #expect(bound.status == 0, "\(bound.standardError)")
             #expect(try await stack.registry.device(app: TokenKind.voip.registry(of: Self.app), token: PipelineStack.token(5))?.openID == "user-5")
             #expect(try await stack.registry.device(app: Self.app, token: PipelineStack.token(5)) == nil)

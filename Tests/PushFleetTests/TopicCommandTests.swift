@@ -39,7 +39,9 @@ struct TopicCommandTests {
             // Neither the check nor the worker created a topic.
             let still = try await CLIProcess.run(["topics", "check", "--config", stack.configurationPath], environment: elsewhere)
             #expect(still.status == 1)
-            #expect(still.standardOutput.split(separator: "\n").filter { $0.hasPrefix("✗") && $0.contains("missing") }.count == 4, "\(still.standardOutput)")
+            #expect(
+                still.standardOutput.split(separator: "\n").filter { $0.hasPrefix("✗") && $0.contains("missing") }.count == 4,
+                "\(still.standardOutput)")
 
             // The embedded cluster has no controller to create topics (a real one does): the
             // command says what it could not create and why, within its timeout.

@@ -20,7 +20,9 @@ struct AudienceEstimateTests {
         #expect(Self.estimate(.openIDs(["a", "b"]), devices: 1) == AudienceEstimate(devices: 1, isExact: false))
         #expect(Self.estimate(.tags(TagExpression(all: ["sports", "news"]))) == AudienceEstimate(devices: 400, isExact: false))
         #expect(Self.estimate(.tags(TagExpression(any: ["sports", "muted"]))) == AudienceEstimate(devices: 450, isExact: false))
-        #expect(Self.estimate(.tags(TagExpression(any: ["sports", "news"]))) == AudienceEstimate(devices: 1_000, isExact: false), "never above the devices")
+        #expect(
+            Self.estimate(.tags(TagExpression(any: ["sports", "news"]))) == AudienceEstimate(devices: 1_000, isExact: false),
+            "never above the devices")
         #expect(Self.estimate(.tags(TagExpression(all: ["unknown"]))) == AudienceEstimate(devices: 0, isExact: true), "a tag no device carries")
         #expect(Self.estimate(.channel(APNsChannelID("YQ==")!)) == AudienceEstimate(devices: nil, isExact: false))
         #expect(Self.estimate(.activity(LiveActivityID("a-1")!), activity: 7) == AudienceEstimate(devices: 7, isExact: true))

@@ -1,6 +1,7 @@
 import Kafka
-@testable import PushJobs
 import Testing
+
+@testable import PushJobs
 
 /// W3C trace context in Kafka headers. The end-to-end trace of a campaign, with a real tracer and
 /// an OTLP receiver, is Tests/observability/test_traces.py; these pin the carriers and that a
@@ -18,7 +19,8 @@ struct TraceContextTests {
     }
 
     @Test func withoutATracerNothingIsWritten() {
-        let message = KafkaProducerMessage(topic: "push.jobs", key: "job", value: Array("{}".utf8), headers: [KafkaHeader(name: "shard", value: [0x31])])
+        let message = KafkaProducerMessage(
+            topic: "push.jobs", key: "job", value: Array("{}".utf8), headers: [KafkaHeader(name: "shard", value: [0x31])])
         let injected = TraceContext.inject(into: [message, message])
         #expect(injected.map(\.headers) == [message.headers, message.headers])
     }

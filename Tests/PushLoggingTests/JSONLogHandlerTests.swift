@@ -50,10 +50,11 @@ struct JSONLogHandlerTests {
         #expect(object["message"] == "job \"j1\" paused:\nsee `pushfleet stats`")
         #expect(object["source"] == "PushLoggingTests")
         // The entry's metadata wins over the provider's, which wins over the handler's.
-        #expect(object["metadata"] == [
-            "app": "news", "counts": ["of": "342", "rejected": "342"], "partition": "3",
-            "reasons": ["BadDeviceToken", "\u{1}"], "trace": "t-9", "worker": "w-1",
-        ])
+        #expect(
+            object["metadata"] == [
+                "app": "news", "counts": ["of": "342", "rejected": "342"], "partition": "3",
+                "reasons": ["BadDeviceToken", "\u{1}"], "trace": "t-9", "worker": "w-1",
+            ])
     }
 
     @Test("entries below the level are not written; an error value gets its own field; no metadata, no field")

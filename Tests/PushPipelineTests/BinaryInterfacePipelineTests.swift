@@ -16,7 +16,9 @@ import Testing
 struct BinaryInterfacePipelineTests {
     typealias Stack = PipelineStack
 
-    @Test("50,000 notifications with 2% invalid tokens spread through them: each valid token taken once, each invalid one kept aside; the feedback service's tokens removed, a re-registered one kept")
+    @Test(
+        "50,000 notifications with 2% invalid tokens spread through them: each valid token taken once, each invalid one kept aside; the feedback service's tokens removed, a re-registered one kept"
+    )
     func campaign() async throws {
         let total = 50_000
         let tokens = (0..<total).map(Stack.token)
@@ -41,7 +43,9 @@ struct BinaryInterfacePipelineTests {
                 try await stack.publish(Stack.job(id: "binary", audience: .broadcast))
                 let report = try await eventually("the campaign completes and its invalid tokens are kept aside", timeout: .seconds(300)) {
                     try await stack.report("binary")
-                } until: { $0.isComplete && $0.suspect == invalid.count }
+                } until: {
+                    $0.isComplete && $0.suspect == invalid.count
+                }
                 // The feedback service is read from the worker's start: an uninstalled token it
                 // removed before the broadcast read its shard is not in the audience.
                 #expect(report.targeted >= total - uninstalled.count && report.targeted <= total, "\(report)")
@@ -52,7 +56,9 @@ struct BinaryInterfacePipelineTests {
 
                 _ = try await eventually("the feedback service's tokens leave the registry") {
                     try await stack.registry.deviceCount(app: Stack.app)
-                } until: { $0.total == total - (uninstalled.count - 1) }
+                } until: {
+                    $0.total == total - (uninstalled.count - 1)
+                }
                 #expect(counters[.feedbackRemoved] >= uninstalled.count - 1)
             }
             let seen = try await stack.simulator.counters()

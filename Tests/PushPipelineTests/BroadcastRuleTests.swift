@@ -26,10 +26,14 @@ struct BroadcastRuleTests {
         #expect(rule.decision(after: Self.answer(503, .serviceUnavailable), attempt: 1, random: 0.5) == .retry(after: .seconds(1)))
         #expect(rule.decision(after: Self.answer(500, .internalServerError), attempt: 3, random: 0.5) == .retry(after: .seconds(4)))
         #expect(rule.decision(after: .failure(APNsError(.connectionLost)), attempt: 2, random: 0.5) == .retry(after: .seconds(2)))
-        #expect(rule.decision(after: Self.answer(429, .tooManyRequests, retryAfter: .seconds(20)), attempt: 1, random: 0.5) == .retry(after: .seconds(20)))
+        #expect(
+            rule.decision(after: Self.answer(429, .tooManyRequests, retryAfter: .seconds(20)), attempt: 1, random: 0.5) == .retry(after: .seconds(20))
+        )
         #expect(rule.decision(after: Self.answer(429, .tooManyRequests), attempt: 8, random: 0.5) == .failed(reason: "TooManyRequests"))
         #expect(rule.decision(after: .failure(APNsError(.timeout)), attempt: 8, random: 0.5) == .failed(reason: "apns-timeout"))
         // A wait longer than a minute is not held: the broadcast fails with the reason.
-        #expect(rule.decision(after: Self.answer(429, .tooManyRequests, retryAfter: .seconds(3_600)), attempt: 1, random: 0.5) == .failed(reason: "TooManyRequests"))
+        #expect(
+            rule.decision(after: Self.answer(429, .tooManyRequests, retryAfter: .seconds(3_600)), attempt: 1, random: 0.5)
+                == .failed(reason: "TooManyRequests"))
     }
 }

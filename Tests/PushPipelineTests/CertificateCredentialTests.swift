@@ -33,18 +33,27 @@ struct CertificateCredentialTests {
             try await stack.publish(Stack.job(id: "to-sandbox", audience: .broadcast))
             try await stack.publish(Stack.job(id: "to-production", audience: .broadcast, environment: .production))
             for job in ["to-sandbox", "to-production"] {
-                let report = try await eventually("\(job) completes") { try await stack.report(job) } until: { $0.isComplete }
+                let report = try await eventually("\(job) completes") {
+                    try await stack.report(job)
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.accepted == (job == "to-sandbox" ? sandbox.count : production.count), "\(job): \(report)")
             }
             #expect(try await stack.simulator.counters().accepted == sandbox.count)
             #expect(try await #require(stack.stack.productionSimulator).counters().accepted == production.count)
 
             let endpoints = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
-            let ready = try await eventually("the worker's /readyz") { try? await endpoints.request("GET", "/readyz") } until: { $0?.status == 200 }
+            let ready = try await eventually("the worker's /readyz") {
+                try? await endpoints.request("GET", "/readyz")
+            } until: {
+                $0?.status == 200
+            }
             let certificates = try #require(ready?.json?.objectValue?["certificates"]?.arrayValue)
-            let byEnvironment = Dictionary(uniqueKeysWithValues: certificates.compactMap { entry in
-                entry.objectValue.flatMap { object in object["environment"]?.stringValue.map { ($0, object) } }
-            })
+            let byEnvironment = Dictionary(
+                uniqueKeysWithValues: certificates.compactMap { entry in
+                    entry.objectValue.flatMap { object in object["environment"]?.stringValue.map { ($0, object) } }
+                })
             #expect(byEnvironment["sandbox"]?["state"] == "expiring")
             #expect(byEnvironment["sandbox"]?["days-left"]?.intValue == 10)
             #expect(byEnvironment["production"]?["state"] == "valid")
@@ -80,9 +89,13 @@ struct CertificateCredentialTests {
                 try await stack.publish(Stack.job(id: "refused", audience: .broadcast))
                 _ = try await eventually("the sandbox suspended") {
                     try await AppSuspension(client: stack.redis).reason(app: Stack.app, environment: .sandbox)
-                } until: { $0 != nil }
+                } until: {
+                    $0 != nil
+                }
                 try await stack.publish(Stack.job(id: "unaffected", audience: .broadcast, environment: .production))
-                let report = try await eventually("the production job completes") { try await stack.report("unaffected") } until: {
+                let report = try await eventually("the production job completes") {
+                    try await stack.report("unaffected")
+                } until: {
                     $0.isComplete
                 }
                 #expect(report.accepted == production.count)

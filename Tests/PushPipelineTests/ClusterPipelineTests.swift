@@ -42,7 +42,9 @@ struct ClusterPipelineTests {
                 try await stack.publish(Stack.job(id: "cluster-broadcast", audience: .broadcast))
                 let broadcast = try await eventually("the broadcast and its removals") {
                     try await stack.report("cluster-broadcast")
-                } until: { $0.isComplete && $0.removed == uninstalled.count }
+                } until: {
+                    $0.isComplete && $0.removed == uninstalled.count
+                }
                 #expect(broadcast.accepted == total - uninstalled.count)
                 #expect(broadcast.control.breaker == .cleared)
                 let (missed, sentTwice) = coverage(of: tokens.filter { !Set(uninstalled).contains($0) }, try await stack.simulator.counters())
@@ -51,10 +53,18 @@ struct ClusterPipelineTests {
 
                 try await stack.simulator.reset()
                 try await stack.publish(Stack.job(id: "cluster-openids", audience: .openIDs(["u1", "u2", "nobody"])))
-                let openIDs = try await eventually("the openid job") { try await stack.report("cluster-openids") } until: { $0.isComplete }
+                let openIDs = try await eventually("the openid job") {
+                    try await stack.report("cluster-openids")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(openIDs.targeted == 2 && openIDs.unknownOpenIDs == 1)
                 try await stack.publish(Stack.job(id: "cluster-tags", audience: .tags(TagExpression(all: ["vip"]))))
-                _ = try await eventually("the tag job") { try await stack.report("cluster-tags") } until: { $0.isComplete }
+                _ = try await eventually("the tag job") {
+                    try await stack.report("cluster-tags")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(try await stack.simulator.counters().acceptedPerToken == [Stack.token(1).hex: 2, Stack.token(2).hex: 2])
                 #expect(counters[.feedbackRemoved] == uninstalled.count)
             }
@@ -111,13 +121,19 @@ struct ClusterPipelineTests {
             let registry = stack.registry
             reshard = Task { try await registry.reshard(app: Stack.app, to: shards * 4) }
             // Under way once the new epoch is entered: devices start moving.
-            let layout = try await eventually("the reshard to start") { try await registry.refreshLayout(app: Stack.app) } until: { $0.migratingFrom != nil }
+            let layout = try await eventually("the reshard to start") {
+                try await registry.refreshLayout(app: Stack.app)
+            } until: {
+                $0.migratingFrom != nil
+            }
             return "\(redis): \(layout)"
         } settle: { stack in
             let stillRunning = try await stack.registry.refreshLayout(app: Stack.app).migratingFrom != nil
             let report = try #require(try await reshard?.value)
             #expect(report.after.shards == report.before.shards * 4 && report.after.migratingFrom == nil)
-            print("registry reshard: \(report.before) → \(report.after), \(report.devicesMoved) devices moved; still running when the campaign completed: \(stillRunning)")
+            print(
+                "registry reshard: \(report.before) → \(report.after), \(report.devicesMoved) devices moved; still running when the campaign completed: \(stillRunning)"
+            )
         } check: { missed, sentTwice in
             #expect(missed == 0)
             #expect(sentTwice == 0)
@@ -129,9 +145,11 @@ struct ClusterPipelineTests {
     static func campaign(
         _ jobID: String, fault: @escaping (PipelineStack, LocalRedisCluster) async throws -> String, check: (Int, Int) -> Void
     ) async throws {
-        try await campaign(jobID, options: clusterOptions, fault: { stack in
-            try await fault(stack, try #require(stack.stack.redisCluster))
-        }, check: check)
+        try await campaign(
+            jobID, options: clusterOptions,
+            fault: { stack in
+                try await fault(stack, try #require(stack.stack.redisCluster))
+            }, check: check)
     }
 
     /// A 100,000-device broadcast through two worker processes, with `fault` done once a tenth
@@ -150,16 +168,22 @@ struct ClusterPipelineTests {
             try await stack.publish(Stack.job(id: jobID, audience: .broadcast))
             let startedAt = try await eventually("the campaign to be under way") {
                 try await stack.simulator.counters().accepted
-            } until: { $0 >= total / 10 }
+            } until: {
+                $0 >= total / 10
+            }
             let what = try await fault(stack)
             let faultDoneAt = try await stack.simulator.counters().accepted
             #expect(faultDoneAt < total, "the fault was done while the campaign ran (\(faultDoneAt) accepted by then)")
             let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report(jobID)
-            } until: { $0.isComplete }
+            } until: {
+                $0.isComplete
+            }
             try await settle(stack)
             let (missed, sentTwice) = coverage(of: tokens, try await stack.simulator.counters())
-            print("\(jobID) mid-campaign: \(what) between \(startedAt) and \(faultDoneAt) acceptances; \(missed.count) missed, \(sentTwice) sent twice, \(report.duplicatesSkipped) skipped by markers")
+            print(
+                "\(jobID) mid-campaign: \(what) between \(startedAt) and \(faultDoneAt) acceptances; \(missed.count) missed, \(sentTwice) sent twice, \(report.duplicatesSkipped) skipped by markers"
+            )
             #expect(report.accepted == total)
             check(missed.count, sentTwice)
             for worker in workers { try await worker.stopGracefully() }

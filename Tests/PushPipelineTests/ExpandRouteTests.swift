@@ -27,7 +27,9 @@ struct ExpandRouteTests {
     @Test("each audience's expansion; a token list keeps its first occurrence of each token, in order")
     func expansions() throws {
         let tokens = [Self.token(3), Self.token(1), Self.token(3), Self.token(2), Self.token(1)]
-        #expect(ExpandRoute(Self.job(.tokens(tokens)), shardHeader: nil, now: Self.now) == .job(dueAt: nil, .list([Self.token(3), Self.token(1), Self.token(2)])))
+        #expect(
+            ExpandRoute(Self.job(.tokens(tokens)), shardHeader: nil, now: Self.now)
+                == .job(dueAt: nil, .list([Self.token(3), Self.token(1), Self.token(2)])))
         #expect(ExpandRoute(Self.job(.openIDs(["a", "b"])), shardHeader: nil, now: Self.now) == .job(dueAt: nil, .openIDs(["a", "b"])))
         #expect(ExpandRoute(Self.job(.broadcast), shardHeader: nil, now: Self.now) == .job(dueAt: nil, .fanOut))
         #expect(ExpandRoute(Self.job(.tags(TagExpression(all: ["vip"]))), shardHeader: nil, now: Self.now) == .job(dueAt: nil, .fanOut))

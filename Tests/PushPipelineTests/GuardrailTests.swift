@@ -22,7 +22,9 @@ struct GuardrailTests {
     /// machine and is still a tenth of the audience.
     static let sentBeforePauseBound = 10_000
 
-    @Test("A broadcast with a wrong topic: paused within its first few thousand sends, nothing removed or kept aside; resumed, it finishes, each device once")
+    @Test(
+        "A broadcast with a wrong topic: paused within its first few thousand sends, nothing removed or kept aside; resumed, it finishes, each device once"
+    )
     func wrongTopic() async throws {
         let tokens = (0..<Self.total).map(Stack.token)
         var options = Stack.Options()
@@ -39,7 +41,9 @@ struct GuardrailTests {
 
             let paused = try await eventually("the breaker to pause the campaign") {
                 try await stack.report("wrong-topic")
-            } until: { $0.state == "paused" }
+            } until: {
+                $0.state == "paused"
+            }
             #expect(paused.control.pausedBy == .breaker)
             #expect(paused.control.reason?.contains("DeviceTokenNotForTopic") == true, "\(paused.control.reason ?? "")")
             // Stopped workers send nothing more: what they sent is the paused campaign's all.
@@ -60,7 +64,9 @@ struct GuardrailTests {
             #expect(resumed.standardOutput.contains("resumed"), "\(resumed.standardOutput)")
             let done = try await eventually("the resumed campaign to finish", timeout: .seconds(300)) {
                 try await stack.report("wrong-topic")
-            } until: { $0.state == "complete" }
+            } until: {
+                $0.state == "complete"
+            }
             #expect(done.failedByReason == ["DeviceTokenNotForTopic": Self.total])
             #expect(done.sent == Self.total)
             #expect(done.control.breaker == .cleared)
@@ -74,7 +80,9 @@ struct GuardrailTests {
         }
     }
 
-    @Test("Production credentials on a registry of sandbox tokens: paused early, nothing changed; aborted, nothing more sent and the held changes discarded")
+    @Test(
+        "Production credentials on a registry of sandbox tokens: paused early, nothing changed; aborted, nothing more sent and the held changes discarded"
+    )
     func wrongEnvironment() async throws {
         let tokens = (0..<Self.total).map(Stack.token)
         try await Stack.with(
@@ -89,7 +97,9 @@ struct GuardrailTests {
 
             let paused = try await eventually("the breaker to pause the campaign") {
                 try await stack.report("wrong-environment")
-            } until: { $0.state == "paused" }
+            } until: {
+                $0.state == "paused"
+            }
             #expect(paused.control.reason?.contains("BadDeviceToken") == true, "\(paused.control.reason ?? "")")
             let production = try #require(stack.stack.productionSimulator)
             let stats = try await CLIProcess.run(["stats", "--config", stack.configurationPath, "wrong-environment"])
@@ -136,7 +146,9 @@ struct GuardrailTests {
             try await stack.publish(Stack.job(id: "mixed", audience: .broadcast, environment: .production))
             let report = try await eventually("the campaign and its registry changes to finish", timeout: .seconds(300)) {
                 try await stack.report("mixed")
-            } until: { $0.isComplete && $0.removed + $0.movedEnvironment + $0.suspect == gone.count + rejected.count }
+            } until: {
+                $0.isComplete && $0.removed + $0.movedEnvironment + $0.suspect == gone.count + rejected.count
+            }
             #expect(report.state == "complete" && report.control.breaker == .cleared)
             #expect(report.failedByReason == ["Unregistered": gone.count, "BadDeviceToken": rejected.count])
             #expect(report.removed == gone.count)

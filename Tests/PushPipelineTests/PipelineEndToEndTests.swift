@@ -32,7 +32,9 @@ struct PipelineEndToEndTests {
                 try await stack.publish(Stack.job(id: "broadcast-1", audience: .broadcast))
                 let report = try await eventually("the broadcast to finish") {
                     try await stack.report("broadcast-1")
-                } until: { $0.isComplete && $0.removed == unregistered.count }
+                } until: {
+                    $0.isComplete && $0.removed == unregistered.count
+                }
                 #expect(report.targeted == total)
                 #expect(report.expanded == total)
                 #expect(report.accepted == total - unregistered.count)
@@ -85,7 +87,11 @@ struct PipelineEndToEndTests {
 
             try await stack.withWorker { _ in
                 try await stack.publish(Stack.job(id: "openids", audience: .openIDs(["u1", "u2", "u3", "u4", "u5", "nobody"])))
-                let openIDs = try await eventually("the openid job") { try await stack.report("openids") } until: { $0.isComplete }
+                let openIDs = try await eventually("the openid job") {
+                    try await stack.report("openids")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(openIDs.targeted == 3)
                 #expect(openIDs.unknownOpenIDs == 2)  // u3 (moved away) and nobody
                 #expect(openIDs.otherEnvironment == 1)  // u5
@@ -94,13 +100,21 @@ struct PipelineEndToEndTests {
 
                 try await stack.simulator.reset()
                 try await stack.publish(Stack.job(id: "all", audience: .tags(TagExpression(all: ["sports", "news"]))))
-                _ = try await eventually("the tags-all job") { try await stack.report("all") } until: { $0.isComplete }
+                _ = try await eventually("the tags-all job") {
+                    try await stack.report("all")
+                } until: {
+                    $0.isComplete
+                }
                 seen = try await stack.simulator.counters()
                 #expect(Set(seen.acceptedPerToken.keys) == expectedAll)
 
                 try await stack.simulator.reset()
                 try await stack.publish(Stack.job(id: "any-none", audience: .tags(TagExpression(any: ["sports", "news"], none: ["muted"]))))
-                let anyNone = try await eventually("the tags-any-none job") { try await stack.report("any-none") } until: { $0.isComplete }
+                let anyNone = try await eventually("the tags-any-none job") {
+                    try await stack.report("any-none")
+                } until: {
+                    $0.isComplete
+                }
                 seen = try await stack.simulator.counters()
                 #expect(Set(seen.acceptedPerToken.keys) == expectedAnyNone)
                 #expect(anyNone.accepted == expectedAnyNone.count)
@@ -118,7 +132,9 @@ struct PipelineEndToEndTests {
                 try await stack.publish(Stack.job(id: "outage", audience: .broadcast))
                 _ = try await eventually("the campaign to be under way") {
                     try await stack.simulator.counters().accepted
-                } until: { $0 >= total / 10 }
+                } until: {
+                    $0 >= total / 10
+                }
                 let redisServer = try #require(stack.stack.redisServer)
                 await redisServer.pause()
                 // Observed, not assumed: once Redis is away, acceptances stop (what was in flight
@@ -129,14 +145,18 @@ struct PipelineEndToEndTests {
                     let now = try await stack.simulator.counters().accepted
                     defer { previous = now }
                     return (now, now - previous)
-                } until: { $0.1 == 0 }
+                } until: {
+                    $0.1 == 0
+                }
                 #expect(stalledAt.0 < total)
                 // The outage outlasts the Redis command timeout (5 s), so the worker's commands
                 // fail and go through its retry with backoff, not just wait.
                 try await Task.sleep(for: .seconds(6))
                 #expect(try await stack.simulator.counters().accepted == stalledAt.0)
                 await redisServer.resume()
-                let report = try await eventually("the campaign to finish after the outage") { try await stack.report("outage") } until: {
+                let report = try await eventually("the campaign to finish after the outage") {
+                    try await stack.report("outage")
+                } until: {
                     $0.isComplete
                 }
                 #expect(report.accepted == total)
@@ -156,9 +176,14 @@ struct PipelineEndToEndTests {
             try await stack.withWorker { counters in
                 // As after a restart of the expand stage: the same chunk published twice, next to
                 // each other on its partition, so the send stage (4 chunks in flight) takes both.
-                let chunk = DeliveryChunk(job: Stack.job(id: "copies", audience: .broadcast), chunkID: "s0-0", tokens: tokens, positions: tokens.indices.map(UInt32.init))
+                let chunk = DeliveryChunk(
+                    job: Stack.job(id: "copies", audience: .broadcast), chunkID: "s0-0", tokens: tokens, positions: tokens.indices.map(UInt32.init))
                 try await stack.publish(chunk, copies: 2)
-                _ = try await eventually("both copies to be handled") { counters[.chunksSent] } until: { $0 == 2 }
+                _ = try await eventually("both copies to be handled") {
+                    counters[.chunksSent]
+                } until: {
+                    $0 == 2
+                }
                 #expect(counters[.chunkLeaseWaits] == 1)
                 #expect(counters[.duplicatesSkipped] == tokens.count)
             }
@@ -174,15 +199,25 @@ struct PipelineEndToEndTests {
         try await Stack.with { stack in
             try await stack.withWorker { counters in
                 func publish(job: String) async throws {
-                    try await stack.publish(DeliveryChunk(job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens, positions: tokens.indices.map(UInt32.init)))
+                    try await stack.publish(
+                        DeliveryChunk(
+                            job: Stack.job(id: job, audience: .broadcast), chunkID: "t0", tokens: tokens, positions: tokens.indices.map(UInt32.init)))
                 }
                 // The worker is consuming once a first chunk went through.
                 try await publish(job: "warm-up")
-                _ = try await eventually("the first chunk to be sent") { counters[.chunksSent] } until: { $0 == 1 }
+                _ = try await eventually("the first chunk to be sent") {
+                    counters[.chunksSent]
+                } until: {
+                    $0 == 1
+                }
                 // A sender that died holding the next chunk: nobody extends or releases its lease.
                 #expect(try await stack.jobs.leaseChunk(jobID: "orphan", chunkID: "t0", holder: "dead-sender", for: .milliseconds(1_500)))
                 try await publish(job: "orphan")
-                _ = try await eventually("the chunk to be sent") { counters[.chunksSent] } until: { $0 == 2 }
+                _ = try await eventually("the chunk to be sent") {
+                    counters[.chunksSent]
+                } until: {
+                    $0 == 2
+                }
                 #expect(counters[.chunkLeaseWaits] == 1)
             }
             let seen = try await stack.simulator.counters()
@@ -203,7 +238,9 @@ struct PipelineEndToEndTests {
             try await stack.register(tokens)
             try await stack.withWorker { counters in
                 try await stack.publish(Stack.job(id: "flaky", audience: .broadcast))
-                let report = try await eventually("every token accepted") { try await stack.report("flaky") } until: {
+                let report = try await eventually("every token accepted") {
+                    try await stack.report("flaky")
+                } until: {
                     $0.isComplete && $0.accepted == total
                 }
                 #expect(report.retried > 0)
@@ -227,7 +264,9 @@ struct PipelineEndToEndTests {
                 try await stack.publish(Stack.job(id: "told-to-wait", audience: .broadcast))
                 _ = try await eventually("every notification in the resend buffer") {
                     try await buffer.depth(app: Stack.app)
-                } until: { $0 == tokens.count }
+                } until: {
+                    $0 == tokens.count
+                }
             }
             // Without the header the first resend would be due 0.8-1.2 s after the answer.
             let due = try #require(try await buffer.nextDueTime(app: Stack.app))
@@ -246,7 +285,11 @@ struct PipelineEndToEndTests {
             try await stack.register(tokens)
             try await stack.withWorker { counters in
                 try await stack.publish(Stack.job(id: "throttled", audience: .broadcast))
-                let report = try await eventually("the throttled job") { try await stack.report("throttled") } until: { $0.isComplete }
+                let report = try await eventually("the throttled job") {
+                    try await stack.report("throttled")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.accepted == total)
                 // 1,200 sends with a pause after every 200: at least 5 pauses.
                 #expect(counters[.sleepPauses] >= total / 200 - 1)
@@ -256,8 +299,14 @@ struct PipelineEndToEndTests {
             // A job override of the pause applies to that job alone.
             try await stack.withWorker { counters in
                 try await stack.publish(
-                    Stack.job(id: "override", audience: .tokens(Array(tokens.prefix(100))), throttle: ThrottleOverride(sleepAfter: 10, sleepMilliseconds: 1)))
-                _ = try await eventually("the override job") { try await stack.report("override") } until: { $0.isComplete }
+                    Stack.job(
+                        id: "override", audience: .tokens(Array(tokens.prefix(100))), throttle: ThrottleOverride(sleepAfter: 10, sleepMilliseconds: 1)
+                    ))
+                _ = try await eventually("the override job") {
+                    try await stack.report("override")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(counters[.sleepPauses] >= 9)
             }
         }
@@ -271,14 +320,20 @@ struct PipelineEndToEndTests {
             unknownApp.app = "no-such-app"
             var oversize = Stack.job(id: "oversize", audience: .tokens([Stack.token(1)]))
             oversize.notification = APNsPayload(["aps": ["alert": .string(String(repeating: "x", count: 5_000))]])
-            let schemaViolation = Array(#"{"app":"news","environment":"sandbox","audience":{"tokens":["xyz"]},"notification":{"aps":{}},"headers":{"push-type":"alert"}}"#.utf8)
+            let schemaViolation = Array(
+                #"{"app":"news","environment":"sandbox","audience":{"tokens":["xyz"]},"notification":{"aps":{}},"headers":{"push-type":"alert"}}"#
+                    .utf8)
             try await stack.withWorker { counters in
                 try await stack.publish(raw: notJSON, key: "a")
                 try await stack.publish(unknownApp)
                 try await stack.publish(raw: Array(oversize.jsonData()), key: "oversize")
                 try await stack.publish(raw: schemaViolation, key: "b")
                 try await stack.publish(Stack.job(id: "good", audience: .tokens([Stack.token(7)])))
-                let report = try await eventually("the good job after the bad ones") { try await stack.report("good") } until: { $0.isComplete }
+                let report = try await eventually("the good job after the bad ones") {
+                    try await stack.report("good")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.accepted == 1)
                 let letters = try await stack.readTopic(PushTopic.deadLetters, count: 4).map { try DeadLetter.decode(from: Data($0.value)) }
                 #expect(letters.count == 4)
@@ -306,7 +361,11 @@ struct PipelineEndToEndTests {
                 }
                 _ = try await stack.producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: "huge", value: huge))
                 try await stack.publish(Stack.job(id: "good", audience: .tokens([Stack.token(7)])))
-                let report = try await eventually("the good job after the bad messages") { try await stack.report("good") } until: { $0.isComplete }
+                let report = try await eventually("the good job after the bad messages") {
+                    try await stack.report("good")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.accepted == 1)
                 let letters = try await stack.readTopic(PushTopic.deadLetters, count: 4).map { try DeadLetter.decode(from: Data($0.value)) }
                 #expect(letters.count == 4)
@@ -323,7 +382,9 @@ struct PipelineEndToEndTests {
         }
     }
 
-    @Test("Jobs in another format (a version field, the audience at the top) and a scheduled job whose app was removed before it was due: dead-lettered with the reason; the worker keeps going")
+    @Test(
+        "Jobs in another format (a version field, the audience at the top) and a scheduled job whose app was removed before it was due: dead-lettered with the reason; the worker keeps going"
+    )
     func foreignFormatsAndRemovedApps() async throws {
         try await Stack.with { stack in
             let job = Stack.job(id: "versioned", audience: .tokens([Stack.token(1)]))
@@ -342,10 +403,18 @@ struct PipelineEndToEndTests {
             try await stack.withWorker { _ in
                 // The worker has joined its groups once a first job went through.
                 try await stack.publish(Stack.job(id: "now", audience: .tokens([Stack.token(1)])))
-                _ = try await eventually("the worker to be ready") { try await stack.report("now") } until: { $0.isComplete }
+                _ = try await eventually("the worker to be ready") {
+                    try await stack.report("now")
+                } until: {
+                    $0.isComplete
+                }
                 scheduled.sendAt = Date().addingTimeInterval(3)
                 try await stack.publish(scheduled)
-                _ = try await eventually("the job to be scheduled") { try await stack.report("removed-app") } until: { $0.scheduledAt != nil }
+                _ = try await eventually("the job to be scheduled") {
+                    try await stack.report("removed-app")
+                } until: {
+                    $0.scheduledAt != nil
+                }
             }
             // The app is taken out of the configuration; the next worker releases its job when due.
             var withoutApp = stack.configuration
@@ -354,9 +423,17 @@ struct PipelineEndToEndTests {
                 try await stack.publish(raw: Array(versioned), key: "versioned")
                 try await stack.publish(raw: Array(flat), key: "flat")
                 try await stack.publish(Stack.job(id: "good", audience: .tokens([Stack.token(7)])))
-                let report = try await eventually("the good job after the others") { try await stack.report("good") } until: { $0.isComplete }
+                let report = try await eventually("the good job after the others") {
+                    try await stack.report("good")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.accepted == 1)
-                _ = try await eventually("the scheduled job released") { counters[.jobsReleased] } until: { $0 == 1 }
+                _ = try await eventually("the scheduled job released") {
+                    counters[.jobsReleased]
+                } until: {
+                    $0 == 1
+                }
                 let letters = try await stack.readTopic(PushTopic.deadLetters, count: 3).map { try DeadLetter.decode(from: Data($0.value)) }
                 let byField = Dictionary(letters.map { ($0.field ?? "", $0) }) { first, _ in first }
                 #expect(byField["version"]?.reason == "unknown-field")
@@ -379,7 +456,11 @@ struct PipelineEndToEndTests {
             let job = Stack.job(id: "fan-out", audience: .broadcast)
             try await stack.withWorker { _ in
                 try await stack.publish(job)
-                let first = try await eventually("the broadcast") { try await stack.report("fan-out") } until: { $0.isComplete }
+                let first = try await eventually("the broadcast") {
+                    try await stack.report("fan-out")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(first.accepted == tokens.count)
                 let shards = first.shards
                 // The shard count grows, then the job's message is read again (as after a
@@ -387,7 +468,9 @@ struct PipelineEndToEndTests {
                 // new count, whose tasks reuse the first ones' chunk ids over other devices.
                 _ = try await stack.registry.reshard(app: Stack.app, to: shards * 4)
                 try await stack.publish(job)
-                let again = try await eventually("the second reading skipped") { try await stack.report("fan-out") } until: {
+                let again = try await eventually("the second reading skipped") {
+                    try await stack.report("fan-out")
+                } until: {
                     $0.duplicatesSkipped >= tokens.count
                 }
                 #expect(again.shards == shards)
@@ -405,13 +488,25 @@ struct PipelineEndToEndTests {
             try await stack.withWorker { counters in
                 // The worker has joined its groups once a first job went through.
                 try await stack.publish(Stack.job(id: "now", audience: .tokens([Stack.token(1)])))
-                _ = try await eventually("the worker to be ready") { try await stack.report("now") } until: { $0.isComplete }
+                _ = try await eventually("the worker to be ready") {
+                    try await stack.report("now")
+                } until: {
+                    $0.isComplete
+                }
                 var job = Stack.job(id: "later", audience: .tokens([Stack.token(1)]))
                 job.sendAt = Date().addingTimeInterval(2)
                 try await stack.publish(job)
-                let waiting = try await eventually("the job to be scheduled") { try await stack.report("later") } until: { $0.scheduledAt != nil }
+                let waiting = try await eventually("the job to be scheduled") {
+                    try await stack.report("later")
+                } until: {
+                    $0.scheduledAt != nil
+                }
                 #expect(waiting.expanded == 0)
-                let report = try await eventually("the scheduled job to be sent") { try await stack.report("later") } until: { $0.isComplete }
+                let report = try await eventually("the scheduled job to be sent") {
+                    try await stack.report("later")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(report.accepted == 1)
                 #expect(counters[.jobsScheduled] == 1)
                 #expect(counters[.jobsReleased] == 1)
@@ -429,7 +524,9 @@ struct PipelineEndToEndTests {
             try await stack.register(tokens)
             try await stack.withWorker { counters in
                 try await stack.publish(Stack.job(id: "bad-key", audience: .broadcast))
-                let report = try await eventually("every token parked") { try await stack.report("bad-key") } until: {
+                let report = try await eventually("every token parked") {
+                    try await stack.report("bad-key")
+                } until: {
                     $0.expansionComplete && $0.retried == tokens.count
                 }
                 #expect(report.accepted == 0)

@@ -12,7 +12,9 @@ import Testing
 struct SendThrottleTests {
     static func app(rate: Double) -> PushApp {
         PushApp(
-            settings: AppSettings(id: "news", bundleID: "com.example.news", auth: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "k.p8"), ratePerSecond: rate),
+            settings: AppSettings(
+                id: "news", bundleID: "com.example.news", auth: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "k.p8"),
+                ratePerSecond: rate),
             credential: .token(teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: ""))
     }
 

@@ -1,6 +1,6 @@
 import APNs
-import Foundation
 import APNsCore
+import Foundation
 import PushCore
 import PushStore
 import Testing
@@ -188,7 +188,8 @@ struct SettlementTests {
     func afterScheduling() {
         let failures = Self.failures(attempts: [1, 5, 0, 5])
         let expired = [failures[1].entry, failures[3].entry]
-        let after = Settlement.afterScheduling(failures, expired: expired, positions: [Self.token(1): 101, Self.token(2): 102, Self.token(3): 103], facts: Self.facts)
+        let after = Settlement.afterScheduling(
+            failures, expired: expired, positions: [Self.token(1): 101, Self.token(2): 102, Self.token(3): 103], facts: Self.facts)
         #expect(
             after.records == [
                 DeliveryOutcomeRecord(position: 101, counter: .retried, countsAsSent: true),

@@ -42,7 +42,11 @@ struct TokenKindPipelineTests {
 
             try await stack.withWorker { _ in
                 try await stack.publish(Self.job(id: "ring", audience: .tags(TagExpression(all: ["fans"])), pushType: .voip, aps: ["alert": "ring"]))
-                let ring = try await eventually("the VoIP job completes") { try await stack.report("ring") } until: { $0.isComplete && $0.removed == 1 }
+                let ring = try await eventually("the VoIP job completes") {
+                    try await stack.report("ring")
+                } until: {
+                    $0.isComplete && $0.removed == 1
+                }
                 #expect(ring.targeted == voip.count && ring.accepted == voip.count - 1, "\(ring)")
                 #expect(ring.failedByReason == ["Unregistered": 1])
 
@@ -51,11 +55,19 @@ struct TokenKindPipelineTests {
                     "content-state": ["home": 0, "away": 0], "timestamp": 1_700_000_000, "input-push-token": 1,
                 ]
                 try await stack.publish(Self.job(id: "kick-off", audience: .broadcast, pushType: .liveactivity, aps: start))
-                let kickOff = try await eventually("the start job completes") { try await stack.report("kick-off") } until: { $0.isComplete }
+                let kickOff = try await eventually("the start job completes") {
+                    try await stack.report("kick-off")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(kickOff.targeted == matchStarts.count && kickOff.accepted == matchStarts.count, "\(kickOff)")
 
                 try await stack.publish(Self.job(id: "user-3", audience: .openIDs(["user-3"]), pushType: .voip, aps: ["alert": "ring"]))
-                let one = try await eventually("the openid job completes") { try await stack.report("user-3") } until: { $0.isComplete }
+                let one = try await eventually("the openid job completes") {
+                    try await stack.report("user-3")
+                } until: {
+                    $0.isComplete
+                }
                 #expect(one.accepted == 1)
             }
             let seen = try await stack.simulator.counters()
@@ -65,7 +77,9 @@ struct TokenKindPipelineTests {
             #expect(try await registry.device(app: TokenKind.voip.registry(of: Stack.app), token: goneVoIP) == nil)
             #expect(try await registry.deviceCount(app: TokenKind.voip.registry(of: Stack.app)).sandbox == voip.count - 1)
             #expect(try await registry.deviceCount(app: Stack.app).sandbox == devices.count, "the device registry is untouched")
-            #expect(try await registry.deviceCount(app: TokenKind.pushToStart(attributesType: "OrderAttributes").registry(of: Stack.app)).sandbox == orderStarts.count)
+            #expect(
+                try await registry.deviceCount(app: TokenKind.pushToStart(attributesType: "OrderAttributes").registry(of: Stack.app)).sandbox
+                    == orderStarts.count)
         }
     }
 }

@@ -5,8 +5,8 @@ import Foundation
 import LocalRedis
 import PipelineTestSupport
 import PushAPI
-import PushCore
 import PushConfiguration
+import PushCore
 import PushJobs
 import PushStore
 import Testing
@@ -31,16 +31,24 @@ struct WorkerOperationsTests {
             let endpoints = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
             _ = try await eventually("the worker's endpoints answer") {
                 try? await endpoints.request("GET", "/healthz").status
-            } until: { $0 == 200 }
+            } until: {
+                $0 == 200
+            }
             let ready = try await endpoints.request("GET", "/readyz")
             #expect(ready.status == 200)
             #expect(ready.json?.objectValue?["status"]?.stringValue == "ready")
 
             try await stack.publish(Stack.job(id: "observed", audience: .broadcast))
-            _ = try await eventually("the campaign completes") { try await stack.report("observed") } until: { $0.isComplete }
+            _ = try await eventually("the campaign completes") {
+                try await stack.report("observed")
+            } until: {
+                $0.isComplete
+            }
             _ = try await eventually("the feedback worker removed the uninstalled devices") {
                 try await stack.registry.deviceCount(app: Stack.app).sandbox
-            } until: { $0 == tokens.count - uninstalled.count }
+            } until: {
+                $0 == tokens.count - uninstalled.count
+            }
 
             let text = String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
             func value(_ series: String) -> Double? {
@@ -109,7 +117,9 @@ struct WorkerOperationsTests {
             try await stack.publish(Stack.job(id: "campaign", audience: .broadcast))
             _ = try await eventually("the campaign to be under way") {
                 try await stack.simulator.counters().accepted
-            } until: { $0 >= total / 5 }
+            } until: {
+                $0 >= total / 5
+            }
             let stopping = ContinuousClock.now
             try await first.stopGracefully()
             let stoppedAfter = ContinuousClock.now - stopping
@@ -117,7 +127,9 @@ struct WorkerOperationsTests {
 
             let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report("campaign")
-            } until: { $0.isComplete }
+            } until: {
+                $0.isComplete
+            }
             let seen = try await stack.simulator.counters()
             let (missed, sentTwice) = coverage(of: tokens, seen)
             print("worker SIGTERM: stopped in \(stoppedAfter); \(missed.count) tokens missed, \(sentTwice) sent twice")

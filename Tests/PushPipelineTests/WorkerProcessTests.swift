@@ -1,15 +1,15 @@
 import APNsCore
 import APNsSimulator
-import EmbeddedStack
 import EmbeddedKafka
+import EmbeddedStack
 import Foundation
 import Kafka
 import LocalRedis
-import PushPipeline
-import Synchronization
 import PipelineTestSupport
 import PushCore
 import PushJobs
+import PushPipeline
+import Synchronization
 import Testing
 
 @Suite("Worker processes sharing a campaign", .serialized)
@@ -34,17 +34,23 @@ struct WorkerProcessTests {
             try await stack.publish(Stack.job(id: "campaign", audience: .broadcast))
             let beforeKill = try await eventually("the campaign to be under way") {
                 try await stack.simulator.counters().accepted
-            } until: { $0 >= total / 5 }
+            } until: {
+                $0 >= total / 5
+            }
             first.kill()
             let replacement = try WorkerProcess.start(stack: stack)
             defer { replacement.forceStop() }
 
             let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report("campaign")
-            } until: { $0.isComplete }
+            } until: {
+                $0.isComplete
+            }
             let seen = try await stack.simulator.counters()
             let (missed, sentTwice) = coverage(of: tokens, seen)
-            print("worker SIGKILL: killed after \(beforeKill) acceptances; \(missed.count) tokens missed, \(sentTwice) sent twice; duplicates skipped by markers \(report.duplicatesSkipped)")
+            print(
+                "worker SIGKILL: killed after \(beforeKill) acceptances; \(missed.count) tokens missed, \(sentTwice) sent twice; duplicates skipped by markers \(report.duplicatesSkipped)"
+            )
             #expect(missed.isEmpty)
             #expect(report.accepted == total)
             // Sent twice: at most what the killed worker had sent and not yet settled, which its
@@ -140,7 +146,9 @@ struct WorkerStopTests {
             try await stack.publish(Stack.job(id: jobID, audience: .broadcast, throttle: ThrottleOverride(ratePerSecond: 2_000)))
             _ = try await eventually("the campaign to be under way") {
                 try await stack.simulator.counters().accepted
-            } until: { $0 >= 2_000 }
+            } until: {
+                $0 >= 2_000
+            }
 
             try await fault(stack)
             let ended = try await worker.stop()
@@ -154,7 +162,9 @@ struct WorkerStopTests {
             defer { replacement.forceStop() }
             _ = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report(jobID)
-            } until: { $0.isComplete }
+            } until: {
+                $0.isComplete
+            }
             let (missed, _) = coverage(of: tokens, try await stack.simulator.counters())
             #expect(missed.isEmpty)
             try await replacement.stopGracefully()

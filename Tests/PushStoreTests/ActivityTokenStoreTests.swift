@@ -1,6 +1,6 @@
 import APNsCore
-import PushCore
 import Foundation
+import PushCore
 import Redis
 import Testing
 
@@ -16,13 +16,22 @@ struct ActivityTokenStoreTests {
         try await withRedis { client async throws in
             let store = ActivityTokenStore(client: client)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            #expect(try await store.register(app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(2), expiresAt: now + 50 * 60_000, now: now))
-            #expect(try await store.register(app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(1), expiresAt: now + 10 * 60_000, now: now))
+            #expect(
+                try await store.register(
+                    app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(2), expiresAt: now + 50 * 60_000, now: now))
+            #expect(
+                try await store.register(
+                    app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(1), expiresAt: now + 10 * 60_000, now: now))
             #expect(try await store.tokens(app: "a", environment: .sandbox, activity: Self.activity, now: now) == [Self.token(1), Self.token(2)])
-            #expect(try await store.tokens(app: "a", environment: .sandbox, activity: Self.activity, now: now + 10 * 60_000) == [Self.token(2)], "expired at 10")
+            #expect(
+                try await store.tokens(app: "a", environment: .sandbox, activity: Self.activity, now: now + 10 * 60_000) == [Self.token(2)],
+                "expired at 10")
             #expect(try await store.tokens(app: "a", environment: .production, activity: Self.activity, now: now).isEmpty)
             // Registered again, a token is kept until its new expiry.
-            #expect(try await store.register(app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(1), expiresAt: now + 100 * 60_000, now: now + 20 * 60_000))
+            #expect(
+                try await store.register(
+                    app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(1), expiresAt: now + 100 * 60_000,
+                    now: now + 20 * 60_000))
             #expect(try await store.tokens(app: "a", environment: .sandbox, activity: Self.activity, now: now + 60 * 60_000) == [Self.token(1)])
             let key = ActivityTokenStore.key(app: "a", environment: .sandbox, activity: Self.activity)
             #expect(try await client.send("PEXPIRETIME", .string(key)).int == now + 100 * 60_000)
@@ -39,7 +48,8 @@ struct ActivityTokenStoreTests {
             func register(_ n: UInt8, at time: Int64? = nil, expiresAt: Int64? = nil) async throws -> Bool {
                 let time = time ?? now
                 let expiresAt = expiresAt ?? now + 3_600_000
-                return try await store.register(app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(n), expiresAt: expiresAt, now: time, limit: 2)
+                return try await store.register(
+                    app: "a", environment: .sandbox, activity: Self.activity, token: Self.token(n), expiresAt: expiresAt, now: time, limit: 2)
             }
             #expect(try await register(1, expiresAt: now + 60_000))
             #expect(try await register(2))

@@ -38,9 +38,15 @@ struct AppSuspensionTests {
     @Test func invalidArgumentsNameTheirField() async throws {
         try await withRedis { client async throws in
             let suspension = AppSuspension(client: client)
-            #expect(await registryError { try await suspension.suspend(app: "a", environment: .production, for: .zero, reason: "r") }?.field == "duration")
-            #expect(await registryError { try await suspension.suspend(app: "a", environment: .production, for: .microseconds(999), reason: "r") }?.field == "duration")
-            #expect(await registryError { try await suspension.suspend(app: "", environment: .production, for: .seconds(1), reason: "r") }?.field == "app")
+            #expect(
+                await registryError { try await suspension.suspend(app: "a", environment: .production, for: .zero, reason: "r") }?.field == "duration"
+            )
+            #expect(
+                await registryError { try await suspension.suspend(app: "a", environment: .production, for: .microseconds(999), reason: "r") }?.field
+                    == "duration")
+            #expect(
+                await registryError { try await suspension.suspend(app: "", environment: .production, for: .seconds(1), reason: "r") }?.field == "app"
+            )
             #expect(await registryError { try await suspension.reason(app: "a:b", environment: .sandbox) }?.field == "app")
             #expect(try await client.keyCount() == 0)
         }

@@ -55,7 +55,9 @@ struct DeadLetterLogTests {
             try await log.record(letters)
             #expect(try await log.letters(jobID: "job-1", limit: 10) == [Self.notification(3, app: "shop"), Self.notification(1)])
             #expect(try await log.letters(jobID: "job-2", limit: 10) == [Self.notification(2, job: "job-2")])
-            #expect(try await log.letters(app: "news", limit: 10) == [garbage, malformed], "a message's letter stays with its app even when it names a job")
+            #expect(
+                try await log.letters(app: "news", limit: 10) == [garbage, malformed],
+                "a message's letter stays with its app even when it names a job")
             #expect(try await log.letters(jobID: "never-stored", limit: 10).isEmpty)
             #expect(try await log.letters(app: "shop", limit: 10).isEmpty)
             #expect(try await log.letters(app: "other", limit: 10).isEmpty)

@@ -205,22 +205,34 @@ struct DeviceRegistryBindingTests {
                     "bulk openid", .invalidOpenID, "devices[1].openID",
                     {
                         try await registry.bind(
-                            [DeviceRegistration(token: a, environment: .sandbox), DeviceRegistration(token: a, environment: .sandbox, openID: "\u{7}")],
+                            [
+                                DeviceRegistration(token: a, environment: .sandbox),
+                                DeviceRegistration(token: a, environment: .sandbox, openID: "\u{7}"),
+                            ],
                             app: app
                         )
                     }
                 ),
-                ("negative time", .invalidArgument, "registeredAt", { try await registry.bind(app: app, token: a, environment: .sandbox, registeredAt: -1) }),
+                (
+                    "negative time", .invalidArgument, "registeredAt",
+                    { try await registry.bind(app: app, token: a, environment: .sandbox, registeredAt: -1) }
+                ),
                 (
                     "shard out of range", .invalidArgument, "shard",
                     { _ = try await registry.scanShard(app: app, shard: 16, environment: .sandbox, cursor: 0, count: 10) }
                 ),
-                ("zero count", .invalidArgument, "count", { _ = try await registry.scanShard(app: app, shard: 0, environment: .sandbox, cursor: 0, count: 0) }),
+                (
+                    "zero count", .invalidArgument, "count",
+                    { _ = try await registry.scanShard(app: app, shard: 0, environment: .sandbox, cursor: 0, count: 0) }
+                ),
                 (
                     "negative timestamp", .invalidArgument, "invalidSince",
                     { try await registry.removeIfNotRegisteredSince(app: app, token: a, environment: .sandbox, invalidSince: -5) }
                 ),
-                ("resolve openid", .invalidOpenID, "openIDs[2]", { _ = try await registry.resolveOpenIDs(app: app, environment: .sandbox, openIDs: ["a", "b", ""]) }),
+                (
+                    "resolve openid", .invalidOpenID, "openIDs[2]",
+                    { _ = try await registry.resolveOpenIDs(app: app, environment: .sandbox, openIDs: ["a", "b", ""]) }
+                ),
             ]
             for (name, code, field, call) in cases {
                 let error = await registryError { try await call() }
@@ -230,7 +242,8 @@ struct DeviceRegistryBindingTests {
             // Nothing was written by the refused calls.
             #expect(try await registry.deviceCount(app: app).total == 0)
             // 128 bytes is still fine.
-            try await registry.bind(app: app, token: a, environment: .sandbox, openID: String(repeating: "u", count: 128), tags: [String(repeating: "t", count: 128)])
+            try await registry.bind(
+                app: app, token: a, environment: .sandbox, openID: String(repeating: "u", count: 128), tags: [String(repeating: "t", count: 128)])
         }
     }
 }

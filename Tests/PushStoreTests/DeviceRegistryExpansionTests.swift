@@ -83,12 +83,14 @@ struct DeviceRegistryExpansionTests {
     @Test func invalidExpressionsAreRefused() async throws {
         try await withRegistry { registry, _ in
             let empty = await registryError {
-                try await registry.scanShard(app: app, shard: 0, environment: .production, filter: .tags(TagExpression(none: ["x"])), cursor: 0, count: 10)
+                try await registry.scanShard(
+                    app: app, shard: 0, environment: .production, filter: .tags(TagExpression(none: ["x"])), cursor: 0, count: 10)
             }
             #expect(empty?.code == .invalidTagExpression)
             let badTag = await registryError {
                 try await registry.scanShard(
-                    app: app, shard: 0, environment: .production, filter: .tags(TagExpression(all: ["x"], none: ["ok", "\u{0}"])), cursor: 0, count: 10)
+                    app: app, shard: 0, environment: .production, filter: .tags(TagExpression(all: ["x"], none: ["ok", "\u{0}"])), cursor: 0,
+                    count: 10)
             }
             #expect(badTag?.field == "filter.none[1]")
             let badTask = await registryError {

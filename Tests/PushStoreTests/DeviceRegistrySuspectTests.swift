@@ -95,7 +95,9 @@ struct DeviceRegistrySuspectTests {
             try await registry.bind(app: app, token: token(1), environment: .production, openID: "u1", tags: ["t"], registeredAt: 1_000)
             try await registry.markSuspect(app: app, token: token(1), environment: .production, reason: "BadDeviceToken", at: 2_000)
             #expect(try await registry.moveToOtherEnvironment(app: app, token: token(1), from: .production, at: 3_000))
-            #expect(try await registry.moveToOtherEnvironment(app: app, token: token(1), from: .production, at: 3_000) == false, "not in production any more")
+            #expect(
+                try await registry.moveToOtherEnvironment(app: app, token: token(1), from: .production, at: 3_000) == false,
+                "not in production any more")
             let record = try #require(try await registry.device(app: app, token: token(1)))
             #expect(record.environment == .sandbox && record.suspicion == nil && record.openID == "u1" && record.tags == ["t"])
             #expect(try await audience(registry, .sandbox) == [token(1)])
@@ -111,10 +113,18 @@ struct DeviceRegistrySuspectTests {
     @Test("bad arguments are refused naming the field")
     func arguments() async throws {
         try await withRegistry { registry, _ in
-            #expect(await registryError { try await registry.markSuspect(app: "", token: token(1), environment: .sandbox, reason: "r", at: 1) }?.field == "app")
-            #expect(await registryError { try await registry.markSuspect(app: app, token: token(1), environment: .sandbox, reason: "", at: 1) }?.field == "reason")
-            #expect(await registryError { try await registry.markSuspect(app: app, token: token(1), environment: .sandbox, reason: "r", at: -1) }?.field == "at")
-            #expect(await registryError { try await registry.scanSuspects(app: app, shard: 99, environment: .sandbox, cursor: 0, count: 1) }?.field == "shard")
+            #expect(
+                await registryError { try await registry.markSuspect(app: "", token: token(1), environment: .sandbox, reason: "r", at: 1) }?.field
+                    == "app")
+            #expect(
+                await registryError { try await registry.markSuspect(app: app, token: token(1), environment: .sandbox, reason: "", at: 1) }?.field
+                    == "reason")
+            #expect(
+                await registryError { try await registry.markSuspect(app: app, token: token(1), environment: .sandbox, reason: "r", at: -1) }?.field
+                    == "at")
+            #expect(
+                await registryError { try await registry.scanSuspects(app: app, shard: 99, environment: .sandbox, cursor: 0, count: 1) }?.field
+                    == "shard")
         }
     }
 }

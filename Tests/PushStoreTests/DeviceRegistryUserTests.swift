@@ -62,7 +62,8 @@ struct DeviceRegistryUserTests {
                 try await registry.bind(app: app, token: device, environment: index.isMultiple(of: 2) ? .sandbox : .production, tags: tags)
             }
             try await registry.bind(app: "com.example.other", token: tokens[0], environment: .sandbox, tags: ["sale"])
-            #expect(try await registry.markSuspect(app: app, token: tokens[3], environment: .production, reason: "BadDeviceToken", at: 2_000_000_000_000))
+            #expect(
+                try await registry.markSuspect(app: app, token: tokens[3], environment: .production, reason: "BadDeviceToken", at: 2_000_000_000_000))
             #expect(try await registry.appTags(app: app) == ["sale": 100, "sports": 300])
 
             #expect(try await registry.removeTagFromEveryDevice(app: app, tag: "sale") == 100)

@@ -204,7 +204,8 @@ struct JobStoreTests {
             let store = JobStore(client: client)
             // Job "a"'s range 1 and job "a:1" (ids may hold ':').
             try await store.recordOutcomes(jobID: "a", [DeliveryOutcomeRecord(position: 65_536 + 5, counter: .accepted, countsAsSent: true)])
-            try await store.recordOutcomes(jobID: "a:1", [DeliveryOutcomeRecord(position: 5, counter: .failed(reason: "BadTopic"), countsAsSent: true)])
+            try await store.recordOutcomes(
+                jobID: "a:1", [DeliveryOutcomeRecord(position: 5, counter: .failed(reason: "BadTopic"), countsAsSent: true)])
             try await store.increment(jobID: "a:1", [.targeted: 1])
             #expect(try await store.statistics(jobID: "a") == ["accepted": 1, "sent": 1])
             #expect(try await store.statistics(jobID: "a:1") == ["failed:BadTopic": 1, "sent": 1, "targeted": 1])

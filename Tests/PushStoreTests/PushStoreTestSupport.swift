@@ -80,7 +80,8 @@ extension DeviceRegistry {
         var found: [DeviceToken: UInt32] = [:]
         let tasks = try await layout(app: app).taskCount
         for shard in 0..<tasks {
-            for try await page in pages(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, pageSize: count) {
+            for try await page in pages(app: app, task: ShardTask(shard: shard, of: tasks), environment: environment, filter: filter, pageSize: count)
+            {
                 for (token, id) in zip(page.tokens, page.ids) where found.updateValue(id, forKey: token) != nil {
                     Issue.record("\(token.hex) scanned twice", sourceLocation: sourceLocation)
                 }

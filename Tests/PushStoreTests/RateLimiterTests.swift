@@ -146,11 +146,14 @@ struct RateLimiterTests {
         try await withRedis { client async throws in
             let limiter = RateLimiter(client: client)
             for rate in [0, -1, Double.nan, Double.infinity] {
-                #expect(await registryError { try await limiter.acquire(app: app, ratePerSecond: rate, burst: 1, requested: 1) }?.field == "ratePerSecond")
+                #expect(
+                    await registryError { try await limiter.acquire(app: app, ratePerSecond: rate, burst: 1, requested: 1) }?.field == "ratePerSecond"
+                )
             }
             #expect(await registryError { try await limiter.acquire(app: app, ratePerSecond: 1, burst: 0, requested: 1) }?.field == "burst")
             #expect(await registryError { try await limiter.acquire(app: app, ratePerSecond: 1, burst: 1, requested: 0) }?.field == "requested")
-            #expect(await registryError { try await limiter.acquire(app: app, scope: "", ratePerSecond: 1, burst: 1, requested: 1) }?.field == "scope")
+            #expect(
+                await registryError { try await limiter.acquire(app: app, scope: "", ratePerSecond: 1, burst: 1, requested: 1) }?.field == "scope")
             #expect(await registryError { try await limiter.acquire(app: "a{b}", ratePerSecond: 1, burst: 1, requested: 1) }?.field == "app")
             #expect(try await client.keyCount() == 0)
         }

@@ -16,7 +16,8 @@ struct ResendBufferTests {
     }
 
     func failure(_ number: Int, job: String = "job", attempts: Int, firstFailedAt: Int64, retryAfter: Duration? = nil) -> ResendFailure {
-        ResendFailure(jobID: job, token: token(number), attempts: attempts, firstFailedAt: firstFailedAt, reason: "ServiceUnavailable", retryAfter: retryAfter)
+        ResendFailure(
+            jobID: job, token: token(number), attempts: attempts, firstFailedAt: firstFailedAt, reason: "ServiceUnavailable", retryAfter: retryAfter)
     }
 
     @Test func backoffDoublesWithinTheJitterBounds() async throws {
@@ -46,7 +47,8 @@ struct ResendBufferTests {
         try await withRedis { client async throws in
             let high = ResendBuffer(client: client, policy: policy, clock: clock.function, random: { 0.999 })
             let low = ResendBuffer(client: client, policy: policy, clock: clock.function, random: { 0 })
-            _ = try await high.schedule(app: app, [failure(1, attempts: 4, firstFailedAt: clock.now), failure(2, attempts: 15, firstFailedAt: clock.now)])
+            _ = try await high.schedule(
+                app: app, [failure(1, attempts: 4, firstFailedAt: clock.now), failure(2, attempts: 15, firstFailedAt: clock.now)])
             _ = try await low.schedule(app: app, [failure(3, attempts: 15, firstFailedAt: clock.now)])
             // 1 s * 2^3 = 8 s and 1 s * 2^14 are both above the 5 s cap, jitter or not.
             #expect(try await dueTime(client, app: app, jobID: "job", token: token(1)) == clock.now + 5_000)
@@ -83,7 +85,8 @@ struct ResendBufferTests {
             let first = clock.now
             #expect(try await buffer.schedule(app: app, [failure(1, attempts: 2, firstFailedAt: first)]).isEmpty)
             #expect(try await buffer.depth(app: app) == 1)
-            let expired = try await buffer.schedule(app: app, [failure(1, attempts: 3, firstFailedAt: first), failure(2, attempts: 1, firstFailedAt: first)])
+            let expired = try await buffer.schedule(
+                app: app, [failure(1, attempts: 3, firstFailedAt: first), failure(2, attempts: 1, firstFailedAt: first)])
             #expect(expired == [ResendEntry(jobID: "job", token: token(1), attempts: 3, firstFailedAt: first, lastReason: "ServiceUnavailable")])
             // The expired entry's old due time and value are gone; the other one waits.
             #expect(try await buffer.depth(app: app) == 1)
@@ -99,7 +102,8 @@ struct ResendBufferTests {
             let buffer = ResendBuffer(client: client, policy: policy, clock: clock.function)
             let tooOld = clock.now - 3_600_000
             let young = clock.now - 3_599_999
-            let expired = try await buffer.schedule(app: app, [failure(1, attempts: 1, firstFailedAt: tooOld), failure(2, attempts: 1, firstFailedAt: young)])
+            let expired = try await buffer.schedule(
+                app: app, [failure(1, attempts: 1, firstFailedAt: tooOld), failure(2, attempts: 1, firstFailedAt: young)])
             #expect(expired.map(\.token) == [token(1)])
             #expect(try await buffer.depth(app: app) == 1)
             // The same entry a millisecond later is expired too, and removed.
@@ -120,7 +124,12 @@ struct ResendBufferTests {
 
             clock.advance(by: 1_000)
             let claimed = try await buffer.claimDue(app: app, limit: 10)
-            #expect(Set(claimed) == Set((1...3).map { ResendEntry(jobID: "job", token: token($0), attempts: 1, firstFailedAt: first, lastReason: "ServiceUnavailable") }))
+            #expect(
+                Set(claimed)
+                    == Set(
+                        (1...3).map {
+                            ResendEntry(jobID: "job", token: token($0), attempts: 1, firstFailedAt: first, lastReason: "ServiceUnavailable")
+                        }))
             #expect(try await buffer.claimDue(app: app, limit: 10).isEmpty)
             #expect(try await buffer.depth(app: app) == 3)
             #expect(try await buffer.nextDueTime(app: app) == clock.now + 30_000)
@@ -174,7 +183,8 @@ struct ResendBufferTests {
         try await withRedis { client async throws in
             let buffer = ResendBuffer(client: client, clock: clock.function)
             let entries = [failure(1, attempts: 1, firstFailedAt: clock.now).entry, failure(2, attempts: 1, firstFailedAt: clock.now).entry]
-            _ = try await buffer.schedule(app: app, [failure(1, attempts: 1, firstFailedAt: clock.now), failure(2, attempts: 1, firstFailedAt: clock.now)])
+            _ = try await buffer.schedule(
+                app: app, [failure(1, attempts: 1, firstFailedAt: clock.now), failure(2, attempts: 1, firstFailedAt: clock.now)])
             #expect(try await buffer.complete(app: app, [entries[0], entries[0]]) == [true, false])
             #expect(try await buffer.complete(app: app, entries) == [false, true])
             #expect(try await buffer.complete(app: app, entries) == [false, false])
@@ -218,7 +228,8 @@ struct ResendBufferTests {
             let buffer = ResendBuffer(client: client, policy: ResendPolicy(maxAttempts: 10, jitter: 0), clock: clock.function)
             #expect(try await buffer.depth(app: app) == 0)
             #expect(try await buffer.nextDueTime(app: app) == nil)
-            _ = try await buffer.schedule(app: app, [failure(1, attempts: 3, firstFailedAt: clock.now), failure(2, attempts: 2, firstFailedAt: clock.now)])
+            _ = try await buffer.schedule(
+                app: app, [failure(1, attempts: 3, firstFailedAt: clock.now), failure(2, attempts: 2, firstFailedAt: clock.now)])
             _ = try await buffer.schedule(app: "other", [failure(3, attempts: 1, firstFailedAt: clock.now)])
             #expect(try await buffer.depth(app: app) == 2)
             #expect(try await buffer.nextDueTime(app: app) == clock.now + 2_000)
@@ -233,7 +244,8 @@ struct ResendBufferTests {
         let clock = ManualClock()
         try await withRedis { client async throws in
             let buffer = ResendBuffer(client: client, policy: ResendPolicy(jitter: 0), clock: clock.function)
-            let failure = ResendFailure(jobID: "job with spaces", token: token(7), attempts: 2, firstFailedAt: clock.now, reason: "reason with spaces")
+            let failure = ResendFailure(
+                jobID: "job with spaces", token: token(7), attempts: 2, firstFailedAt: clock.now, reason: "reason with spaces")
             #expect(try await buffer.schedule(app: app, [failure]).isEmpty)
             clock.advance(by: 2_000)
             #expect(try await buffer.claimDue(app: app, limit: 1) == [failure.entry])

@@ -28,7 +28,8 @@ struct RedisClusterClientTests {
             for master in topology.masters {
                 let node = RedisClient(configuration: RedisConfiguration(host: master.address.host, port: master.address.port))
                 let dbsize = try await node.send("DBSIZE").int ?? -1
-                let owned = keys.filter { key in master.shard(in: topology).slots.contains { $0.contains(Int(RedisHashSlot(key: key).rawValue)) } }.count
+                let owned = keys.filter { key in master.shard(in: topology).slots.contains { $0.contains(Int(RedisHashSlot(key: key).rawValue)) } }
+                    .count
                 #expect(dbsize == Int64(owned), "\(master.address)")
                 total += Int(dbsize)
                 let slot = try await node.send("CLUSTER", "KEYSLOT", "key-42").int

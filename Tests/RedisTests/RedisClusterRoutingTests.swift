@@ -61,11 +61,17 @@ struct RedisClusterRoutingTests {
         let address = RedisClusterTopology.Address(host: "127.0.0.1", port: 7002)
         #expect(Redirection(errorMessage: "MOVED 3999 127.0.0.1:7002") == .moved(slot: RedisHashSlot(rawValue: 3999)!, to: address))
         #expect(Redirection(errorMessage: "ASK 12 127.0.0.1:7002") == .ask(slot: RedisHashSlot(rawValue: 12)!, to: address))
-        #expect(Redirection(errorMessage: "MOVED 3999 [::1]:7002") == .moved(slot: RedisHashSlot(rawValue: 3999)!, to: .init(host: "[::1]", port: 7002)))
-        for word in ["TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down", "LOADING Redis is loading", "MASTERDOWN Link with MASTER is down"] {
+        #expect(
+            Redirection(errorMessage: "MOVED 3999 [::1]:7002") == .moved(slot: RedisHashSlot(rawValue: 3999)!, to: .init(host: "[::1]", port: 7002)))
+        for word in [
+            "TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down", "LOADING Redis is loading",
+            "MASTERDOWN Link with MASTER is down",
+        ] {
             #expect(Redirection(errorMessage: word) == .notReady(String(word.prefix { $0 != " " })))
         }
-        for other in ["ERR unknown command", "WRONGTYPE Operation against a key", "MOVED x y", "MOVED 99999 127.0.0.1:7002", "NOSCRIPT No matching script"] {
+        for other in [
+            "ERR unknown command", "WRONGTYPE Operation against a key", "MOVED x y", "MOVED 99999 127.0.0.1:7002", "NOSCRIPT No matching script",
+        ] {
             #expect(Redirection(errorMessage: other) == nil, "\(other)")
         }
     }
@@ -75,7 +81,8 @@ struct RedisClusterRoutingTests {
         var router = RedisClusterRouter(maxRedirections: 4, retryBase: .milliseconds(10), retryMax: .milliseconds(40))
         let a = RedisClusterTopology.Address(host: "127.0.0.1", port: 7001)
         let b = RedisClusterTopology.Address(host: "127.0.0.1", port: 7002)
-        router.update(RedisClusterTopology(shards: [.init(slots: [0...16_383], nodes: [.init(id: "a", address: a, role: .master, health: "online")])]))
+        router.update(
+            RedisClusterTopology(shards: [.init(slots: [0...16_383], nodes: [.init(id: "a", address: a, role: .master, health: "online")])]))
         let slot = RedisHashSlot(rawValue: 100)!
         #expect(router.node(for: slot) == a && router.knownSlots == 16_384)
 

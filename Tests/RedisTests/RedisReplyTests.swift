@@ -1,5 +1,6 @@
-@testable import Redis
 import Testing
+
+@testable import Redis
 
 @Suite("RedisReply and RedisArgument (no server)")
 struct RedisReplyTests {

@@ -1,5 +1,5 @@
-import Testing
 import Redis
+import Testing
 
 extension RedisConfiguration {
     /// Small timeouts and backoff so that failure paths finish quickly in tests.

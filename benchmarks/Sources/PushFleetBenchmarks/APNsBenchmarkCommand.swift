@@ -42,7 +42,8 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
         let key = P256.Signing.PrivateKey()
         let keyPath = directory.appendingPathComponent("key.p8").path
         try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
-        let payloadText = #"{"aps":{"alert":{"title":"Benchmark","body":""#
+        let payloadText =
+            #"{"aps":{"alert":{"title":"Benchmark","body":""#
             + String(repeating: "x", count: 123) + #""},"badge":1,"sound":"default"}}"#
         let payloadFile = directory.appendingPathComponent("payload.json")
         try Data(payloadText.utf8).write(to: payloadFile)
@@ -159,7 +160,8 @@ struct APNsBenchmarkCommand: AsyncParsableCommand {
                 text += "| \(format(m.latencyP50Milliseconds)) | \(format(m.latencyP99Milliseconds)) |\n"
             }
         }
-        text += "\n| connections | APNsClient / h2load | APNsClient batch / h2load | APNsClient / aioapns | rounds (APNsClient / batch / h2load / aioapns notifications/s) |\n"
+        text +=
+            "\n| connections | APNsClient / h2load | APNsClient batch / h2load | APNsClient / aioapns | rounds (APNsClient / batch / h2load / aioapns notifications/s) |\n"
         text += "|---:|---:|---:|---:|---|\n"
         for connections in connectionCounts {
             let vsLimit = report.ratio("APNsClient", to: "h2load", connections: connections).map { format($0 * 100, 0) + " %" } ?? "–"

@@ -76,7 +76,9 @@ struct BinaryBenchmarkCommand: AsyncParsableCommand {
                     transport: binary ? "binary" : "http2", round: round, notifications: count, accepted: accepted, seconds: seconds,
                     notificationsPerSecond: Double(count) / seconds, cpuSecondsPer100k: cpu / Double(count) * 100_000)
                 FileHandle.standardError.write(
-                    Data("round \(round): \(measurement.transport) \(Int(measurement.notificationsPerSecond)) notifications/s, \(accepted)/\(count) accepted\n".utf8))
+                    Data(
+                        "round \(round): \(measurement.transport) \(Int(measurement.notificationsPerSecond)) notifications/s, \(accepted)/\(count) accepted\n"
+                            .utf8))
                 measurements.append(measurement)
             }
         }

@@ -32,10 +32,15 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Worker processes at the start of every scenario.") var workers = 3
     @Option(name: .customLong("kill-interval-s"), help: "worker-kill: seconds between kills (default 20; 4 with --quick).")
     var killIntervalSeconds: Int?
-    @Option(name: .customLong("rtt-ms"), help: "Round trip to the simulator, which then behaves like Apple (its windows and SETTINGS); 0: loopback. Results named faults(-quick)-<N>ms.")
+    @Option(
+        name: .customLong("rtt-ms"),
+        help:
+            "Round trip to the simulator, which then behaves like Apple (its windows and SETTINGS); 0: loopback. Results named faults(-quick)-<N>ms.")
     var roundTripMs = 0
     @Option(
-        help: "The Kafka: embedded (librdkafka's mock cluster) or tansu (a Tansu broker process; run with a current librdkafka, scripts/current-librdkafka.sh). Results named …-tansu.")
+        help:
+            "The Kafka: embedded (librdkafka's mock cluster) or tansu (a Tansu broker process; run with a current librdkafka, scripts/current-librdkafka.sh). Results named …-tansu."
+    )
     var kafka: LocalKafka.Kind = .embedded
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
     @Option(help: "Log level of the worker processes (their standard error).") var workerLogLevel = "error"
@@ -74,7 +79,8 @@ struct FaultBenchmarkCommand: AsyncParsableCommand {
         let report = FaultReport(
             devices: plan.devices, rate: plan.rate, quick: quick, workers: plan.workers, roundTripMilliseconds: roundTripMs, kafka: kafka.rawValue,
             scenarios: outcomes)
-        let name = (quick ? "faults-quick" : "faults") + (roundTripMs > 0 ? "-\(roundTripMs)ms" : "") + (kafka == .embedded ? "" : "-\(kafka.rawValue)")
+        let name =
+            (quick ? "faults-quick" : "faults") + (roundTripMs > 0 ? "-\(roundTripMs)ms" : "") + (kafka == .embedded ? "" : "-\(kafka.rawValue)")
         try results.write(name: name, result: report, markdown: report.markdown(chart: "\(name).png"))
         try results.plot(name: name, python: python, script: plotScript)
         try FaultOutcome.requireExpectationsMet(outcomes)
@@ -519,7 +525,8 @@ struct FaultOutcome: Codable {
 
     var line: String {
         String(
-            format: "%@: missed %d, sent twice %d (in flight %d), shown twice %d, removed %d, %.1f s, %.0f/s (%.0f%% of baseline), peak RSS %.0f MB%@",
+            format:
+                "%@: missed %d, sent twice %d (in flight %d), shown twice %d, removed %d, %.1f s, %.0f/s (%.0f%% of baseline), peak RSS %.0f MB%@",
             scenario, missed, sentTwice, inFlightAtFaults, shownTwice, removed, seconds, notificationsPerSecond, throughputVsBaseline * 100,
             peakWorkerRSSMegabytes, violations.isEmpty ? "" : " — BELOW EXPECTATIONS: " + violations.joined(separator: "; "))
     }

@@ -11,12 +11,15 @@ struct MachineDescription: Codable, Sendable {
 
     static func current() -> MachineDescription {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "unknown"
         let osRelease = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
-        let os = osRelease.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+        let os =
+            osRelease.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
             .map { String($0.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "unknown"
-        let swift = (try? BenchmarkProcess.run("swift", ["--version"]).standardOutput)?
+        let swift =
+            (try? BenchmarkProcess.run("swift", ["--version"]).standardOutput)?
             .split(separator: "\n").first.map(String.init) ?? "unknown"
         return MachineDescription(
             cpuModel: model,

@@ -13,7 +13,7 @@ import PushStore
 import Redis
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The partition suite: the fault suite's campaign and counts, on test hosts of our own
@@ -207,7 +207,8 @@ final class PartitionStack: Sendable {
                 extraArguments: ["--protected-mode", "no"])
             cluster = redis
 
-            let campaignKey = EmbeddedStack.generateAPIKey(), writeKey = EmbeddedStack.generateAPIKey()
+            let campaignKey = EmbeddedStack.generateAPIKey()
+            let writeKey = EmbeddedStack.generateAPIKey()
             let configurationPath = directory.appendingPathComponent("pushfleet.yaml").path
             try configuration(
                 kafka: tansu.bootstrapServers, redis: redis.seeds, apns: apns.address, plan: plan, campaignKey: campaignKey.digest,
@@ -246,7 +247,9 @@ final class PartitionStack: Sendable {
     func fleet(pushfleet: String, logLevel: String) -> WorkerFleet {
         WorkerFleet(
             binary: pushfleet,
-            arguments: ["worker", "--config", configurationPath, "--role", "expand", "--role", "send", "--role", "feedback", "--log-level", logLevel],
+            arguments: [
+                "worker", "--config", configurationPath, "--role", "expand", "--role", "send", "--role", "feedback", "--log-level", logLevel,
+            ],
             environment: ["PUSHFLEET__APNS__STREAMS_PER_CONNECTION": "100"],
             placements: Self.workerHosts.map { WorkerFleet.Placement(launcher: network.host($0).launcher, address: network.host($0).address) })
     }
@@ -386,7 +389,8 @@ struct PartitionRun {
         }
     }
 
-    private func campaign(stack: PartitionStack, fleet: WorkerFleet, producer: KafkaProducer, redis: RedisClusterClient) async throws -> FaultOutcome {
+    private func campaign(stack: PartitionStack, fleet: WorkerFleet, producer: KafkaProducer, redis: RedisClusterClient) async throws -> FaultOutcome
+    {
         try await CampaignHarness.register(plan.devices, shards: 16, redis: redis)
         try fleet.start(plan.workers)
         try await CampaignHarness.warmUp(producer: producer, redis: redis)

@@ -32,10 +32,13 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Worker process counts to run, comma separated.") var workers = "1,2,4"
     @Option(
         help:
-            "Partitions of push.deliveries (default: devices / 50,000 rounded up to a power of two, at least 64). The mock cluster keeps the newest 5 MB of each and drops older chunks unread: the expansion runs ahead of the sending by most of the audience.")
+            "Partitions of push.deliveries (default: devices / 50,000 rounded up to a power of two, at least 64). The mock cluster keeps the newest 5 MB of each and drops older chunks unread: the expansion runs ahead of the sending by most of the audience."
+    )
     var deliveryPartitions: Int32?
     @Option(
-        help: "The app's registry shards (default: enough that every bucket hash stays compact, ≤ 128 devices each: devices / 131,072 rounded up to a power of two, at least 16).")
+        help:
+            "The app's registry shards (default: enough that every bucket hash stays compact, ≤ 128 devices each: devices / 131,072 rounded up to a power of two, at least 16)."
+    )
     var registryShards: Int?
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
     @Option(help: "apns.connections-per-pool of the workers.") var connections = 4
@@ -53,7 +56,8 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Registration batches of 100,000 devices in flight at once.") var registrationConcurrency = 4
     @Option(
         help:
-            "Fail (after writing the results) when a campaign's Redis commands per notification, scripts' calls included, exceed this: a count that does not depend on the machine's speed (the CI gate on the send path's Redis cost).")
+            "Fail (after writing the results) when a campaign's Redis commands per notification, scripts' calls included, exceed this: a count that does not depend on the machine's speed (the CI gate on the send path's Redis cost)."
+    )
     var maxRedisCommandsPerNotification: Double?
     @OptionGroup var results: ResultOptions
 
@@ -152,7 +156,8 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             for run in runs {
                 guard let commands = run.redisCommandsPerNotification, commands <= limit else {
                     throw BenchmarkError.failed(
-                        "\(run.workers) worker(s): \(run.redisCommandsPerNotification.map { String(format: "%.3f", $0) } ?? "no") Redis commands per notification, more than \(limit)")
+                        "\(run.workers) worker(s): \(run.redisCommandsPerNotification.map { String(format: "%.3f", $0) } ?? "no") Redis commands per notification, more than \(limit)"
+                    )
                 }
             }
             print("Redis commands per notification within \(limit)")
@@ -182,8 +187,10 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         }
         // Warm up: a one-token job proves every worker joined its groups and connected.
         let warmUp = "warm-up-\(workers)"
-        try await publish(PushJob(id: warmUp, app: EmbeddedStack.app, environment: .sandbox, audience: .tokens([Self.token(0)]),
-            notification: APNsPayload(["aps": ["alert": "warm-up"]]), headers: PushHeaders(pushType: .alert)), producer: producer)
+        try await publish(
+            PushJob(
+                id: warmUp, app: EmbeddedStack.app, environment: .sandbox, audience: .tokens([Self.token(0)]),
+                notification: APNsPayload(["aps": ["alert": "warm-up"]]), headers: PushHeaders(pushType: .alert)), producer: producer)
         let jobs = JobStore(client: redis)
         while (try await jobs.statistics(jobID: warmUp)["accepted"] ?? 0) < 1 {
             try await Task.sleep(for: .milliseconds(100))
@@ -198,7 +205,9 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         try await publish(
             PushJob(
                 id: jobID, app: EmbeddedStack.app, environment: .sandbox, audience: .broadcast,
-                notification: APNsPayload(["aps": ["alert": ["title": "Benchmark", "body": .string(String(repeating: "x", count: 100))], "badge": 1]]),
+                notification: APNsPayload([
+                    "aps": ["alert": ["title": "Benchmark", "body": .string(String(repeating: "x", count: 100))], "badge": 1]
+                ]),
                 headers: PushHeaders(pushType: .alert)),
             producer: producer)
         var samples: [PipelineRun.Sample] = []
@@ -466,7 +475,8 @@ struct PipelineBenchmarkReport: Codable {
         for run in runs {
             func megabytes(_ values: [Double]) -> String { values.map { String(format: "%.0f", $0) }.joined(separator: " / ") }
             lines.append(
-                "| \(run.workers) | \(String(format: "%.1f", run.seconds)) | \(String(format: "%.0f", run.notificationsPerSecond)) | \(String(format: "%.0f%%", run.notificationsPerSecond / h2load.notificationsPerSecond * 100)) | \(String(format: "%.1f / %.1f / %.1f", run.latencyP50Milliseconds / 1000, run.latencyP99Milliseconds / 1000, run.latencyMaxMilliseconds / 1000)) | \(String(format: "%.2f", run.workerCPUSecondsPer100k)) | \(megabytes(run.workerRSSAtTenthMegabytes)) | \(megabytes(run.workerRSSAtEndMegabytes)) | \(megabytes(run.workerPeakRSSMegabytes)) | \(run.workerExitStatuses.map(String.init).joined(separator: ",")) |")
+                "| \(run.workers) | \(String(format: "%.1f", run.seconds)) | \(String(format: "%.0f", run.notificationsPerSecond)) | \(String(format: "%.0f%%", run.notificationsPerSecond / h2load.notificationsPerSecond * 100)) | \(String(format: "%.1f / %.1f / %.1f", run.latencyP50Milliseconds / 1000, run.latencyP99Milliseconds / 1000, run.latencyMaxMilliseconds / 1000)) | \(String(format: "%.2f", run.workerCPUSecondsPer100k)) | \(megabytes(run.workerRSSAtTenthMegabytes)) | \(megabytes(run.workerRSSAtEndMegabytes)) | \(megabytes(run.workerPeakRSSMegabytes)) | \(run.workerExitStatuses.map(String.init).joined(separator: ",")) |"
+            )
         }
         lines += [
             "",
@@ -477,7 +487,8 @@ struct PipelineBenchmarkReport: Codable {
             func figure(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "–" }
             let plateau = run.plateau
             lines.append(
-                "| \(run.workers) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.expandedAfterSeconds, "%.2f")) | \(figure(run.benchProcessCPUSecondsPer100k, "%.2f")) | \(figure(run.redisCommandsPerNotification, "%.3f")) | \(figure(run.redisBytesInPerNotification, "%.1f")) / \(figure(run.redisBytesOutPerNotification, "%.1f")) | \(figure(run.redisCPUSecondsPer100k, "%.2f")) |")
+                "| \(run.workers) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.expandedAfterSeconds, "%.2f")) | \(figure(run.benchProcessCPUSecondsPer100k, "%.2f")) | \(figure(run.redisCommandsPerNotification, "%.3f")) | \(figure(run.redisBytesInPerNotification, "%.1f")) / \(figure(run.redisBytesOutPerNotification, "%.1f")) | \(figure(run.redisCPUSecondsPer100k, "%.2f")) |"
+            )
         }
         for run in runs {
             guard let commands = run.redisCommandsPer1000Notifications, !commands.isEmpty else { continue }

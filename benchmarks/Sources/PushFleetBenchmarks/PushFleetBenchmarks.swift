@@ -8,7 +8,8 @@ struct PushFleetBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushfleet-bench",
         abstract: "PushFleet benchmarks, each against a reference tool on the same machine in the same run.",
-        subcommands: [KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self,
+        subcommands: [
+            KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self,
             FaultBenchmarkCommand.self, PartitionBenchmarkCommand.self, SoakBenchmarkCommand.self, BinaryBenchmarkCommand.self,
             WANBenchmarkCommand.self,
         ])
@@ -66,7 +67,8 @@ struct KafkaCommand: AsyncParsableCommand {
         var logger = Logger(label: "pushfleet-bench")
         logger.logLevel = .warning
         let result = try await KafkaBenchmark(
-            messages: messages, partitions: partitions, rounds: rounds, batchesInFlight: batchesInFlight, logger: logger).run()
+            messages: messages, partitions: partitions, rounds: rounds, batchesInFlight: batchesInFlight, logger: logger
+        ).run()
         let table = """
             \(result.messages) keyed messages of \(result.messageBytes) bytes, \(result.partitions) partitions, embedded cluster (1 broker); producers idempotent, acks=all, linger.ms=5, each message confirmed and every message counted in its topic afterwards, the wrapper first in odd rounds and kcat first in even ones, at most 100,000 unconfirmed (the wrapper with \(batchesInFlight) send calls of 10,000 in flight, kcat by queue.buffering.max.messages); both consumers read the topic the wrapper produced, from the beginning, each in its own group, fetch.wait.max.ms=10 (the embedded brokers hold a fetch for its full wait).
 
@@ -99,7 +101,8 @@ struct RedisCommand: AsyncParsableCommand {
         commandName: "redis", abstract: "Pipelined SET/SADD throughput: the wrapper against redis-benchmark -P.")
 
     @Option(
-        help: "Commands per measurement (default 1,000,000; 5,000,000 with --cluster, where redis-benchmark's elapsed time comes in steps of 250 ms).")
+        help: "Commands per measurement (default 1,000,000; 5,000,000 with --cluster, where redis-benchmark's elapsed time comes in steps of 250 ms)."
+    )
     var operations: Int?
     @Option(help: "Commands per pipelined batch.") var pipeline = 100
     @Option(help: "Connections on both sides.") var connections = 4
@@ -138,7 +141,8 @@ struct RedisCommand: AsyncParsableCommand {
 
             """
         for figure in figures {
-            table += "| \(figure.command) | \(Int(figure.wrapperPerSecond)) | \(Int(figure.redisBenchmarkPerSecond)) | \(String(format: "%.0f%%", figure.ratio * 100)) |\n"
+            table +=
+                "| \(figure.command) | \(Int(figure.wrapperPerSecond)) | \(Int(figure.redisBenchmarkPerSecond)) | \(String(format: "%.0f%%", figure.ratio * 100)) |\n"
         }
         table += "\nTarget: the wrapper at 70% of redis-benchmark or more\(cluster ? " (SET and SADD)" : "").\n\n```\n\(result.table)\n```"
         try output.write(name: cluster ? "redis-cluster" : "redis", result: figures, markdown: table)

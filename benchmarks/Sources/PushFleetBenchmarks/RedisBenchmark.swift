@@ -142,7 +142,8 @@ struct RedisBenchmark {
 
     /// Starts a `redis-server` (or a cluster), runs the rounds, stops it.
     static func run(_ settings: Settings) async throws -> Result {
-        precondition(settings.operations % (settings.pipelineDepth * settings.connections) == 0,
+        precondition(
+            settings.operations % (settings.pipelineDepth * settings.connections) == 0,
             "operations must be a multiple of pipelineDepth × connections")
         if settings.cluster {
             return try await LocalRedisCluster.with(replicasPerMaster: 0) { cluster in
@@ -248,13 +249,14 @@ struct RedisBenchmark {
         let outputHandle = try FileHandle(forWritingTo: output)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            settings.redisBenchmarkPath,
-        ] + target + [
-            "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
-            "-t", tests.joined(separator: ","),
-            "--csv",
-        ]
+        process.arguments =
+            [
+                settings.redisBenchmarkPath
+            ] + target + [
+                "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
+                "-t", tests.joined(separator: ","),
+                "--csv",
+            ]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = outputHandle
         process.standardError = FileHandle.nullDevice

@@ -4,7 +4,7 @@ import PushStore
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Binds and unbinds devices through `pushfleet api` processes while a scenario runs, keeping a

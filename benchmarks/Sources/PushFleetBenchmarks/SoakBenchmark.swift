@@ -26,7 +26,10 @@ struct SoakBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "How long campaigns are published (default 30; 2 with --quick).") var minutes: Double?
     @Option(help: "Registered devices; each campaign is a broadcast to all of them (default 30,000; 5,000 with --quick).")
     var devices: Int?
-    @Option(help: "Notifications per second: a campaign is published every devices/rate seconds, throttled to this rate (default 3,000; 1,000 with --quick).")
+    @Option(
+        help:
+            "Notifications per second: a campaign is published every devices/rate seconds, throttled to this rate (default 3,000; 1,000 with --quick)."
+    )
     var rate: Double?
     @Option(help: "Worker processes.") var workers = 2
     @Option(help: "The simulator's answer time, milliseconds.") var latencyMilliseconds = 50
@@ -294,7 +297,8 @@ struct SoakOutcome: Codable {
             violations.append("too short to sample")
             return
         }
-        figures.meanPerSecond = Double((samples.last?.accepted ?? 0) - samples[0].accepted) / max((samples.last?.seconds ?? 0) - samples[0].seconds, 0.001)
+        figures.meanPerSecond =
+            Double((samples.last?.accepted ?? 0) - samples[0].accepted) / max((samples.last?.seconds ?? 0) - samples[0].seconds, 0.001)
         figures.lowestPerSecond = steady.map(\.perSecond).min() ?? 0
         if figures.meanPerSecond < 0.9 * plan.rate {
             violations.append(String(format: "mean rate %.0f/s below 90%% of %.0f/s", figures.meanPerSecond, plan.rate))
@@ -342,7 +346,8 @@ struct SoakOutcome: Codable {
 
     var line: String {
         String(
-            format: "soak: %d campaigns, missed %d, accepted twice %d, %.0f/s (lowest %.0f/s), RSS %.0f → %.0f MB, fds %d → %d, Redis %.1f → %.1f MB, resend max %d → %d%@",
+            format:
+                "soak: %d campaigns, missed %d, accepted twice %d, %.0f/s (lowest %.0f/s), RSS %.0f → %.0f MB, fds %d → %d, Redis %.1f → %.1f MB, resend max %d → %d%@",
             campaigns, figures.missed, figures.acceptedTwice, figures.meanPerSecond, figures.lowestPerSecond, figures.rssEarlyMegabytes,
             figures.rssLateMegabytes, figures.openFilesEarly, figures.openFilesLate, figures.redisEarlyMegabytes, figures.redisLateMegabytes,
             figures.resendDepthEarlyMax, figures.resendDepthLateMax,

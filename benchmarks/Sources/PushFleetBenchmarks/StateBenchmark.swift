@@ -215,7 +215,8 @@ struct StateBenchmark {
             func startNext() {
                 guard let batch = pending.next() else { return }
                 group.addTask {
-                    _ = try await jobs.recordOutcomes(jobID: jobID, batch.map { DeliveryOutcomeRecord(position: $0, counter: .accepted, countsAsSent: true) })
+                    _ = try await jobs.recordOutcomes(
+                        jobID: jobID, batch.map { DeliveryOutcomeRecord(position: $0, counter: .accepted, countsAsSent: true) })
                 }
             }
             for _ in 0..<4 { startNext() }

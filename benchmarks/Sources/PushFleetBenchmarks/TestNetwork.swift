@@ -70,7 +70,8 @@ final class TestNetwork: Sendable {
                     launcher: [try locate("ip"), "netns", "exec", namespace])
                 try ip(["netns", "add", namespace])
                 hosts.append(host)
-                let inside = "pfh\(index)", outside = "pfb\(index)"
+                let inside = "pfh\(index)"
+                let outside = "pfb\(index)"
                 try ip(["link", "add", inside, "type", "veth", "peer", "name", outside])
                 try ip(["link", "set", inside, "netns", namespace])
                 try ip(["link", "set", outside, "netns", bridge])
@@ -154,7 +155,8 @@ final class TestNetwork: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try locate("ip"))
         process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         try process.run()

@@ -21,20 +21,30 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
         commandName: "wan",
         abstract: "Throughput at Apple's distance: one worker, default configuration, per round trip; h2load's best through the same path.")
 
-    @Flag(help: "Quick mode for CI: 300,000 devices at 0 and 80 ms, 9 rounds; fails when the plateau at 80 ms is below --required-ratio of the one at 0 ms (the median over rounds). Results named capacity-wan-quick.")
+    @Flag(
+        help:
+            "Quick mode for CI: 300,000 devices at 0 and 80 ms, 9 rounds; fails when the plateau at 80 ms is below --required-ratio of the one at 0 ms (the median over rounds). Results named capacity-wan-quick."
+    )
     var quick = false
     @Option(help: "Registered devices; each broadcast goes to all of them (default 1,000,000; 300,000 with --quick).") var devices: Int?
-    @Option(name: .customLong("rtt-ms"), help: "Round trips to measure, comma separated (default 0,80,200; 0,80 with --quick).") var roundTrips: String?
+    @Option(name: .customLong("rtt-ms"), help: "Round trips to measure, comma separated (default 0,80,200; 0,80 with --quick).") var roundTrips:
+        String?
     @Option(help: "Payload bytes of the broadcasts.") var payloadBytes = 256
-    @Option(name: .customLong("large-payload-rtt-ms"), help: "Round trips at which a broadcast of --large-payload-bytes runs too (default 200; none with --quick).")
+    @Option(
+        name: .customLong("large-payload-rtt-ms"),
+        help: "Round trips at which a broadcast of --large-payload-bytes runs too (default 200; none with --quick).")
     var largePayloadRoundTrips: String?
     @Option(help: "Payload bytes of the large broadcasts.") var largePayloadBytes = 2_048
-    @Option(name: .customLong("kill-rtt-ms"), help: "Round trip of the kill run (a worker SIGKILLed mid-campaign); 0 skips it (default 200; none with --quick).")
+    @Option(
+        name: .customLong("kill-rtt-ms"),
+        help: "Round trip of the kill run (a worker SIGKILLed mid-campaign); 0 skips it (default 200; none with --quick).")
     var killRoundTrip: Int?
     @Option(help: "Devices of the kill run.") var killDevices = 200_000
     @Option(help: "With --quick, the least plateau throughput at 80 ms as a share of the one at 0 ms.") var requiredRatio = 0.8
     @Option(
-        help: "Rounds of the --payload-bytes broadcasts, each round every round trip in turn (0, 80, 0, 80…); a ratio to 0 ms is the median over rounds of each round's ratio to its own 0 ms run (default 9 with --quick, 1 otherwise).")
+        help:
+            "Rounds of the --payload-bytes broadcasts, each round every round trip in turn (0, 80, 0, 80…); a ratio to 0 ms is the median over rounds of each round's ratio to its own 0 ms run (default 9 with --quick, 1 otherwise)."
+    )
     var rounds: Int?
     @Option(help: "Seconds of each h2load run.") var h2loadSeconds: Int?
     @Option(help: "h2load connections to try, comma separated, 100 streams each; the best counts (default 8,32,128; 32,128 with --quick).")
@@ -113,7 +123,8 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
             if ratio < requiredRatio {
                 throw BenchmarkError.failed(
                     String(
-                        format: "the plateau at 80 ms is %.0f%% of the one at 0 ms (the median over %d rounds), below the required %.0f%%", ratio * 100,
+                        format: "the plateau at 80 ms is %.0f%% of the one at 0 ms (the median over %d rounds), below the required %.0f%%",
+                        ratio * 100,
                         roundCount, requiredRatio * 100))
             }
         }
@@ -209,7 +220,8 @@ struct WANBenchmarkCommand: AsyncParsableCommand {
         let seconds = (ContinuousClock.now - start).seconds
         let cpu = ResourceUsage.cpuSeconds(ofProcess: pid) - cpuBefore
         return WANRun(
-            roundTripMilliseconds: run.roundTripMilliseconds, payloadBytes: run.payloadBytes, round: run.round, notifications: accepted, seconds: seconds,
+            roundTripMilliseconds: run.roundTripMilliseconds, payloadBytes: run.payloadBytes, round: run.round, notifications: accepted,
+            seconds: seconds,
             notificationsPerSecond: Double(accepted) / seconds, workerCPUSecondsPer100k: cpu / Double(accepted) * 100_000,
             samples: samples)
     }
@@ -509,7 +521,8 @@ struct WANReport: Codable {
             let peak = run.peakPool
             let plateau = run.plateau
             lines.append(
-                "| \(run.roundTripMilliseconds) ms | \(run.payloadBytes) B | \(run.round) | \(figure(run.notificationsPerSecond, "%.0f")) | \(figure(ratio(of: run).map { $0 * 100 }, "%.0f%%")) | \(figure(run.h2load.map { run.notificationsPerSecond / $0.notificationsPerSecond * 100 }, "%.0f%%")) | \(figure(run.h2load?.notificationsPerSecond, "%.0f")) (\(run.h2load.map { String($0.connections) } ?? "–")) | \(figure(run.aioapns.map { run.notificationsPerSecond / $0.notificationsPerSecond }, "%.1f×")) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateauRatio(of: run).map { $0 * 100 }, "%.0f%%")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.workerCPUSecondsPer100k, "%.2f")) | \(peak.connectionsOpen) / \(peak.connectionsTarget) | \(peak.streamsInFlight) | \(peak.notificationsInFlight) | \(figure(peak.roundTripMilliseconds, "%.0f")) |")
+                "| \(run.roundTripMilliseconds) ms | \(run.payloadBytes) B | \(run.round) | \(figure(run.notificationsPerSecond, "%.0f")) | \(figure(ratio(of: run).map { $0 * 100 }, "%.0f%%")) | \(figure(run.h2load.map { run.notificationsPerSecond / $0.notificationsPerSecond * 100 }, "%.0f%%")) | \(figure(run.h2load?.notificationsPerSecond, "%.0f")) (\(run.h2load.map { String($0.connections) } ?? "–")) | \(figure(run.aioapns.map { run.notificationsPerSecond / $0.notificationsPerSecond }, "%.1f×")) | \(figure(plateau?.rate, "%.0f")) | \(figure(plateauRatio(of: run).map { $0 * 100 }, "%.0f%%")) | \(figure(plateau?.reachedAfterSeconds, "%.2f")) | \(figure(run.workerCPUSecondsPer100k, "%.2f")) | \(peak.connectionsOpen) / \(peak.connectionsTarget) | \(peak.streamsInFlight) | \(peak.notificationsInFlight) | \(figure(peak.roundTripMilliseconds, "%.0f")) |"
+            )
         }
         if runs.contains(where: { $0.round > 1 }) {
             lines += ["", "Medians over rounds (each ratio against the run at 0 ms of its round):", ""]

@@ -4,7 +4,7 @@ import LocalRedis
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `pushfleet worker` processes on an embedded stack, started, killed and stopped by the
@@ -156,7 +156,8 @@ final class WorkerFleet: Sendable {
             if Self.isSettled(shares, partitions: partitions) { return }
             try await Task.sleep(for: .milliseconds(200))
         }
-        throw BenchmarkError.failed("the workers' consumer groups did not settle within \(timeout): partitions held \(shares), expected \(partitions)")
+        throw BenchmarkError.failed(
+            "the workers' consumer groups did not settle within \(timeout): partitions held \(shares), expected \(partitions)")
     }
 
     /// Whether each group's partitions are all held, by every worker where there are enough of
@@ -320,4 +321,5 @@ extension WorkerFleet {
 }
 
 // Process is documented thread-safe for these uses (run, terminate, waitUntilExit, isRunning).
+// swift-format-ignore: AvoidRetroactiveConformances
 extension Process: @retroactive @unchecked Sendable {}

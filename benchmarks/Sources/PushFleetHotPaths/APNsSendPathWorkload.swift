@@ -27,7 +27,8 @@ struct APNsSendPathWorkload {
     func run() throws -> Int {
         let channel = EmbeddedChannel()
         let handler = APNsConnectionHandler(
-            events: .init(ready: { _, _ in }, maxStreamsChanged: { _ in }, goingAway: { _, _ in }, unresponsive: {}, streamsEnded: { _, _ in }, closed: {}),
+            events: .init(
+                ready: { _, _ in }, maxStreamsChanged: { _ in }, goingAway: { _, _ in }, unresponsive: {}, streamsEnded: { _, _ in }, closed: {}),
             pingInterval: nil, pingTimeout: .seconds(10))
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
@@ -43,7 +44,10 @@ struct APNsSendPathWorkload {
         let tokens = try (0..<1_000).map { index in
             try DeviceToken(hex: String(repeating: String(format: "%02x", index % 256), count: 32))
         }
-        let payload = ByteBuffer(string: #"{"aps":{"alert":{"title":"Match day","body":"Kick-off in 10 minutes: tap to follow the game live."},"sound":"default"},"match":"42"}"#)
+        let payload = ByteBuffer(
+            string:
+                #"{"aps":{"alert":{"title":"Match day","body":"Kick-off in 10 minutes: tap to follow the game live."},"sound":"default"},"match":"42"}"#
+        )
         var generator = SplitMix64(seed: 1)
         var answers = Self.answerTemplate(count: Self.batch)
         var nextStreamID: UInt32 = 1
