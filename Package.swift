@@ -88,17 +88,22 @@ let package = Package(
             dependencies: [
                 "CRdKafka",
                 "Kafka",
+                "Spawn",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         // Real redis-server processes (one, or a cluster) on free ports, for the demo, the tests
         // and the benchmarks.
+        // Child processes over posix_spawn, for the rigs that start servers from a process
+        // holding many descriptors (ChildProcess says why not Foundation's Process).
+        .target(name: "Spawn", swiftSettings: swiftSettings),
         .target(
             name: "LocalRedis",
             dependencies: [
                 "FlowControl",
                 "Redis",
+                "Spawn",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -420,9 +425,10 @@ let package = Package(
             dependencies: ["PushFleetBenchmarks", "Redis"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "EmbeddedKafka", "PipelineTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Kafka", "EmbeddedKafka", "PipelineTestSupport", "Spawn", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -492,6 +498,7 @@ let package = Package(
         .target(
             name: "PipelineTestSupport",
             dependencies: [
+                "Spawn",
                 "APNs",
                 "APNsCore",
                 "APNsSimulator",
@@ -517,6 +524,7 @@ let package = Package(
             name: "PushPipelineTests",
             dependencies: [
                 "PipelineTestSupport",
+                "Spawn",
                 "APNs",
                 "APNsCore",
                 "APNsSimulator",

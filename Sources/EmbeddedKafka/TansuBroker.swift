@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Spawn
 
 #if canImport(Glibc)
     import Glibc
@@ -23,17 +24,15 @@ public actor TansuBroker {
     /// `<host>:<port>`.
     public nonisolated let bootstrapServers: String
     public nonisolated let port: Int
-    private let process: Process
-    private let exited: AsyncStream<Never>
+    private let process: ChildProcess
     private let logFile: URL
     private let logger: Logger
 
     /// How long ``start(executable:logger:)`` waits for the broker to answer a metadata request.
     private static let readinessBudget: Duration = .seconds(15)
 
-    private init(process: Process, exited: AsyncStream<Never>, host: String, port: Int, logFile: URL, logger: Logger) {
+    private init(process: ChildProcess, host: String, port: Int, logFile: URL, logger: Logger) {
         self.process = process
-        self.exited = exited
         self.port = port
         self.bootstrapServers = "\(host):\(port)"
         self.logFile = logFile
@@ -41,9 +40,7 @@ public actor TansuBroker {
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
+        process.signal(SIGKILL)
         try? FileManager.default.removeItem(at: logFile)
     }
 
@@ -90,33 +87,26 @@ public actor TansuBroker {
             guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
                 throw KafkaError(code: .embeddedCluster, message: "could not create \(logFile.path) for Tansu's log")
             }
-            let process = Process()
             let arguments = [
                 "broker",
                 "--listener-url", "tcp://\(host):\(port)",
                 "--advertised-listener-url", "tcp://\(host):\(port)",
                 "--storage-engine", "memory://tansu/",
             ]
-            if let command = launcher.first {
-                process.executableURL = URL(fileURLWithPath: command)
-                process.arguments = Array(launcher.dropFirst()) + [path] + arguments
-            } else {
-                process.executableURL = URL(fileURLWithPath: path)
-                process.arguments = arguments
-            }
-            process.standardInput = FileHandle.nullDevice
             let log = try FileHandle(forWritingTo: logFile)
-            process.standardOutput = log
-            process.standardError = log
-            let (exited, exit) = AsyncStream<Never>.makeStream()
-            process.terminationHandler = { _ in exit.finish() }
+            let process: ChildProcess
             do {
-                try process.run()
+                if let command = launcher.first {
+                    process = try ChildProcess(
+                        executable: command, arguments: Array(launcher.dropFirst()) + [path] + arguments, output: .descriptor(log.fileDescriptor))
+                } else {
+                    process = try ChildProcess(executable: path, arguments: arguments, output: .descriptor(log.fileDescriptor))
+                }
             } catch {
                 throw KafkaError(code: .embeddedCluster, message: "could not run \(path): \(error)")
             }
             try? log.close()
-            let broker = TansuBroker(process: process, exited: exited, host: host, port: port, logFile: logFile, logger: logger)
+            let broker = TansuBroker(process: process, host: host, port: port, logFile: logFile, logger: logger)
             do {
                 try await broker.waitUntilAnswering()
                 return broker
@@ -143,10 +133,8 @@ public actor TansuBroker {
 
     /// Kills the broker (it keeps nothing) and waits for it to exit.
     public func stop() async {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        for await _ in exited {}
+        process.signal(SIGKILL)
+        _ = await process.exited()
     }
 
     private func waitUntilAnswering() async throws {

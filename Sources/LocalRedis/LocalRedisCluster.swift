@@ -1,6 +1,7 @@
 import FlowControl
 import Foundation
 import Redis
+import Spawn
 
 /// A real Redis Cluster of local `redis-server` processes on free loopback ports, for tests,
 /// benchmarks and demos: `masters` masters with `replicasPerMaster` replicas each, joined with
@@ -224,20 +225,14 @@ public actor LocalRedisCluster {
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
-        let process = Process()
-        process.executableURL = try LocalRedisServer.locate("redis-cli")
-        process.arguments = (password.map { ["-a", $0, "--no-auth-warning"] } ?? []) + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = handle
-        process.standardError = handle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
+        let process = try ChildProcess(
+            executable: try LocalRedisServer.locate("redis-cli").path,
+            arguments: (password.map { ["-a", $0, "--no-auth-warning"] } ?? []) + arguments,
+            output: .descriptor(handle.fileDescriptor))
+        let status: Int32
+        switch await process.exited() {
+        case .exited(let code): status = code
+        case .signalled(let signal): status = 128 + signal
         }
         try? handle.close()
         guard status == 0 else {

@@ -1,5 +1,6 @@
 import Foundation
 import Redis
+import Spawn
 
 #if canImport(Glibc)
     import Glibc
@@ -34,14 +35,13 @@ public actor LocalRedisServer {
     /// The command the server runs under (e.g. `ip netns exec <host>`); empty: run directly.
     private let launcher: [String]
     private let extraArguments: [String]
-    private var process: Process?
+    private var process: ChildProcess?
 
     /// The running redis-server's process id; `nil` once stopped.
     public var processIdentifier: Int32? {
         guard let process, process.isRunning else { return nil }
         return process.processIdentifier
     }
-    private var exited: AsyncStream<Never>?
 
     /// How long ``start(redisServerPath:extraArguments:password:)`` and ``restart()`` wait for PING.
     private static let readinessBudget: Duration = .seconds(10)
@@ -127,7 +127,6 @@ public actor LocalRedisServer {
     }
 
     private func launch() async throws {
-        let process = Process()
         var arguments = [
             "--port", "\(port)",
             "--bind", host,
@@ -140,26 +139,19 @@ public actor LocalRedisServer {
         if let password {
             arguments += ["--requirepass", password]
         }
-        if let command = launcher.first {
-            process.executableURL = try Self.locate(command)
-            process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments + extraArguments
-        } else {
-            process.executableURL = executable
-            process.arguments = arguments + extraArguments
-        }
-        process.currentDirectoryURL = directory
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let (exited, exit) = AsyncStream<Never>.makeStream()
-        process.terminationHandler = { _ in exit.finish() }
+        let process: ChildProcess
         do {
-            try process.run()
+            if let command = launcher.first {
+                process = try ChildProcess(
+                    executable: try Self.locate(command).path,
+                    arguments: Array(launcher.dropFirst()) + [executable.path] + arguments + extraArguments, directory: directory.path)
+            } else {
+                process = try ChildProcess(executable: executable.path, arguments: arguments + extraArguments, directory: directory.path)
+            }
         } catch {
             throw RedisClientError(.connectionFailed, message: "could not run \(executable.path)", underlying: error, isRetryable: false)
         }
         self.process = process
-        self.exited = exited
         try await waitUntilAnswering()
     }
 
@@ -218,13 +210,10 @@ public actor LocalRedisServer {
     /// from a Swift concurrency (libdispatch) thread inherits that thread's signal mask, in which
     /// SIGTERM is blocked, and the server persists nothing anyway.
     private func terminate() async {
-        guard let process, let exited else { return }
+        guard let process else { return }
         self.process = nil
-        self.exited = nil
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        for await _ in exited {}
+        process.signal(SIGKILL)
+        _ = await process.exited()
     }
 
     private func logTail() -> String {

@@ -1,6 +1,7 @@
 import EmbeddedKafka
 import Foundation
 import Kafka
+import Spawn
 import Testing
 
 /// A consumer group spread over separate `kafka-probe` processes, joined to an embedded cluster
@@ -105,27 +106,23 @@ private struct GroupFixture {
     }
 
     func startProbe(_ name: String, workMicroseconds: Int = 0) throws -> Probe {
-        let probe = Probe(
-            output: directory.appendingPathComponent("\(name).out"),
-            events: directory.appendingPathComponent("\(name).events"),
-            log: directory.appendingPathComponent("\(name).log"))
-        let process = probe.process
-        process.executableURL = KafkaTestSupport.productsDirectory.appendingPathComponent("kafka-probe")
-        process.arguments = [
+        let output = directory.appendingPathComponent("\(name).out")
+        let events = directory.appendingPathComponent("\(name).events")
+        let logFile = directory.appendingPathComponent("\(name).log")
+        let arguments = [
             "--bootstrap", kafka.bootstrapServers, "--topic", topic, "--group", group,
-            "--output", probe.output.path, "--events", probe.events.path, "--session-timeout-ms", "3000",
+            "--output", output.path, "--events", events.path, "--session-timeout-ms", "3000",
             "--work-microseconds", String(workMicroseconds),
         ]
         // Not the test process's standard output: a probe holding that pipe would keep `swift
         // test` waiting after a crashed test process.
-        guard FileManager.default.createFile(atPath: probe.log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
-        let log = try FileHandle(forWritingTo: probe.log)
+        guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        let log = try FileHandle(forWritingTo: logFile)
         defer { try? log.close() }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        return probe
+        let process = try ChildProcess(
+            executable: KafkaTestSupport.productsDirectory.appendingPathComponent("kafka-probe").path, arguments: arguments,
+            output: .descriptor(log.fileDescriptor))
+        return Probe(process: process, output: output, events: events, log: logFile)
     }
 
     /// Produces every message and returns the end of each partition (its last offset + 1), from
@@ -182,13 +179,14 @@ private final class Probe: Sendable {
         var position: String { "\(partition):\(offset)" }
     }
 
-    nonisolated(unsafe) let process = Process()
+    let process: ChildProcess
     let output: URL
     let events: URL
     /// The probe's standard output and error.
     let log: URL
 
-    init(output: URL, events: URL, log: URL) {
+    init(process: ChildProcess, output: URL, events: URL, log: URL) {
+        self.process = process
         self.output = output
         self.events = events
         self.log = log
@@ -227,21 +225,19 @@ private final class Probe: Sendable {
     }
 
     func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
     /// SIGTERM, then expects a clean exit.
     func stop() async throws {
         process.terminate()
-        process.waitUntilExit()
-        #expect(
-            process.terminationReason == .exit && process.terminationStatus == 0,
-            "probe exits 0 on SIGTERM; it logged: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        let ended = await process.exited()
+        #expect(ended == .exited(0), "probe exits 0 on SIGTERM (\(ended)); it logged: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
     func terminate() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
     }
 
     enum ProbeError: Error {

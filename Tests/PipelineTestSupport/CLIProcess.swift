@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// Runs `pushfleet` to completion, its output captured in files (no pipe can fill up).
 package enum CLIProcess {
@@ -19,23 +20,14 @@ package enum CLIProcess {
         FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let out = try FileHandle(forWritingTo: outURL)
         let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = WorkerProcess.productsDirectory.appendingPathComponent("pushfleet")
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
+        let process = try ChildProcess(
+            executable: WorkerProcess.productsDirectory.appendingPathComponent("pushfleet").path, arguments: arguments,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            output: .descriptor(out.fileDescriptor), error: .descriptor(err.fileDescriptor))
+        let status: Int32
+        switch await process.exited() {
+        case .exited(let code): status = code
+        case .signalled(let signal): status = 128 + signal
         }
         try out.close()
         try err.close()

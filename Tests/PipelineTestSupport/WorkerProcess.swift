@@ -1,5 +1,6 @@
 import EmbeddedStack
 import Foundation
+import Spawn
 import Testing
 
 /// A `pushfleet worker` process on the stack's configuration.
@@ -8,10 +9,11 @@ import Testing
 /// standard output: a worker holding that pipe would keep `swift test` waiting for it to close
 /// after a crashed test process, until the CI phase's deadline.
 package final class WorkerProcess: Sendable {
-    package let process = Process()
+    package let process: ChildProcess
     package let log: URL
 
-    private init(log: URL) {
+    private init(process: ChildProcess, log: URL) {
+        self.process = process
         self.log = log
     }
 
@@ -21,20 +23,15 @@ package final class WorkerProcess: Sendable {
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         let output = try FileHandle(forWritingTo: log)
         defer { try? output.close() }
-        let worker = WorkerProcess(log: log)
-        worker.process.executableURL = productsDirectory.appendingPathComponent("pushfleet")
-        worker.process.arguments = stack.stack.workerArguments(
-            logLevel: ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning")
-        worker.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        worker.process.standardInput = FileHandle.nullDevice
-        worker.process.standardOutput = output
-        worker.process.standardError = output
-        try worker.process.run()
-        return worker
+        let process = try ChildProcess(
+            executable: productsDirectory.appendingPathComponent("pushfleet").path,
+            arguments: stack.stack.workerArguments(logLevel: ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning"),
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: .descriptor(output.fileDescriptor))
+        return WorkerProcess(process: process, log: log)
     }
 
     package func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
         printLog()
     }
@@ -43,29 +40,25 @@ package final class WorkerProcess: Sendable {
     /// process would have been cancelled and exited otherwise).
     package func stopGracefully() async throws {
         process.terminate()
-        while process.isRunning {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let ended = await process.exited()
         printLog()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "worker exits 0 on SIGTERM")
+        #expect(ended == .exited(0), "worker exits 0 on SIGTERM, ended \(ended)")
     }
 
     /// SIGTERM, then waits for the process to end however it does; returns how and when, and
     /// prints its log.
-    package func stop() async throws -> (reason: Process.TerminationReason, status: Int32, after: Duration) {
+    package func stop() async throws -> (ended: ChildProcess.Termination, after: Duration) {
         let start = ContinuousClock.now
         process.terminate()
-        while process.isRunning {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let ended = await process.exited()
         let after = ContinuousClock.now - start
         printLog()
-        return (process.terminationReason, process.terminationStatus, after)
+        return (ended, after)
     }
 
     package func forceStop() {
         if process.isRunning {
-            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
             printLog()
         }
