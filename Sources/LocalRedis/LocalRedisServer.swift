@@ -206,9 +206,7 @@ public actor LocalRedisServer {
         }
     }
 
-    /// Kills the process and waits for it to exit. SIGKILL rather than SIGTERM: a child launched
-    /// from a Swift concurrency (libdispatch) thread inherits that thread's signal mask, in which
-    /// SIGTERM is blocked, and the server persists nothing anyway.
+    /// Kills the process and waits for it to exit: SIGKILL, as the server persists nothing.
     private func terminate() async {
         guard let process else { return }
         self.process = nil

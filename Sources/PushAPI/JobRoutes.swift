@@ -158,10 +158,11 @@ enum JobListRoutes {
                 guard let value = Int64(text), value >= 0 else { throw APIError.invalid("since", "must be milliseconds since 1970") }
                 return value
             } ?? 0
-        let states: Set<String> = ["queued", "scheduled", "in-progress", "paused", "complete", "cancelled"]
-        let state = try call.query("state").map { text -> String in
-            guard states.contains(text) else { throw APIError.invalid("state", "must be one of \(states.sorted().joined(separator: ", "))") }
-            return text
+        let state = try call.query("state").map { text -> JobState in
+            guard let state = JobState(rawValue: text) else {
+                throw APIError.invalid("state", "must be one of \(JobState.allCases.map(\.rawValue).sorted().joined(separator: ", "))")
+            }
+            return state
         }
         // With a state filter, read further back so that `limit` jobs of that state can be found.
         let listed = try await call.api.jobs.index.recent(app: app.id, since: since, limit: state == nil ? limit : JobIndex.maxJobs)
@@ -197,8 +198,8 @@ enum JobListRoutes {
             let deadline = ContinuousClock.now + streamLifetime
             try await writer.write(ByteBuffer(string: "retry: 5000\n\n"))
             while true {
-                let state = status.objectValue?["state"]?.stringValue ?? ""
-                if state == "complete" || state == "cancelled" {
+                let state = status.objectValue?["state"]?.stringValue.flatMap(JobState.init(rawValue:))
+                if state == .complete || state == .cancelled {
                     try await writer.write(Self.event("end", status))
                     break
                 }
@@ -206,7 +207,7 @@ enum JobListRoutes {
                     try await writer.write(Self.event("status", status))
                     sent = status
                 }
-                guard state == "in-progress", ContinuousClock.now < deadline else { break }
+                guard state == .inProgress, ContinuousClock.now < deadline else { break }
                 try await Task.sleep(for: streamInterval)
                 status = try await JobRoutes.statusJSON(jobID, app: app.id, api)
             }

@@ -27,8 +27,8 @@ struct JobFollower {
             if showProgress {
                 bar.update(done: report.finished, total: max(report.targeted, report.expanded), detail: detail(report, elapsed: elapsed))
             }
-            if report.state == "cancelled" { return (report, .cancelled) }
-            if report.state == "paused" { return (report, .paused) }
+            if report.state == .cancelled { return (report, .cancelled) }
+            if report.state == .paused { return (report, .paused) }
             if report.isComplete { return (report, .complete) }
             if let timeout, elapsed >= timeout { return (report, .timedOut) }
             try await Task.sleep(for: pollInterval)

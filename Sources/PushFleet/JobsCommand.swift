@@ -130,7 +130,7 @@ struct JobsCommand: AsyncParsableCommand {
             if options.json {
                 print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
             } else {
-                print("▸ job \(jobID) \(update.changed ? done : "unchanged (\(report.state))")")
+                print("▸ job \(jobID) \(update.changed ? done : "unchanged (\(report.state.rawValue))")")
                 report.lines.forEach { print("    \($0)") }
             }
         }

@@ -19,7 +19,7 @@ extension JobReport {
             ]
         }
         return [
-            "job": .string(jobID), "app": .string(app), "state": .string(state), "stopped": reason,
+            "job": .string(jobID), "app": .string(app), "state": .string(state.rawValue), "stopped": reason,
             "breaker": .string(control.breaker.rawValue),
             "rate-per-second": control.ratePerSecond.flatMap { JSONNumber($0) }.map(JSONValue.number) ?? .null,
             "targeted": number(targeted), "expanded": number(expanded), "sent": number(sent),

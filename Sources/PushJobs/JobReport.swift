@@ -73,15 +73,14 @@ public struct JobReport: Sendable, Hashable {
     /// cancelled broadcast's report complete while published notifications are still in flight.
     public var isComplete: Bool { expansionComplete && finished >= expanded + cancelledUnexpanded }
 
-    /// Where the job is: `cancelled`, `paused` (see ``control``), `complete`, `scheduled`
-    /// (waiting for its send-at), `queued` (published, not expanded yet) or `in-progress`.
-    public var state: String {
-        if cancelRequested || control.state == .cancelled { return "cancelled" }
-        if control.state == .paused { return "paused" }
-        if isComplete { return "complete" }
-        if scheduledAt != nil && expanded == 0 { return "scheduled" }
-        if expanded == 0 && targeted == 0 && shards == 0 && !expansionComplete { return "queued" }
-        return "in-progress"
+    /// Where the job is (``JobState``).
+    public var state: JobState {
+        if cancelRequested || control.state == .cancelled { return .cancelled }
+        if control.state == .paused { return .paused }
+        if isComplete { return .complete }
+        if scheduledAt != nil && expanded == 0 { return .scheduled }
+        if expanded == 0 && targeted == 0 && shards == 0 && !expansionComplete { return .queued }
+        return .inProgress
     }
 
     public init(jobID: String, counters: [String: Int], control: JobControl = JobControl()) {
@@ -204,4 +203,17 @@ public struct JobReport: Sendable, Hashable {
         }
         return lines
     }
+}
+
+/// Where a job is, as its report, the API and the CLI name it.
+public enum JobState: String, Sendable, Hashable, CaseIterable {
+    /// Published, not expanded yet.
+    case queued
+    /// Waiting for its send-at.
+    case scheduled
+    case inProgress = "in-progress"
+    /// Paused by an operator or the circuit breaker (``JobReport/control``).
+    case paused
+    case complete
+    case cancelled
 }

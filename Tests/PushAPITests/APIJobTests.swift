@@ -182,7 +182,7 @@ import Testing
                 } until: {
                     $0.isComplete
                 }
-                #expect(list.targeted == 0 && list.expanded == 0 && list.state == "cancelled")
+                #expect(list.targeted == 0 && list.expanded == 0 && list.state == .cancelled)
                 let report = try await eventually("every shard of the cancelled broadcast is counted") {
                     try await stack.report("cancelled-broadcast")
                 } until: {

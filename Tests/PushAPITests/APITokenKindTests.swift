@@ -157,7 +157,7 @@ import Testing
                 _ = try await eventually("the job is in progress") {
                     try await stack.report(jobID)
                 } until: {
-                    $0.state == "in-progress"
+                    $0.state == .inProgress
                 }
                 let stream = try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)/events")
                 #expect(stream.status == 200 && stream.header("Content-Type") == "text/event-stream")

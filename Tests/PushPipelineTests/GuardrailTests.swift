@@ -42,7 +42,7 @@ struct GuardrailTests {
             let paused = try await eventually("the breaker to pause the campaign") {
                 try await stack.report("wrong-topic")
             } until: {
-                $0.state == "paused"
+                $0.state == .paused
             }
             #expect(paused.control.pausedBy == .breaker)
             #expect(paused.control.reason?.contains("DeviceTokenNotForTopic") == true, "\(paused.control.reason ?? "")")
@@ -65,7 +65,7 @@ struct GuardrailTests {
             let done = try await eventually("the resumed campaign to finish", timeout: .seconds(300)) {
                 try await stack.report("wrong-topic")
             } until: {
-                $0.state == "complete"
+                $0.state == .complete
             }
             #expect(done.failedByReason == ["DeviceTokenNotForTopic": Self.total])
             #expect(done.sent == Self.total)
@@ -98,7 +98,7 @@ struct GuardrailTests {
             let paused = try await eventually("the breaker to pause the campaign") {
                 try await stack.report("wrong-environment")
             } until: {
-                $0.state == "paused"
+                $0.state == .paused
             }
             #expect(paused.control.reason?.contains("BadDeviceToken") == true, "\(paused.control.reason ?? "")")
             let production = try #require(stack.stack.productionSimulator)
@@ -109,7 +109,7 @@ struct GuardrailTests {
             let aborted = try await CLIProcess.run(["jobs", "abort", "--config", stack.configurationPath, "--json", "wrong-environment"])
             #expect(aborted.status == 0, "\(aborted.standardError)")
             let report = try await stack.report("wrong-environment")
-            #expect(report.state == "cancelled")
+            #expect(report.state == .cancelled)
             #expect(report.effectsDiscarded > 0, "the held BadDeviceToken changes are discarded")
             #expect(report.suspect == 0 && report.movedEnvironment == 0 && report.removed == 0)
             let resume = try await CLIProcess.run(["jobs", "resume", "--config", stack.configurationPath, "wrong-environment"])
@@ -149,7 +149,7 @@ struct GuardrailTests {
             } until: {
                 $0.isComplete && $0.removed + $0.movedEnvironment + $0.suspect == gone.count + rejected.count
             }
-            #expect(report.state == "complete" && report.control.breaker == .cleared)
+            #expect(report.state == .complete && report.control.breaker == .cleared)
             #expect(report.failedByReason == ["Unregistered": gone.count, "BadDeviceToken": rejected.count])
             #expect(report.removed == gone.count)
             #expect(report.movedEnvironment == sandboxTokens.count)
