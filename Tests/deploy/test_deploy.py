@@ -730,12 +730,13 @@ def known_key_paths():
 
     Read from ConfigurationSchema.root in Sources/PushConfiguration/ConfigurationSchema.swift,
     the loader's single source of key names: `("key", .value)` and `("key", .properties)` are
-    leaves, `("key", .section([` and `("key", .apps(.section([` open a level that `]` closes.
+    leaves, `("key", .section([` and `("key", .apps(.section([` open a level that `]` closes
+    (the formatter may break a line after the `(` or the `,`).
     """
     source = (ROOT / "Sources/PushConfiguration/ConfigurationSchema.swift").read_text(encoding="utf-8")
     opening = "static let root: ConfigurationSchema = .section(["
     assert opening in source, "ConfigurationSchema.root not found"
-    token = re.compile(r'\("([a-z0-9-]+)",\s*\.(value|properties|section\(\[|apps\(\.section\(\[)|(\])')
+    token = re.compile(r'\(\s*"([a-z0-9-]+)",\s*\.(value|properties|section\(\[|apps\(\s*\.section\(\[)|(\])')
     stack, paths = [""], set()
     for match in token.finditer(source, source.index(opening) + len(opening)):
         key, kind, closing = match.groups()
