@@ -233,35 +233,23 @@ public final class KafkaConsumer: Service, Sendable {
 
     func next() async -> KafkaConsumerMessage? {
         // Fast path: a buffered message needs no continuation.
-        switch take(parking: nil) {
-        case .message(let message): return message
-        case .finished: return nil
-        case .parked: break
-        }
+        if let ready = take(parking: nil) { return ready }
         return await withCheckedContinuation { continuation in
-            switch take(parking: continuation) {
-            case .message(let message): continuation.resume(returning: message)
-            case .finished: continuation.resume(returning: nil)
-            case .parked: break
-            }
+            if let ready = take(parking: continuation) { continuation.resume(returning: ready) }
         }
     }
 
-    private enum Taken {
-        case message(KafkaConsumerMessage)
-        case finished
-        case parked
-    }
-
-    private func take(parking waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?) -> Taken {
+    /// The next message, or `.some(nil)` once the consumer is closed; `nil` when nothing is
+    /// buffered yet, and then `waiter`, if given, is parked until the poll thread has one.
+    private func take(parking waiter: CheckedContinuation<KafkaConsumerMessage?, Never>?) -> KafkaConsumerMessage?? {
         switch state.withLock({ $0.take(parking: waiter) }) {
         case .message(let message, let wakePoller):
             if wakePoller { spaceAvailable.signal() }
-            return .message(message)
+            return .some(message)
         case .finished:
-            return .finished
+            return .some(nil)
         case .parked:
-            return .parked
+            return nil
         }
     }
 
