@@ -189,7 +189,8 @@ struct ConfigurationParser {
             notificationsInFlight: try section.integer("notifications-in-flight", default: 32_000, minimum: 1),
             permitBlock: try section.integer("permit-block", default: 100, minimum: 1),
             resendPollInterval: .milliseconds(try section.integer("resend-poll-ms", default: 200, minimum: 1)),
-            shutdownDeadline: .seconds(try section.integer("shutdown-deadline-seconds", default: 30, minimum: 1)))
+            shutdownDeadline: .seconds(try section.integer("shutdown-deadline-seconds", default: 30, minimum: 1)),
+            settlePatience: .milliseconds(try section.integer("settle-patience-ms", default: 30, minimum: 1)))
     }
 
     /// `resend:`.

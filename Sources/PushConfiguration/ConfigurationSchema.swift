@@ -70,7 +70,7 @@ indirect enum ConfigurationSchema: Sendable {
             "worker",
             .section([
                 ("chunk-size", .value), ("chunks-in-flight", .value), ("expansions-in-flight", .value), ("notifications-in-flight", .value),
-                ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value),
+                ("permit-block", .value), ("resend-poll-ms", .value), ("shutdown-deadline-seconds", .value), ("settle-patience-ms", .value),
             ])
         ),
         (

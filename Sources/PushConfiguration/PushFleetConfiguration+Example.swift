@@ -49,6 +49,7 @@ extension PushFleetConfiguration {
           permit-block: 100                      # default 100, ≥ 1 (rate permits taken per Redis call)
           resend-poll-ms: 200                    # default 200, ≥ 1
           shutdown-deadline-seconds: 30          # default 30, ≥ 1: after SIGTERM, work still running is cancelled (left for the next owner; exit 75)
+          settle-patience-ms: 30                 # default 30, ≥ 1: answers wait this long for the rest of their batch at APNs (longer: fewer Redis commands, more sent twice after a crash)
         resend:
           max-attempts: 5                        # ≥ 1
           base-delay-ms: 1000                    # ≥ 0

@@ -20,6 +20,14 @@ public struct WorkerSettings: Sendable, Equatable {
     /// leave to be sent twice. `chunks-in-flight` × `chunk-size` (32,000 by default) bounds it
     /// too.
     public var notificationsInFlight: Int
+    /// How long a chunk's answers wait for the rest of their batch of 250 while it is still at
+    /// APNs before they are settled (`settle-patience-ms`), ≥ 1 ms; default 30 ms. Answers never
+    /// wait for notifications not yet handed to APNs (held back by the throttle or the window).
+    /// Longer batches cost Redis fewer commands per notification (the sent markers and
+    /// statistics are written per batch and range of the sent state) and leave more answered
+    /// and unmarked for a killed worker's successor to send again (docs/faults.md); at full speed
+    /// a batch is the chunk's share of the worker's rate times the patience.
+    public var settlePatience: Duration
     /// Rate permits taken per Redis call (`permit-block`), ≥ 1; default 100.
     public var permitBlock: Int
     /// How often the resend queue is polled (`resend-poll-ms`), ≥ 1 ms; default 200 ms.
@@ -34,8 +42,10 @@ public struct WorkerSettings: Sendable, Equatable {
     /// Creates worker settings; every parameter has the documented default.
     public init(
         chunkSize: Int = 1000, chunksInFlight: Int = 32, expansionsInFlight: Int = 1, notificationsInFlight: Int = 32_000,
-        permitBlock: Int = 100, resendPollInterval: Duration = .milliseconds(200), shutdownDeadline: Duration = .seconds(30)
+        permitBlock: Int = 100, resendPollInterval: Duration = .milliseconds(200), shutdownDeadline: Duration = .seconds(30),
+        settlePatience: Duration = .milliseconds(30)
     ) {
+        self.settlePatience = settlePatience
         self.shutdownDeadline = shutdownDeadline
         self.chunkSize = chunkSize
         self.chunksInFlight = chunksInFlight

@@ -34,6 +34,9 @@ final class NotificationSender: Sendable {
     private let throttle: SendThrottle
     private let inFlight: AsyncPermits
     private let breaker: CampaignBreaker
+    /// How long answers wait for the rest of their batch while it is at APNs
+    /// (`worker.settle-patience-ms`).
+    private let settlePatience: Duration
 
     init(context: PipelineContext, clients: [String: APNsClient]) {
         self.context = context
@@ -42,6 +45,7 @@ final class NotificationSender: Sendable {
             limiter: context.limiter, permitBlock: context.configuration.worker.permitBlock, counters: context.counters)
         self.inFlight = AsyncPermits(context.configuration.worker.notificationsInFlight)
         self.breaker = CampaignBreaker(settings: context.configuration.breaker)
+        self.settlePatience = context.configuration.worker.settlePatience
     }
 
     /// Notifications admitted whose outcome is not settled yet: what a worker stopping now
@@ -70,11 +74,6 @@ final class NotificationSender: Sendable {
     /// stops within this many.
     static let settleBatch = 250
 
-    /// How long the settling side waits for a full batch before it settles what has arrived: a
-    /// chunk sent slowly (a throttled campaign) keeps few answers unsettled, and the slots they
-    /// hold return even while the rest of a batch waits for slots itself.
-    static let settlePatience: Duration = .milliseconds(30)
-
     /// Sends `job` to `deliveries` and settles every outcome as the answers arrive, up to
     /// ``settleBatch`` at a time.
     func deliver(_ deliveries: [Delivery], of job: PushJob, jobID: String, app: PushApp) async throws {
@@ -94,7 +93,7 @@ final class NotificationSender: Sendable {
         // what a worker that dies can leave sent and unmarked: what is sent again after a crash.
         async let sending = send(deliveries, as: notification, of: job, jobID: jobID, app: app, through: client, into: outcomes)
         var firstError: (any Error)?
-        while let arrived = await outcomes.next(upTo: Self.settleBatch, orAfter: Self.settlePatience) {
+        while let arrived = await outcomes.next(upTo: Self.settleBatch, orAfter: settlePatience) {
             var batch: [(Delivery, SendResult)] = []
             batch.reserveCapacity(arrived.count)
             for (index, result) in arrived {
@@ -172,6 +171,7 @@ final class NotificationSender: Sendable {
                             break sending
                         }
                         metrics.sendStarted(size)
+                        outcomes.handOver(size)
                         let first = next
                         let tokens = deliveries[first..<(first + size)].map(\.token)
                         let start = ContinuousClock.now

@@ -4,17 +4,21 @@ import Synchronization
 /// the task that settles them a batch at a time (``NotificationSender``).
 ///
 /// ``add(_:_:)`` never waits; ``next(upTo:)`` waits until `upTo` outcomes are in, or every
-/// outcome still to come (the total is set with ``expect(_:)`` once the last notification was
-/// handed to the client), or, after ``allowPartial()``, any outcome; it answers `nil` when all
-/// were taken. ``next(upTo:orAfter:)`` allows a partial batch once it has waited that long, so
-/// what arrived is settled (and its slots of the in-flight window returned) even while the
-/// rest of a batch cannot be sent.
+/// outcome of the notifications handed to the client so far (``handOver(_:)``: a batch waits
+/// only for answers that are coming, so what a throttle or the in-flight window holds back never
+/// holds up the settling of what was answered), or, after ``allowPartial()``, any outcome; it
+/// answers `nil` when all were taken (the total is set with ``expect(_:)`` once the last
+/// notification was handed over). ``next(upTo:orAfter:)`` allows a partial batch once it has
+/// waited that long, so what arrived is settled (and its slots of the in-flight window
+/// returned) while the rest of a batch is still at APNs.
 final class SendResultQueue: Sendable {
     typealias Item = (index: Int, result: SendResult)
 
     private struct State {
         var items: [Item] = []
         var expected: Int?
+        /// Notifications handed to the client so far: their outcomes are all that can arrive.
+        var handedOver = 0
         var taken = 0
         /// The next serving may be smaller than asked for (at least one outcome).
         var partial = false
@@ -24,9 +28,8 @@ final class SendResultQueue: Sendable {
         /// or no answer yet.
         mutating func serve(_ wanted: Int) -> [Item]?? {
             if let expected, taken >= expected { return .some(nil) }
-            let remaining = expected.map { $0 - taken }
-            let full = items.count >= wanted || (remaining != nil && items.count >= remaining!)
-            guard full || (partial && !items.isEmpty) else { return nil }
+            let coming = handedOver - taken - items.count
+            guard !items.isEmpty, items.count >= wanted || coming <= 0 || partial else { return nil }
             let count = min(wanted, items.count)
             let served = Array(items.prefix(count))
             items.removeFirst(count)
@@ -65,9 +68,18 @@ final class SendResultQueue: Sendable {
         }
     }
 
+    /// `count` more notifications go to the client: their outcomes are coming. Called before
+    /// the client has them, so an answer never arrives for a notification not counted here.
+    func handOver(_ count: Int) {
+        changeServingWaiter { $0.handedOver += count }
+    }
+
     /// No more notifications will be handed over: `total` outcomes come in all.
     func expect(_ total: Int) {
-        changeServingWaiter { $0.expected = total }
+        changeServingWaiter {
+            $0.expected = total
+            $0.handedOver = max($0.handedOver, total)
+        }
     }
 
     /// Applies `change`, then serves the waiting taker if it can be served now.

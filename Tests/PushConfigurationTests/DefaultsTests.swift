@@ -38,7 +38,7 @@ import Testing
             configuration.worker
                 == WorkerSettings(
                     chunkSize: 1000, chunksInFlight: 32, expansionsInFlight: 1, notificationsInFlight: 32_000, permitBlock: 100,
-                    resendPollInterval: .milliseconds(200)))
+                    resendPollInterval: .milliseconds(200), settlePatience: .milliseconds(30)))
         #expect(
             configuration.resend
                 == ResendSettings(
@@ -84,7 +84,7 @@ import Testing
               request-timeout-ms: 2500
               event-loops: 3
             registry: {shards: 1024}
-            worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5}
+            worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5, settle-patience-ms: 7}
             resend: {max-attempts: 1, base-delay-ms: 0, max-delay-ms: 0, max-age-seconds: 1, lease-ms: 1}
             metrics: {port: 0}
             apps:
@@ -127,7 +127,7 @@ import Testing
             configuration.worker
                 == WorkerSettings(
                     chunkSize: 1, chunksInFlight: 2, expansionsInFlight: 6, notificationsInFlight: 3, permitBlock: 4,
-                    resendPollInterval: .milliseconds(5)))
+                    resendPollInterval: .milliseconds(5), settlePatience: .milliseconds(7)))
         #expect(
             configuration.resend
                 == ResendSettings(

@@ -29,6 +29,7 @@ import Testing
             "database", "pool-size", "endpoint", "ca-file", "connections-per-pool", "streams-per-connection", "request-timeout-ms", "event-loops",
             "shards",
             "chunk-size", "chunks-in-flight", "expansions-in-flight", "notifications-in-flight", "permit-block", "resend-poll-ms",
+            "settle-patience-ms",
             "max-attempts", "base-delay-ms", "max-delay-ms", "max-age-seconds", "lease-ms", "bundle-id",
             "environments", "token", "team-id", "key-id", "key-file", "certificate", "certificate-file", "pkcs12",
             "passphrase-file", "rate-per-second", "burst", "sleep-after", "sleep-ms",

@@ -26,6 +26,7 @@ import Testing
         ("worker", "notifications-in-flight", "0", "at least 1"),
         ("worker", "permit-block", "0", "at least 1"),
         ("worker", "resend-poll-ms", "0", "at least 1"),
+        ("worker", "settle-patience-ms", "0", "at least 1"),
         ("resend", "max-attempts", "0", "at least 1"),
         ("resend", "base-delay-ms", "-1", "at least 0, got -1"),
         ("resend", "max-age-seconds", "0", "at least 1"),

@@ -42,6 +42,7 @@ struct SendResultQueueTests {
     @Test("outcomes come out in arrival order, a batch of the size asked for at a time")
     func batchesInOrder() async {
         let queue = SendResultQueue()
+        queue.handOver(5)
         for index in [4, 1, 3, 0, 2] { queue.add(index, Self.notSent(index)) }
         let first = await queue.next(upTo: 2)
         #expect(first?.map(\.index) == [4, 1])
@@ -72,13 +73,30 @@ struct SendResultQueueTests {
         #expect(taken.current == [[0, 1], [2]])
     }
 
-    @Test("the end is known only once the total is: outcomes of an unknown total wait for a full batch")
+    @Test("a partial batch waits for the answers still coming, and for nothing else")
+    func waitsOnlyForAnswersComing() async {
+        let queue = SendResultQueue()
+        queue.handOver(2)
+        queue.add(0, Self.notSent(0))
+        // One of the two handed over is still at APNs: not served until it answers.
+        #expect(await Self.served(by: queue, upTo: 5, onlyAfter: { queue.add(1, Self.notSent(1)) }) == [0, 1])
+        // Every answer of what was handed over is in: served at once, although the batch is not
+        // full and the total is unknown (the sender may be waiting for the throttle or for slots).
+        queue.handOver(3)
+        for index in 2..<5 { queue.add(index, Self.notSent(index)) }
+        #expect(await queue.next(upTo: 250)?.map(\.index) == [2, 3, 4])
+        queue.handOver(1)
+        #expect(await Self.served(by: queue, upTo: 5, onlyAfter: { queue.add(5, Self.notSent(5)) }) == [5])
+    }
+
+    @Test("the end is known only once the total is")
     func endNeedsTheTotal() async {
         let queue = SendResultQueue()
+        queue.handOver(1)
         queue.add(0, Self.notSent(0))
-        // The taker cannot be served before the total is known.
-        #expect(await Self.served(by: queue, upTo: 5, onlyAfter: { queue.expect(1) }) == [0])
-        #expect(await queue.next(upTo: 5) == nil)
+        #expect(await queue.next(upTo: 5)?.map(\.index) == [0])
+        // Everything handed over was taken, and more may be handed over: the taker waits.
+        #expect(await Self.served(by: queue, upTo: 5, onlyAfter: { queue.expect(1) }) == nil)
     }
 
     @Test("nothing expected: the end at once")
@@ -91,6 +109,7 @@ struct SendResultQueueTests {
     @Test("after allowPartial a waiting taker gets what is in, without waiting for a full batch")
     func partialServesWhatIsIn() async {
         let queue = SendResultQueue()
+        queue.handOver(250)
         queue.add(7, Self.notSent(7))
         queue.add(3, Self.notSent(3))
         // Two of 250 in, total unknown: not served until a partial batch is allowed.
@@ -100,6 +119,7 @@ struct SendResultQueueTests {
     @Test("a partial serving is one serving: the next batch is full again")
     func partialIsOneServing() async {
         let queue = SendResultQueue()
+        queue.handOver(4)
         queue.allowPartial()
         queue.add(0, Self.notSent(0))
         #expect(await queue.next(upTo: 3)?.map(\.index) == [0])
@@ -114,6 +134,7 @@ struct SendResultQueueTests {
     @Test("next(upTo:orAfter:) serves a partial batch once its patience has passed")
     func patienceServesAPartialBatch() async {
         let queue = SendResultQueue()
+        queue.handOver(2)
         queue.add(0, Self.notSent(0))
         let batch = await queue.next(upTo: 250, orAfter: .milliseconds(5))
         #expect(batch?.map(\.index) == [0])

@@ -59,6 +59,11 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             "Fail (after writing the results) when a campaign's Redis commands per notification, scripts' calls included, exceed this: a count that does not depend on the machine's speed (the CI gate on the send path's Redis cost)."
     )
     var maxRedisCommandsPerNotification: Double?
+    @Option(
+        help:
+            "worker.settle-patience-ms of the workers (default: the workers' default, 30). A patience longer than a chunk's batch takes to fill makes every batch full, so the Redis commands per notification no longer depend on the machine's speed (the CI gate)."
+    )
+    var settlePatienceMs: Int?
     @OptionGroup var results: ResultOptions
 
     private var deviceCount: Int { devices ?? (quick ? 100_000 : 1_000_000) }
@@ -146,8 +151,9 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
 
         let report = PipelineBenchmarkReport(
             devices: devices, redis: redisBackend == "cluster" ? "a Redis Cluster of 3 masters" : "one redis-server",
-            connectionsPerPool: connections, streamsPerConnection: streams, simulatorLatency: latencyMs,
-            registrationSeconds: registerSeconds, registrationSecondsPerMillion: secondsPerMillion, registryShards: options.registryShards,
+            connectionsPerPool: connections, streamsPerConnection: streams, settlePatienceMilliseconds: settlePatienceMs,
+            simulatorLatency: latencyMs, registrationSeconds: registerSeconds, registrationSecondsPerMillion: secondsPerMillion,
+            registryShards: options.registryShards,
             redisMemoryBytesPerDevice: bytesPerDevice, runs: runs, h2load: reference, aioapns: peer)
         let resultName = name ?? (quick ? "capacity-quick" : redisBackend == "cluster" ? "capacity-cluster" : "capacity")
         try results.write(name: resultName, result: report, markdown: report.markdown(chart: "\(resultName).png"))
@@ -320,10 +326,12 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: pushfleet)
         process.arguments = stack.workerArguments(logLevel: workerLogLevel)
-        process.environment = ProcessInfo.processInfo.environment.merging([
+        var overrides = [
             "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
             "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
-        ]) { $1 }
+        ]
+        if let settlePatienceMs { overrides["PUSHFLEET__WORKER__SETTLE_PATIENCE_MS"] = String(settlePatienceMs) }
+        process.environment = ProcessInfo.processInfo.environment.merging(overrides) { $1 }
         try process.run()
         return process
     }
@@ -442,6 +450,8 @@ struct PipelineBenchmarkReport: Codable {
     var redis: String?
     var connectionsPerPool: Int
     var streamsPerConnection: Int
+    /// The workers' `worker.settle-patience-ms` when the run set it (absent: their default).
+    var settlePatienceMilliseconds: Int?
     var simulatorLatency: String
     var registrationSeconds: Double
     /// Seconds for each successive 1,000,000 devices registered (absent in older results).
@@ -465,7 +475,7 @@ struct PipelineBenchmarkReport: Codable {
     func markdown(chart: String) -> String {
         let memory = redisMemoryBytesPerDevice.map { String(format: "; Redis memory %.1f bytes per device", $0) } ?? ""
         var lines = [
-            "Broadcast to \(devices) registered devices in \(registryShards ?? 16) registry shards (registered in \(String(format: "%.1f", registrationSeconds)) s\(registrationCurve)), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). State on \(redis ?? "one redis-server"). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams. Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
+            "Broadcast to \(devices) registered devices in \(registryShards ?? 16) registry shards (registered in \(String(format: "%.1f", registrationSeconds)) s\(registrationCurve)), job publish → acceptance by the simulator (answer time uniform \(simulatorLatency) ms). State on \(redis ?? "one redis-server"). Embedded Kafka and the simulator run in the benchmark process; workers are `pushfleet worker` processes (expand, send, feedback), each with \(connectionsPerPool) APNs connections × \(streamsPerConnection) streams\(settlePatienceMilliseconds.map { ", settle patience \($0) ms" } ?? ""). Latency is per notification, from the job's publication to its acceptance, at 250 ms resolution (a broadcast's notifications wait their turn: p50 is when half the audience had it).",
             "",
             "![throughput over time and latency distribution](\(chart))",
             "",
