@@ -1,9 +1,9 @@
+import AsyncHTTPClient
 public import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 public import PushCore
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// A small client of the HTTP API, for the demo and the tests: sends a request with the app's
 /// key and returns the status, headers and body (parsed as JSON when it is JSON).
@@ -38,7 +38,8 @@ public struct PushAPIClient: Sendable {
     }
 
     /// Sends `method path` with `body` (JSON) or `rawBody`, the `Authorization: Bearer` key
-    /// (`key` overrides the client's; pass `.some(nil)` for none) and extra `headers`.
+    /// (`key` overrides the client's; pass `.some(nil)` for none) and extra `headers`. Redirects
+    /// are answered, not followed: the caller sees what the API said.
     public func request(
         _ method: String, _ path: String, json body: JSONValue? = nil, rawBody: Data? = nil,
         headers: [String: String] = [:], key: String?? = nil
@@ -46,35 +47,35 @@ public struct PushAPIClient: Sendable {
         guard let url = URL(string: path, relativeTo: baseURL) else {
             throw URLError(.badURL)
         }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.timeoutInterval = 30
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
         if let body {
-            request.httpBody = body.compactData()
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.body = .bytes(ByteBuffer(data: body.compactData()))
+            request.headers.add(name: "Content-Type", value: "application/json")
         } else if let rawBody {
-            request.httpBody = rawBody
+            request.body = .bytes(ByteBuffer(data: rawBody))
         }
         if let key = key ?? apiKey {
-            request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+            request.headers.add(name: "Authorization", value: "Bearer \(key)")
         }
         for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
+            request.headers.replaceOrAdd(name: name, value: value)
         }
-        let (data, response) = try await Self.session.data(for: request)
-        guard let http = response as? HTTPURLResponse else {
-            throw URLError(.badServerResponse)
-        }
+        let response = try await Self.client.execute(request, timeout: .seconds(30))
+        let received = try await response.body.collect(upTo: Self.maxBodyBytes)
         var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            fields["\(name)"] = "\(value)"
+        for (name, value) in response.headers {
+            fields[name] = fields[name].map { "\($0), \(value)" } ?? value
         }
-        return Answer(status: http.statusCode, headers: fields, body: data)
+        return Answer(status: Int(response.status.code), headers: fields, body: Data(buffer: received))
     }
 
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 8
-        return URLSession(configuration: configuration)
-    }()
+    /// The largest answer read (a device export of a large app is the biggest).
+    static let maxBodyBytes = 1 << 30
+
+    /// One client for every instance, on NIO's shared event loops, with its own pool per host and
+    /// port. Foundation's URLSession on Linux was not used: its requests now and then stalled
+    /// until their timeout while many ran at once in one process (the test run).
+    private static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
 }
