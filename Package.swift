@@ -568,6 +568,7 @@ let package = Package(
                 "EmbeddedKafka",
                 "EmbeddedStack",
                 "PushAPI",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),

@@ -5,22 +5,46 @@ import NIOCore
 import PushConfiguration
 import PushCore
 
-/// One request being answered: the request, its route's path parameters and the server's
-/// environment, with the checks every handler shares (API key, parameters, JSON body).
+/// One request being answered: the request, its route's path parameters, the app whose key it
+/// holds (``APIKeyMiddleware``) and the server's environment, with the checks every handler
+/// shares (parameters, JSON body).
 struct APICall {
     var request: Request
-    let parameters: [String: String]
+    /// The route's path parameters, still percent-encoded.
+    let parameters: Parameters
     let api: APIEnvironment
-    /// The scope a key needs for this route (``APIRoute/scope``).
-    let scope: APIKeyScope
+    private let authorizedApp: AppSettings?
+
+    init(request: Request, parameters: Parameters, api: APIEnvironment, app: AppSettings?) {
+        self.request = request
+        self.parameters = parameters
+        self.api = api
+        self.authorizedApp = app
+    }
+
+    /// The app named by the path, whose key the request holds: every route under `/v1/` is
+    /// behind ``APIKeyMiddleware``.
+    var app: AppSettings {
+        guard let authorizedApp else {
+            preconditionFailure("a route without an API key has no app")
+        }
+        return authorizedApp
+    }
 
     /// A path parameter, percent-decoded.
     ///
     /// - Throws: ``APIError`` 400 naming the parameter when it is not valid percent-encoding.
-    func parameter(_ name: String) throws -> String {
-        guard let raw = parameters[name] else {
+    func parameter(_ name: String) throws(APIError) -> String {
+        guard let raw = parameters.get(name) else {
             preconditionFailure("route without parameter \(name)")
         }
+        return try Self.decoded(raw, name: name)
+    }
+
+    /// `raw`, a path parameter as sent, percent-decoded.
+    ///
+    /// - Throws: ``APIError`` 400 naming the parameter when it is not valid percent-encoding.
+    static func decoded(_ raw: String, name: String) throws(APIError) -> String {
         guard raw.contains("%") else { return raw }
         guard let decoded = raw.removingPercentEncoding else {
             throw APIError.invalid(name, "is not valid percent-encoded UTF-8")
@@ -44,36 +68,6 @@ struct APICall {
             }
             return value
         } ?? fallback
-    }
-
-    /// The app named by the path, once the request proved it holds one of the app's keys:
-    /// unknown app → 404; no `Authorization: Bearer …` → 401; another app's key or none → 403;
-    /// a device key on a route that needs more → 403.
-    func authorizedApp() throws -> AppSettings {
-        let id = try parameter("app")
-        guard let app = api.apps[id] else {
-            throw APIError.notFound("no app '\(APIValidation.printable(id))' is configured", field: "app")
-        }
-        guard let header = request.headers[.authorization] else {
-            throw APIError(.unauthorized, "unauthorized", "an API key is required: Authorization: Bearer <key>", field: "Authorization")
-                .withChallenge()
-        }
-        let prefix = "Bearer "
-        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix.lowercased() else {
-            throw APIError(.unauthorized, "unauthorized", "the Authorization header must be 'Bearer <key>'", field: "Authorization")
-                .withChallenge()
-        }
-        let key = String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
-        guard let held = api.keys.keyring.scope(of: key, for: app.id) else {
-            throw APIError(.forbidden, "forbidden", "the API key is not one of app \(app.id)'s keys", field: "Authorization")
-        }
-        guard held.allows(scope) else {
-            throw APIError(
-                .forbidden, "forbidden",
-                "a \(held.rawValue) key may only bind and unbind devices, read and edit their tags and post receipts",
-                field: "Authorization")
-        }
-        return app
     }
 
     /// The request body, at most `api.max-body-bytes` (413 beyond), as JSON (415 when another

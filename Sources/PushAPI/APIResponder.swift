@@ -8,69 +8,38 @@ import PushStore
 import Redis
 import Tracing
 
-/// Answers every request from ``APIRoutes/all``: 404 for an unknown path and 405 (with `Allow`)
-/// for a known path with another method, both with the JSON error body; handler errors become
-/// their JSON answers (``APIError``, registry input errors as 400), and Kafka or Redis being
-/// away becomes 503. Nothing a client sends makes it answer 500.
+/// Answers every request: the console's files, then the API's router (``APIRouter``), built once
+/// from ``APIRoutes/all``. 404 for an unknown path and 405 (with `Allow`) for a known path with
+/// another method, both with the JSON error body; handler errors become their JSON answers
+/// (``APIError``, registry input errors as 400), and Kafka or Redis being away becomes 503.
+/// Nothing a client sends makes it answer 500.
 struct APIResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = APIRequestContext
     let api: APIEnvironment
+    private let router: RouterResponder<APIRequestContext>
 
-    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+    init(api: APIEnvironment) {
+        self.api = api
+        router = APIRouter.responder(api: api)
+    }
+
+    func respond(to request: Request, context: APIRequestContext) async throws -> Response {
         let start = ContinuousClock.now
         if let page = ConsoleAssets.response(to: request) {
             api.metrics.request(route: ConsoleAssets.root, method: request.method.rawValue, status: page.status.code, duration: .now - start)
             return page
         }
-        let pathSegments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        var matched: (APIRoute, [String: String])?
-        var allowed: [HTTPRequest.Method] = []
-        for route in APIRoutes.all {
-            guard let parameters = route.match(Array(pathSegments)) else { continue }
-            if route.method == request.method {
-                matched = (route, parameters)
-                break
-            }
-            allowed.append(route.method)
+        // The router skips empty segments (`//`, a trailing `/`); no path of the API has one.
+        guard !request.uri.path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            let response = APIRouter.unrouted(request).response
+            api.metrics.request(route: "other", method: request.method.rawValue, status: response.status.code, duration: .now - start)
+            return response
         }
-        let response: Response
-        let routeLabel: String
-        if let (route, parameters) = matched {
-            routeLabel = route.path
-            let handle = {
-                var call = APICall(request: request, parameters: parameters, api: api, scope: route.scope)
-                return await answer { try await route.handler(&call) }
-            }
-            if route.traced {
-                // A server span, the child of the caller's W3C trace context when it sends one:
-                // the root of a campaign's trace (the job published inside carries it on).
-                var parent = ServiceContext.topLevel
-                InstrumentationSystem.instrument.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
-                response = await withSpan("\(request.method.rawValue) \(route.path)", context: parent, ofKind: .server) { span in
-                    let response = await handle()
-                    if span.isRecording {
-                        span.attributes["http.request.method"] = request.method.rawValue
-                        span.attributes["http.route"] = route.path
-                        span.attributes["http.response.status_code"] = Int(response.status.code)
-                        span.attributes["pushfleet.app"] = parameters["app"] ?? ""
-                    }
-                    return response
-                }
-            } else {
-                response = await handle()
-            }
-        } else if !allowed.isEmpty {
-            routeLabel = "other"
-            response = APIError.methodNotAllowed(request.method, allowed: allowed).response
-        } else {
-            routeLabel = "other"
-            response = APIError.notFound("no such route: \(request.method) \(APIValidation.printable(request.uri.path))", field: nil).response
-        }
-        api.metrics.request(route: routeLabel, method: request.method.rawValue, status: response.status.code, duration: .now - start)
-        return response
+        return try await router.respond(to: request, context: context)
     }
 
-    private func answer(_ handler: () async throws -> Response) async -> Response {
+    /// What `handler` answers, or the JSON answer of what it threw.
+    static func answer(api: APIEnvironment, _ handler: () async throws -> Response) async -> Response {
         var error: APIError
         do {
             return try await handler()

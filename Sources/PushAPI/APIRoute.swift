@@ -5,8 +5,8 @@ import PushConfiguration
 /// One route of the API: method, path pattern in OpenAPI form (`/v1/apps/{app}/devices`), the
 /// operation id `schemas/openapi.yaml` names it by, whether it needs an API key and of which
 /// scope, and its handler.
-/// ``APIRoutes/all`` is the only route table: the server dispatches with it, and a test checks it
-/// against the OpenAPI document.
+/// ``APIRoutes/all`` is the only route table: the server's router is built from it
+/// (``APIRouter``), and a test checks it against the OpenAPI document.
 struct APIRoute: Sendable {
     let method: HTTPRequest.Method
     let path: String
@@ -24,11 +24,12 @@ struct APIRoute: Sendable {
         case parameter(String)
     }
 
-    /// Every route but the health routes needs the app's API key.
-    var needsAPIKey: Bool { path.hasPrefix("/v1/") }
+    /// Every route but the health routes needs the app's API key (``APIKeyMiddleware``); those
+    /// requests make a span when tracing is on, not probes and scrapes.
+    var needsAPIKey: Bool { Self.needsAPIKey(path: path) }
 
-    /// Whether a request makes a span (tracing on): the app's calls, not probes and scrapes.
-    var traced: Bool { needsAPIKey }
+    /// Whether the route of pattern `path` needs the app's API key.
+    static func needsAPIKey(path: String) -> Bool { path.hasPrefix("/v1/") }
 
     init(
         _ method: HTTPRequest.Method, _ path: String, _ operationID: String, scope: APIKeyScope = .all,
@@ -44,19 +45,18 @@ struct APIRoute: Sendable {
         }
     }
 
-    /// The raw (still percent-encoded) parameters when `pathSegments` match the pattern.
-    func match(_ pathSegments: [Substring]) -> [String: String]? {
-        guard pathSegments.count == segments.count else { return nil }
-        var parameters: [String: String] = [:]
+    /// Whether `pathSegments` (still percent-encoded) fit the pattern: for the `Allow` of a 405,
+    /// the router dispatches.
+    func matches(_ pathSegments: [Substring]) -> Bool {
+        guard pathSegments.count == segments.count else { return false }
         for (segment, part) in zip(segments, pathSegments) {
             switch segment {
             case .literal(let literal):
-                guard part == literal else { return nil }
-            case .parameter(let name):
-                guard !part.isEmpty else { return nil }
-                parameters[name] = String(part)
+                guard part == literal else { return false }
+            case .parameter:
+                guard !part.isEmpty else { return false }
             }
         }
-        return parameters
+        return true
     }
 }

@@ -62,7 +62,7 @@ enum ActivityRoutes {
     }
 
     private static func target(_ call: APICall) throws -> (AppSettings, APNsEnvironment, LiveActivityID) {
-        let app = try call.authorizedApp()
+        let app = call.app
         let environment = try APIValidation.environment(try call.parameter("environment"), of: app)
         guard let activity = LiveActivityID(try call.parameter("activity")) else {
             throw APIError.invalid("activity", "must be a Live Activity id: 1 to \(LiveActivityID.maxLength) characters of A-Z a-z 0-9 . _ -")

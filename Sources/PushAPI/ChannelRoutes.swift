@@ -51,7 +51,7 @@ enum ChannelRoutes {
     }
 
     private static func appAndEnvironment(_ call: APICall) throws -> (AppSettings, APNsEnvironment) {
-        let app = try call.authorizedApp()
+        let app = call.app
         return (app, try APIValidation.environment(try call.parameter("environment"), of: app))
     }
 

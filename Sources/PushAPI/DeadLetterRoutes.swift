@@ -20,7 +20,7 @@ enum DeadLetterRoutes {
     /// `GET …/jobs/{job}/dead-letters?limit=N`: `{"job", "total", "letters"}`, `total` being the
     /// job's `dead-lettered` counter (as its status reports it).
     static func job(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         let limit = try call.limit(default: 100, max: maxLimit)
         try await JobRoutes.requireJob(jobID, of: app.id, call.api)
@@ -33,7 +33,7 @@ enum DeadLetterRoutes {
 
     /// `GET …/dead-letters?limit=N`: `{"app", "letters"}`.
     static func app(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let limit = try call.limit(default: 100, max: maxLimit)
         let letters = try await call.api.deadLetters.letters(app: app.id, limit: limit)
         return APIResponse.json(["app": .string(app.id), "letters": try json(letters)])

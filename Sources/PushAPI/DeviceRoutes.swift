@@ -44,7 +44,7 @@ enum DeviceRoutes {
     }
 
     static func bind(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["environment", "openid", "tags"])
@@ -64,7 +64,7 @@ enum DeviceRoutes {
     }
 
     static func unbind(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         guard try await call.api.registry.unbind(app: try registry(call, of: app), token: token) else {
             throw notRegistered(token, app: app.id)
@@ -73,7 +73,7 @@ enum DeviceRoutes {
     }
 
     static func device(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         guard let record = try await call.api.registry.device(app: try registry(call, of: app), token: token) else {
             throw notRegistered(token, app: app.id)
@@ -84,7 +84,7 @@ enum DeviceRoutes {
     /// `POST …/devices/{token}/restore`: a token kept aside as suspect goes back to its
     /// environment's audiences (an operator judged it valid). 409 when it is not suspect.
     static func restore(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let registry = call.api.registry
         guard try await registry.device(app: app.id, token: token) != nil else {
@@ -100,14 +100,14 @@ enum DeviceRoutes {
     }
 
     static func tags(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let tags = try await registered(token, app: app.id) { try await call.api.registry.tags(app: app.id, token: token) }
         return APIResponse.json(["tags": JSONValue(tags.sorted())])
     }
 
     static func addTags(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["tags"])
@@ -122,7 +122,7 @@ enum DeviceRoutes {
     }
 
     static func removeTag(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let tag = try APIValidation.text(try call.parameter("tag"), field: "tag", what: "a tag")
         let registry = call.api.registry
@@ -134,7 +134,7 @@ enum DeviceRoutes {
     }
 
     static func count(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let count = try await call.api.registry.deviceCount(app: try registry(call, of: app))
         return APIResponse.json([
             "sandbox": JSONValue(count.sandbox), "production": JSONValue(count.production),
@@ -148,7 +148,7 @@ enum DeviceRoutes {
     /// after the first line ends the stream without its last chunk, so no client takes a cut
     /// export for a whole one.
     static func export(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let registry = call.api.registry
         // Redis answers before the 200 goes out: an outage is a 503, not an empty export.
         _ = try await registry.layout(app: app.id)
@@ -168,7 +168,7 @@ enum DeviceRoutes {
 
     /// `GET …/users/{openid}`: the device the user is logged in on.
     static func user(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let openID = try APIValidation.text(try call.parameter("openid"), field: "openid", what: "an openid")
         guard let record = try await call.api.registry.user(app: app.id, openID: openID) else {
             throw notLoggedIn(openID, app: app.id)
@@ -178,7 +178,7 @@ enum DeviceRoutes {
 
     /// `DELETE …/users/{openid}`: logs the user out; the device stays registered with its tags.
     static func logOut(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let openID = try APIValidation.text(try call.parameter("openid"), field: "openid", what: "an openid")
         guard let token = try await call.api.registry.logOut(app: app.id, openID: openID) else {
             throw notLoggedIn(openID, app: app.id)
@@ -188,14 +188,14 @@ enum DeviceRoutes {
 
     /// `DELETE …/tags/{tag}`: removes the tag from every device of the app that carries it.
     static func removeAppTag(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let tag = try APIValidation.text(try call.parameter("tag"), field: "tag", what: "a tag")
         let removed = try await call.api.registry.removeTagFromEveryDevice(app: app.id, tag: tag)
         return APIResponse.json(["tag": .string(tag), "devices": JSONValue(removed)])
     }
 
     static func appTags(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         return APIResponse.json(["tags": JSONValue(try await call.api.registry.appTags(app: app.id))])
     }
 
@@ -214,7 +214,7 @@ enum DeviceRoutes {
     /// `opened`), newest first. The only record of which campaigns reached a device is its
     /// receipts: a job's sent state is kept by position, not by token.
     static func campaigns(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let limit = try call.limit(default: 50, max: JobListRoutes.maxLimit)
         let listed = try await call.api.jobs.index.recent(app: app.id, limit: limit)

@@ -10,7 +10,7 @@ enum HTTPServing {
     static func serve<Responder: HTTPResponder>(
         _ responder: Responder, host: String, port: Int, what: String, logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void
-    ) async -> Result<Void, any Error> where Responder.Context == BasicRequestContext {
+    ) async -> Result<Void, any Error> where Responder.Context: InitializableFromSource<ApplicationRequestContextSource> {
         let application = Application(
             responder: responder,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "PushFleet"),

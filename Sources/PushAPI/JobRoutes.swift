@@ -19,7 +19,7 @@ enum JobRoutes {
     ]
 
     static func status(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         try await requireJob(jobID, of: app.id, call.api)
         return APIResponse.json(try await statusJSON(jobID, app: app.id, call.api))
@@ -27,7 +27,7 @@ enum JobRoutes {
 
     /// `POST …/pause`, optional body `{"reason": "…"}`: the job stops fleet-wide within a second.
     static func pause(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         let reason = try await optionalReason(&call) ?? "paused through the API"
         try await requireJob(jobID, of: app.id, call.api)
@@ -37,7 +37,7 @@ enum JobRoutes {
 
     /// `POST …/resume`: a paused job goes on; what the pause left undone is sent, nothing twice.
     static func resume(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         try await requireJob(jobID, of: app.id, call.api)
         let at = call.api.clock()
@@ -47,7 +47,7 @@ enum JobRoutes {
     /// `POST …/abort` (and `…/cancel`), optional body `{"reason": "…"}`: nothing more of the job
     /// is sent, and its held registry changes are discarded. 409 for a complete job.
     static func abort(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         let reason = try await optionalReason(&call) ?? "aborted through the API"
         try await requireJob(jobID, of: app.id, call.api)
@@ -62,7 +62,7 @@ enum JobRoutes {
     /// `PUT …/rate`, body `{"rate-per-second": N}` (N > 0, or null to remove): the job's rate
     /// changes without a restart; it nests inside the app's rate.
     static func rate(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["rate-per-second"])
@@ -84,7 +84,7 @@ enum JobRoutes {
     }
 
     static func receipt(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["job", "token", "event"])
         let jobID = try APIValidation.jobID(try APIValidation.string(body, "job"), field: "job")
@@ -151,7 +151,7 @@ enum JobListRoutes {
     /// `GET …/jobs?limit=N&state=S&since=MS`: each job's status (as `getJobStatus`) and when it
     /// was first seen (`listed-at`), newest first.
     static func list(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let limit = try call.limit(default: 50, max: maxLimit)
         let since =
             try call.query("since").map { text -> Int64 in
@@ -187,7 +187,7 @@ enum JobListRoutes {
     /// an `EventSource` asks again 5 s later. A stream ends after 25 s in any case (proxies
     /// cut longer ones); the `EventSource` reconnects.
     static func events(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let jobID = try APIValidation.jobID(try call.parameter("job"))
         let api = call.api
         try await JobRoutes.requireJob(jobID, of: app.id, api)
@@ -226,7 +226,7 @@ enum JobListRoutes {
 
     /// `POST …/audience/estimate` `{"environment", "audience"}`: ``AudienceEstimate``.
     static func estimate(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["environment", "audience"])
         let environment = try APIValidation.environment(try APIValidation.string(body, "environment"), of: app)

@@ -27,7 +27,7 @@ enum PushRoutes {
     static let receiptKey = JobPublisher.receiptKey
 
     static func push(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let (bytes, value) = try await call.jsonBody()
         let idempotencyKey = call.request.headers[idempotencyKeyHeader]
         let job = try validatedJob(value, app: app, jobID: UUID().uuidString.lowercased(), idempotencyKey: idempotencyKey)
@@ -57,7 +57,7 @@ enum PushRoutes {
     /// answers the payload the devices get (with the receipt key the server adds, its job id a
     /// placeholder) and its size against APNs's limit for the push type. An invalid job gets the same 400 as `…/push`.
     static func check(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let (_, value) = try await call.jsonBody()
         let job = try validatedJob(value, app: app, jobID: UUID().uuidString.lowercased(), idempotencyKey: nil)
         let payload = job.notification.payloadData()
@@ -73,7 +73,7 @@ enum PushRoutes {
     /// each; nothing is published or recorded (``TestSender``). A token is sent to in the job's
     /// environment, a user's device in the environment it is registered in.
     static func test(_ call: inout APICall) async throws -> Response {
-        let app = try call.authorizedApp()
+        let app = call.app
         let (_, value) = try await call.jsonBody()
         let job = try validatedJob(value, app: app, jobID: "test-" + UUID().uuidString.lowercased(), idempotencyKey: nil)
         // The count is checked before any lookup: a job may name 10,000 devices, a test send 10.

@@ -2,6 +2,7 @@ import APNsCore
 import Crypto
 import EmbeddedStack
 import Foundation
+import HTTPTypes
 import Logging
 import PipelineTestSupport
 import PushConfiguration
@@ -74,6 +75,88 @@ import Testing
                 #expect(try await api.request("DELETE", devicePath, key: deviceKey).status == 200, "unbinding is the device's own")
             }
         }
+    }
+
+    /// `route`'s path with every parameter filled: `{app}` with `app`, a token with a valid one.
+    static func path(of route: APIRoute, app: String) -> String {
+        "/"
+            + route.segments.map { segment in
+                switch segment {
+                case .literal(let literal): literal
+                case .parameter("app"): app
+                case .parameter("token"): PipelineStack.token(1).hex
+                case .parameter("environment"): "sandbox"
+                case .parameter(let name): "\(name)-1"
+                }
+            }.joined(separator: "/")
+    }
+
+    @Test("every route of an app, called without a key, with another app's key and with a device key: 401, 403, 403 but the device's")
+    func everyRouteIsBehindTheKeyMiddleware() async throws {
+        try await PipelineStack.with { stack in
+            try await stack.withAPI { api, _ in
+                let deviceKey = stack.stack.deviceAPIKey
+                let otherKey = try #require(stack.stack.apiKeys[EmbeddedStack.otherApp])
+                let routes = APIRoutes.all.filter(\.needsAPIKey)
+                #expect(
+                    Set(APIRoutes.all.filter { !$0.needsAPIKey }.map(\.path)) == ["/healthz", "/readyz", "/metrics"],
+                    "every route but the probes and the scrape")
+                #expect(routes.contains { $0.scope == .device } && routes.contains { $0.scope == .all })
+                for route in routes {
+                    let method = route.method.rawValue
+                    let path = Self.path(of: route, app: Self.app)
+                    let name = "\(method) \(route.path)"
+                    let anonymous = try await api.request(method, path, key: .some(nil))
+                    #expect(anonymous.status == 401 && anonymous.errorField == "Authorization", "\(name) without a key")
+                    #expect(anonymous.header("WWW-Authenticate") == "Bearer", "\(name) without a key")
+                    let other = try await api.request(method, path, key: otherKey)
+                    #expect(other.status == 403 && other.errorField == "Authorization", "\(name) with another app's key")
+                    let device = try await api.request(method, path, key: deviceKey)
+                    if route.scope == .device {
+                        #expect(![401, 403].contains(device.status) && device.status < 500, "\(name) with a device key: \(device.status)")
+                    } else {
+                        #expect(device.status == 403 && device.errorField == "Authorization", "\(name) with a device key")
+                    }
+                    let unknownApp = try await api.request(method, Self.path(of: route, app: "nope"))
+                    #expect(unknownApp.status == 404 && unknownApp.errorField == "app", "\(name) of an app not configured")
+                }
+            }
+        }
+    }
+
+    @Test("the key middleware's decision: unknown app 404, no or malformed Authorization 401, another key 403, a narrower scope 403")
+    func keyDecision() throws {
+        let (full, device) = (Self.newKey(), Self.newKey())
+        let keyring = APIKeyring([
+            "news": [
+                APIKeyGrant(digest: try #require(APIKeyDigest(Self.digest(full))), scope: .all),
+                APIKeyGrant(digest: try #require(APIKeyDigest(Self.digest(device))), scope: .device),
+            ]
+        ])
+        let apps = [
+            "news": AppSettings(
+                id: "news", bundleID: "com.example.news", auth: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "k.p8"))
+        ]
+        func status(_ app: String, _ authorization: String?, _ scope: APIKeyScope) -> (Int, String?) {
+            do {
+                let authorized = try APIKeyMiddleware.authorize(app: app, authorization: authorization, scope: scope, apps: apps, keyring: keyring)
+                return (200, authorized.id)
+            } catch {
+                return (Int(error.status.code), error.field)
+            }
+        }
+        #expect(status("news", "Bearer \(full)", .all) == (200, "news"))
+        #expect(status("news", "bearer  \(full) ", .all) == (200, "news"), "the scheme is case-insensitive, the key trimmed")
+        #expect(status("news", "Bearer \(device)", .device) == (200, "news"))
+        #expect(status("news", "Bearer \(full)", .device) == (200, "news"), "a full key does what a device key does")
+        #expect(status("news", "Bearer \(device)", .all) == (403, "Authorization"))
+        #expect(status("news", "Bearer \(Self.newKey())", .device) == (403, "Authorization"))
+        #expect(status("news", nil, .device) == (401, "Authorization"))
+        #expect(status("news", "Basic \(full)", .all) == (401, "Authorization"))
+        #expect(status("news", "Bearer ", .all) == (401, "Authorization"))
+        #expect(status("sports", "Bearer \(full)", .all) == (404, "app"))
+        #expect(status("ne%77s", "Bearer \(full)", .all) == (200, "news"), "{app} is percent-decoded")
+        #expect(status("ne%ZZs", "Bearer \(full)", .all) == (400, "app"))
     }
 
     @Test("a rotated api-keys-file is picked up while the API runs: the new key works, the old one is refused")
