@@ -33,9 +33,10 @@ struct RedisReconnectTests {
         #expect(error?.isRetryable == true)
         #expect(error?.message.contains("127.0.0.1:\(server.port)") == true)
         #expect(error?.message.contains("3 attempt") == true)
-        // Backoff 20 ms + 40 ms; refused connects return at once.
+        // Backoff 20 ms + 40 ms; refused connects return at once. The upper bound only says it
+        // gave up (the three attempts are in the message), with room for a loaded machine.
         #expect(elapsed >= .milliseconds(60))
-        #expect(elapsed < .seconds(2))
+        #expect(elapsed < .seconds(20))
 
         let connectError = await redisError { try await RedisConnection.connect(configuration: configuration) }
         #expect(connectError?.code == .connectionFailed)
