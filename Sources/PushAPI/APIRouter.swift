@@ -12,18 +12,19 @@ enum APIRouter {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: APIObservationMiddleware(metrics: api.metrics))
         router.add(middleware: APIUnroutedMiddleware())
-        var keyed: [APIKeyScope: RouterGroup<APIRequestContext>] = [:]
-        for scope in APIKeyScope.allCases {
-            keyed[scope] = router.group().add(middleware: APIKeyMiddleware(scope: scope, apps: api.apps, keys: api.keys))
-        }
+        // One group per scope, every scope listed: a keyed route is never registered outside one.
+        let keyed = Dictionary(
+            uniqueKeysWithValues: APIKeyScope.allCases.map { scope in
+                (scope, router.group().add(middleware: APIKeyMiddleware(scope: scope, apps: api.apps, keys: api.keys)))
+            })
         for route in APIRoutes.all {
             let handler = route.handler
             let endpoint: @Sendable (Request, APIRequestContext) async throws -> Response = { request, context in
                 var call = APICall(request: request, parameters: context.parameters, api: api, app: context.app)
                 return await APIResponder.answer(api: api) { try await handler(&call) }
             }
-            if route.needsAPIKey, let group = keyed[route.scope] {
-                group.on(RouterPath(route.path), method: route.method, use: endpoint)
+            if route.needsAPIKey {
+                keyed[route.scope]!.on(RouterPath(route.path), method: route.method, use: endpoint)
             } else {
                 router.on(RouterPath(route.path), method: route.method, use: endpoint)
             }
