@@ -108,7 +108,8 @@ extension DeviceRegistry {
     }
 
     /// Applies `rule` to each of `tokens` (index, token, current record) and writes the
-    /// results, computing again the devices that changed meanwhile.
+    /// results, computing again the devices that changed meanwhile: ``RegistryUpdateRound``
+    /// decides each round, this reads, writes and waits.
     ///
     /// - Parameter assumeAbsent: write as if no token were registered yet, without reading them
     ///   first (a bulk import of new devices: one round trip); a token that is registered is
@@ -120,105 +121,35 @@ extension DeviceRegistry {
     ) async throws -> [RecordUpdate] {
         guard !tokens.isEmpty else { return [] }
         var layout = try await writableLayout(app: app)
-        var outcomes = [RecordUpdate?](repeating: nil, count: tokens.count)
-        var pending = Array(tokens.indices)
-        var current: [Int: Located] = [:]
-        if assumeAbsent && layout.migratingFrom == nil {
-            for index in pending {
-                current[index] = Located(bytes: nil, shard: layout.home(of: tokens[index]), atPreviousHome: false)
-            }
-        }
+        var round = RegistryUpdateRound(tokens: tokens, absentIn: assumeAbsent && layout.migratingFrom == nil ? layout : nil)
         var waits = 0
         for _ in 0..<Self.updateAttempts {
-            let missing = pending.filter { current[$0] == nil }
-            if !missing.isEmpty {
+            let unread = round.unread
+            if !unread.isEmpty {
                 do {
-                    let located = try await locate(app: app, tokens: missing.map { tokens[$0] }, layout: layout)
-                    for (index, place) in zip(missing, located) {
-                        current[index] = place
-                    }
+                    round.found(try await locate(app: app, tokens: unread.map { tokens[$0] }, layout: layout), at: unread)
                 } catch is StaleLayout {
-                    current = [:]
+                    round.forgetRecords()
                     layout = try await nextLayout(app: app, after: layout, waits: &waits)
                     continue
                 }
             }
-            var patches: [Int: [Patch]] = [:]
-            for index in pending {
-                let place = current[index]!
-                let old = try place.bytes.map(Self.decode)
-                let change = try rule(index, tokens[index], old)
-                if case .keep = change {
-                    outcomes[index] = RecordUpdate(old: old, new: old, changed: false)
-                    continue
-                }
-                var shard = place.shard
-                var intent = place.atPreviousHome
-                if old == nil {
-                    // A new device always goes to its home, never to a shard it would move out of.
-                    shard = layout.home(of: tokens[index])
-                    intent = false
-                }
-                patches[shard, default: []].append(
-                    Patch(index: index, token: tokens[index], expected: place.bytes, change: change, old: old, atPreviousHome: intent))
-            }
-            var calls: [RedisScriptCall] = []
-            var callPatches: [(shard: Int, patches: [Patch])] = []
-            for (shard, shardPatches) in patches.sorted(by: { $0.key < $1.key }) {
-                for start in stride(from: 0, to: shardPatches.count, by: Self.patchesPerCall) {
-                    let slice = Array(shardPatches[start..<min(start + Self.patchesPerCall, shardPatches.count)])
-                    calls.append(patchCall(app: app, shard: shard, layout: layout, slice))
-                    callPatches.append((shard, slice))
-                }
-            }
-            pending = []
-            current = [:]
-            var stale = false
-            var fenced = false
-            for ((shard, slice), reply) in zip(callPatches, try await run(calls)) {
-                switch try Self.patchResults(reply, patches: slice) {
-                case .staleLayout:
-                    stale = true
-                    pending += slice.map(\.index)
-                case .results(let results):
-                    for (patch, result) in zip(slice, results) {
-                        switch result {
-                        case .applied(let id, let generation):
-                            var new: PackedDevice?
-                            if case .write(var record, let newDevice, let newBinding) = patch.change {
-                                if newDevice { record.id = id }
-                                if newBinding { record.generation = generation }
-                                new = record
-                            }
-                            outcomes[patch.index] = RecordUpdate(old: patch.old, new: new, changed: true)
-                        case .changed(let bytes):
-                            pending.append(patch.index)
-                            if let bytes {
-                                // Still where the patch went, changed: compute again from what it is now.
-                                current[patch.index] = Located(bytes: bytes, shard: shard, atPreviousHome: patch.atPreviousHome)
-                            }
-                        case .fenced:
-                            fenced = true
-                            pending.append(patch.index)
-                        case .moved:
-                            pending.append(patch.index)
-                        }
-                    }
-                }
-            }
-            if pending.isEmpty {
-                return outcomes.map { $0! }
-            }
-            if stale {
-                current = [:]
+            let writes = try round.writes(layout: layout, rule)
+            let replies = writes.isEmpty ? [] : try await run(writes.map { patchCall(app: app, shard: $0.shard, layout: layout, $0.patches) })
+            switch try round.absorb(replies, to: writes) {
+            case .done:
+                return round.results
+            case .again:
+                continue
+            case .staleLayout:
                 layout = try await nextLayout(app: app, after: layout, waits: &waits)
-            } else if fenced {
+            case .fenced:
                 try await Task.sleep(for: Self.layoutWait(waits))
                 waits += 1
             }
         }
         throw StoreError(
-            .busy, field: nil, message: "\(pending.count) device(s) of app \(app) kept changing or stayed fenced by a reshard; try again")
+            .busy, field: nil, message: "\(round.pending.count) device(s) of app \(app) kept changing or stayed fenced by a reshard; try again")
     }
 
     /// The layout after `layout` was found stale: read again, after a short wait when it has
