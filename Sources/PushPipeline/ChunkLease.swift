@@ -15,7 +15,8 @@ struct ChunkLease: Sendable {
     /// The longest pause between two attempts of a waiting sender.
     static let longestPoll: Duration = .milliseconds(250)
 
-    let context: PipelineContext
+    let outlet: PipelineOutlet
+    let jobs: JobStore
     let jobID: String
     let chunkID: String
     /// This attempt's name: every handling of a chunk is its own holder.
@@ -43,13 +44,13 @@ struct ChunkLease: Sendable {
         let backoff = ExponentialBackoff(base: .milliseconds(10), maximum: Self.longestPoll)
         var waits = 0
         while true {
-            if try await Retrying.run("taking the lease of chunk \(chunkID) of job \(jobID)", logger: context.logger, operation: take) {
+            if try await Retrying.run("taking the lease of chunk \(chunkID) of job \(jobID)", logger: outlet.logger, operation: take) {
                 return
             }
             waits += 1
             if waits == 1 {
-                context.counters.add(.chunkLeaseWaits)
-                context.logger.info(
+                outlet.counters.add(.chunkLeaseWaits)
+                outlet.logger.info(
                     "chunk is being sent by another sender: waiting for it to finish",
                     metadata: ["job": "\(jobID)", "chunk": "\(chunkID)"])
             }
@@ -69,7 +70,7 @@ struct ChunkLease: Sendable {
             }
             do {
                 if try await !take() {
-                    context.logger.warning(
+                    outlet.logger.warning(
                         "lost the lease of a chunk while sending it (Redis was away longer than the lease?): another sender may send its unsettled tokens too",
                         metadata: ["job": "\(jobID)", "chunk": "\(chunkID)"])
                     return
@@ -77,7 +78,7 @@ struct ChunkLease: Sendable {
             } catch is CancellationError {
                 return  // the chunk is settled (or the worker stops): the lease is released or expires
             } catch {
-                context.logger.warning(
+                outlet.logger.warning(
                     "could not extend the lease of a chunk; trying again", metadata: ["job": "\(jobID)", "chunk": "\(chunkID)", "error": "\(error)"])
             }
         }
@@ -85,15 +86,15 @@ struct ChunkLease: Sendable {
 
     /// Takes the lease, or extends it when this holder has it: ``duration`` from now.
     private func take() async throws -> Bool {
-        try await context.jobs.leaseChunk(jobID: jobID, chunkID: chunkID, holder: holder, for: Self.duration)
+        try await jobs.leaseChunk(jobID: jobID, chunkID: chunkID, holder: holder, for: Self.duration)
     }
 
     /// Best effort: a lease that cannot be released expires after ``duration``.
     private func release() async {
         do {
-            try await context.jobs.releaseChunk(jobID: jobID, chunkID: chunkID, holder: holder)
+            try await jobs.releaseChunk(jobID: jobID, chunkID: chunkID, holder: holder)
         } catch {
-            context.logger.info(
+            outlet.logger.info(
                 "could not release the lease of a chunk; it expires on its own",
                 metadata: ["job": "\(jobID)", "chunk": "\(chunkID)", "error": "\(error)"])
         }

@@ -19,24 +19,24 @@ extension ExpandStage {
     /// APNs's reason (``BroadcastRule``). Its sent marker is set once, so a job read again
     /// after a crash is not broadcast again once its outcome is recorded.
     func broadcast(on channelID: APNsChannelID, job: PushJob, jobID: String, app: PushApp, message: KafkaConsumerMessage) async throws -> JobStop? {
-        let channels = context.channels
-        let record = try await Retrying.run("reading channel \(channelID) of job \(jobID)", logger: context.logger) {
+        let channels = self.channels
+        let record = try await Retrying.run("reading channel \(channelID) of job \(jobID)", logger: outlet.logger) {
             try await channels.channel(app: app.id, environment: job.environment, id: channelID)
         }
         guard let record else {
-            try await context.deadLetter(
+            try await outlet.deadLetter(
                 message, reason: "unknown-channel",
                 text:
                     "channel \(channelID) is not a channel of app \(app.id) in \(job.environment.rawValue); create it with `pushfleet channels create`",
                 field: "audience.channel", app: app.id)
             return nil
         }
-        let jobs = context.jobs
-        let sentBefore = try await Retrying.run("reading the sent marker of job \(jobID)", logger: context.logger) {
+        let jobs = self.jobs
+        let sentBefore = try await Retrying.run("reading the sent marker of job \(jobID)", logger: outlet.logger) {
             try await jobs.hasMarkers(jobID: jobID, positions: [0])[0]
         }
         if sentBefore {
-            context.counters.add(.duplicatesSkipped)
+            outlet.counters.add(.duplicatesSkipped)
             return nil
         }
         try await setCounters([.targeted: 1], jobID: jobID)
@@ -49,7 +49,7 @@ extension ExpandStage {
         case nil:
             break
         }
-        _ = try await Retrying.run("recording the broadcast of job \(jobID)", logger: context.logger) {
+        _ = try await Retrying.run("recording the broadcast of job \(jobID)", logger: outlet.logger) {
             try await jobs.recordChunk(jobID: jobID, chunkID: "c0", tokenCount: 1)
         }
 
@@ -73,7 +73,7 @@ extension ExpandStage {
             }
             decision = rule.decision(after: outcome, attempt: attempt, random: Double.random(in: 0...1))
             if case .retry(let wait) = decision {
-                context.logger.notice(
+                outlet.logger.notice(
                     "broadcast not accepted yet; sending it again",
                     metadata: ["job": "\(jobID)", "channel": "\(channelID)", "attempt": "\(attempt)", "wait": "\(wait)"])
                 try await Task.sleep(for: wait)
@@ -84,19 +84,19 @@ extension ExpandStage {
         switch decision {
         case .accepted:
             counter = .accepted
-            context.counters.add(.accepted)
-            context.metrics.outcome(app: app.id, outcome: "accepted", reason: "")
+            outlet.counters.add(.accepted)
+            outlet.metrics.outcome(app: app.id, outcome: "accepted", reason: "")
         case .failed(let reason):
             counter = .failed(reason: reason)
-            context.counters.add(.permanentFailures)
-            context.metrics.outcome(app: app.id, outcome: "failed", reason: reason)
-            context.logger.warning(
+            outlet.counters.add(.permanentFailures)
+            outlet.metrics.outcome(app: app.id, outcome: "failed", reason: reason)
+            outlet.logger.warning(
                 "broadcast refused", metadata: ["job": "\(jobID)", "channel": "\(channelID)", "reason": "\(reason)", "attempts": "\(attempt)"])
         case .retry:
             preconditionFailure("retries end in a final decision")
         }
-        context.counters.add(.notificationsSent)
-        _ = try await Retrying.run("recording the outcome of job \(jobID)", logger: context.logger) {
+        outlet.counters.add(.notificationsSent)
+        _ = try await Retrying.run("recording the outcome of job \(jobID)", logger: outlet.logger) {
             try await jobs.recordOutcomes(jobID: jobID, [DeliveryOutcomeRecord(position: 0, counter: counter, countsAsSent: true)])
         }
         try await setCounters([.expansionComplete: 1], jobID: jobID)

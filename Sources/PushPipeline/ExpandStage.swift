@@ -32,27 +32,34 @@ import Tracing
 /// `headers.topic`). A cancelled job stops expanding; a paused one too, and is published again
 /// when it resumes (``JobOperator/resume(jobID:at:)``).
 struct ExpandStage: Sendable {
-    let context: PipelineContext
+    let outlet: PipelineOutlet
+    let registry: DeviceRegistry
+    let jobs: JobStore
+    let controls: JobControlCache
+    let idempotency: IdempotencyKeys
+    let schedule: JobSchedule
+    let channels: ChannelStore
+    let activityTokens: ActivityTokenStore
     /// The APNs client of each app, for broadcasts on channels.
     let clients: [String: APNsClient]
+    /// Tokens per chunk (`worker.chunk-size`).
+    let chunkSize: Int
     /// Chunks published per producer call.
     var publishWindow = 8
-
-    private var chunkSize: Int { context.configuration.worker.chunkSize }
 
     /// Handles one message; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
         let shardTask = message.headers.contains { $0.name == PushMessageHeader.shard }
-        return await context.handle(message, span: shardTask ? "expand shard task" : "expand job", stage: "expand stage") { span in
+        return await outlet.handle(message, span: shardTask ? "expand shard task" : "expand job", stage: "expand stage") { span in
             switch try await process(message, span: span) {
             case nil:
                 return
             case .cancelled(let jobID):
-                context.counters.add(.jobsCancelled)
-                context.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(jobID)"])
+                outlet.counters.add(.jobsCancelled)
+                outlet.logger.info("job cancelled: expansion stopped", metadata: ["job": "\(jobID)"])
             case .paused(let jobID):
-                context.counters.add(.expansionsLeftForResume)
-                context.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(jobID)"])
+                outlet.counters.add(.expansionsLeftForResume)
+                outlet.logger.info("job paused: expansion left for its resume", metadata: ["job": "\(jobID)"])
             }
         }
     }
@@ -79,8 +86,8 @@ struct ExpandStage: Sendable {
                 try await schedule(job, jobID: jobID, app: app, dueAt: dueAt, spec: spec)
                 return nil
             }
-            _ = try await Retrying.run("storing job \(jobID)", logger: context.logger) {
-                try await context.jobs.saveSpec(jobID: jobID, json: spec)
+            _ = try await Retrying.run("storing job \(jobID)", logger: outlet.logger) {
+                try await jobs.saveSpec(jobID: jobID, json: spec)
             }
             let stop: JobStop?
             switch audience {
@@ -98,8 +105,8 @@ struct ExpandStage: Sendable {
                 stop = nil
             }
             if stop == nil {
-                context.counters.add(.jobsExpanded)
-                context.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
+                outlet.counters.add(.jobsExpanded)
+                outlet.logger.info("job expanded", metadata: ["job": "\(jobID)", "app": "\(app.id)", "audience": "\(job.audience.kind)"])
             }
             return stop
         }
@@ -112,7 +119,7 @@ struct ExpandStage: Sendable {
         do {
             job = try PushJob.decodeAndValidate(from: Data(message.value))
         } catch {
-            try await context.deadLetter(message, invalid: error)
+            try await outlet.deadLetter(message, invalid: error)
             return nil
         }
         if span.isRecording {
@@ -120,11 +127,11 @@ struct ExpandStage: Sendable {
             span.attributes["pushfleet.job"] = job.id ?? "\(message.topic)-\(message.partition)-\(message.offset)"
             span.attributes["pushfleet.audience"] = job.audience.kind
         }
-        guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return nil }
+        guard let app = try await outlet.app(named: job.app, environment: job.environment, for: message) else { return nil }
         do {
             try job.validateTopic(bundleIDs: app.settings.topicBundleIDs)
         } catch {
-            try await context.deadLetter(message, invalid: error)
+            try await outlet.deadLetter(message, invalid: error)
             return nil
         }
         return (job, app)
@@ -135,16 +142,16 @@ struct ExpandStage: Sendable {
     private func expandShardTask(
         _ text: String, of job: PushJob, app: PushApp, message: KafkaConsumerMessage, span: any Span
     ) async throws -> JobStop? {
-        let registry = context.registry
+        let registry = self.registry
         // Read afresh: the task may come from a layout this process has not seen yet.
-        let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: context.logger) {
+        let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: outlet.logger) {
             try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id))
         }
         // A bare shard number comes from a release before shard counts could grow.
         let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
         span.attributes["pushfleet.shard-task"] = text
         guard let jobID = job.id, let task, (try? layout.shardsOfTask(task.shard, of: task.count)) != nil else {
-            try await context.deadLetter(
+            try await outlet.deadLetter(
                 message, reason: "invalid-shard-task",
                 text: "shard task '\(text)' of job \(job.id ?? "(no id)") does not fit the registry layout of app \(app.id) (\(layout))",
                 app: app.id)
@@ -176,39 +183,39 @@ struct ExpandStage: Sendable {
             break
         }
         if let key = job.idempotencyKey {
-            let owner = try await Retrying.run("claiming the idempotency key of job \(jobID)", logger: context.logger) {
-                try await context.idempotency.claim(app: app.id, key: key, jobID: jobID)
+            let owner = try await Retrying.run("claiming the idempotency key of job \(jobID)", logger: outlet.logger) {
+                try await idempotency.claim(app: app.id, key: key, jobID: jobID)
             }
             if let owner, owner.jobID != jobID {
-                context.counters.add(.duplicateJobs)
-                context.logger.notice(
+                outlet.counters.add(.duplicateJobs)
+                outlet.logger.notice(
                     "job skipped: its idempotency key belongs to another job",
                     metadata: ["job": "\(jobID)", "app": "\(app.id)", "first-job": "\(owner.jobID)"])
                 try await setCounters([.duplicateJob: 1, .expansionComplete: 1], jobID: jobID)
                 return .duplicate
             }
         }
-        _ = try await Retrying.run("listing job \(jobID)", logger: context.logger) {
-            try await context.jobs.index.add(app: app.id, jobID: jobID, at: context.clock())
+        _ = try await Retrying.run("listing job \(jobID)", logger: outlet.logger) {
+            try await jobs.index.add(app: app.id, jobID: jobID, at: outlet.clock())
         }
         return .admitted
     }
 
     /// Parks a job whose send-at is ahead until `dueAt` (milliseconds since the epoch).
     private func schedule(_ job: PushJob, jobID: String, app: PushApp, dueAt: Int64, spec: [UInt8]) async throws {
-        _ = try await Retrying.run("scheduling job \(jobID)", logger: context.logger) {
-            try await context.schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: spec))
-            try await context.jobs.set(jobID: jobID, [.scheduledAt: Int(dueAt)])
+        _ = try await Retrying.run("scheduling job \(jobID)", logger: outlet.logger) {
+            try await schedule.schedule(ScheduledJob(jobID: jobID, dueAt: dueAt, json: spec))
+            try await jobs.set(jobID: jobID, [.scheduledAt: Int(dueAt)])
         }
-        context.counters.add(.jobsScheduled)
-        context.logger.info("job scheduled", metadata: ["job": "\(jobID)", "app": "\(app.id)", "due-at": "\(dueAt)"])
+        outlet.counters.add(.jobsScheduled)
+        outlet.logger.info("job scheduled", metadata: ["job": "\(jobID)", "app": "\(app.id)", "due-at": "\(dueAt)"])
     }
 
     /// A Live Activity's update tokens, as a list.
     private func expandActivity(_ activity: LiveActivityID, of job: PushJob, jobID: String, app: PushApp) async throws -> JobStop? {
-        let store = context.activityTokens
-        let now = context.clock()
-        let tokens = try await Retrying.run("reading the update tokens of activity \(activity) of job \(jobID)", logger: context.logger) {
+        let store = activityTokens
+        let now = outlet.clock()
+        let tokens = try await Retrying.run("reading the update tokens of activity \(activity) of job \(jobID)", logger: outlet.logger) {
             try await store.tokens(app: app.id, environment: job.environment, activity: activity, now: now)
         }
         try await setCounters([.targeted: tokens.count], jobID: jobID)
@@ -217,8 +224,8 @@ struct ExpandStage: Sendable {
 
     /// Openids resolved to their devices, as a list in device-id order.
     private func expandOpenIDs(_ openIDs: [String], of job: PushJob, jobID: String, app: PushApp) async throws -> JobStop? {
-        let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: context.logger) {
-            try await context.registry.resolveOpenIDs(app: job.tokenKind.registry(of: app.id), environment: job.environment, openIDs: openIDs)
+        let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: outlet.logger) {
+            try await registry.resolveOpenIDs(app: job.tokenKind.registry(of: app.id), environment: job.environment, openIDs: openIDs)
         }
         try await setCounters(
             [
@@ -231,14 +238,14 @@ struct ExpandStage: Sendable {
 
     /// A broadcast or tag job: one shard task per task of the registry layout, back to `push.jobs`.
     private func fanOut(_ job: PushJob, jobID: String, app: PushApp, spec: [UInt8]) async throws {
-        let registry = context.registry
-        let jobs = context.jobs
+        let registry = self.registry
+        let jobs = self.jobs
         // A job expanded again (its message read a second time after a rebalance or a
         // restart) fans out as the first time did, even if the registry's shard count grew
         // in between: tasks of another count would cover the same devices under the same
         // chunk ids and the job's report could never add up. The count is stored before the
         // tasks are published, so a crash in between cannot split the fan-out either.
-        let shards = try await Retrying.run("reading the fan-out of job \(jobID)", logger: context.logger) {
+        let shards = try await Retrying.run("reading the fan-out of job \(jobID)", logger: outlet.logger) {
             if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
                 return first
             }
@@ -250,7 +257,7 @@ struct ExpandStage: Sendable {
                 topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,
                 headers: [KafkaHeader(name: PushMessageHeader.shard, value: ShardTask(shard: shard, of: shards).description)])
         }
-        try await context.publish(tasks, "\(shards) shard tasks of job \(jobID)")
+        try await outlet.publish(tasks, "\(shards) shard tasks of job \(jobID)")
     }
 
     /// Scans one shard task of a broadcast or tag job and streams its tokens out as chunks.
@@ -262,11 +269,11 @@ struct ExpandStage: Sendable {
         case .tokens, .openIDs, .channel, .activity: return nil
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
-        var pages = context.registry.pages(
+        var pages = registry.pages(
             app: job.tokenKind.registry(of: job.app), task: task, environment: job.environment, filter: filter, pageSize: chunkSize
         ).makeAsyncIterator()
         func nextPage() async throws -> ShardScanPage? {
-            try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: context.logger) {
+            try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: outlet.logger) {
                 try await pages.next()
             }
         }
@@ -278,7 +285,7 @@ struct ExpandStage: Sendable {
         switch stop {
         case nil:
             try await setCounters([.shardTargeted(task.shard): streamer.total, .shardDone(task.shard): 1], jobID: jobID)
-            context.counters.add(.shardTasks)
+            outlet.counters.add(.shardTasks)
         case .cancelled:
             // The rest of the shard is counted, not published, so that the cancelled job's
             // report still completes with its whole audience: sent or cancelled.
@@ -297,8 +304,8 @@ struct ExpandStage: Sendable {
 
     /// Why work on the job stops now: cancelled or paused; `nil` while it runs.
     func stop(of jobID: String) async throws -> JobStop? {
-        let controls = context.controls
-        let state = try await Retrying.run("checking whether job \(jobID) may go on", logger: context.logger) {
+        let controls = self.controls
+        let state = try await Retrying.run("checking whether job \(jobID) may go on", logger: outlet.logger) {
             try await controls.state(jobID)
         }
         switch state {
@@ -309,8 +316,8 @@ struct ExpandStage: Sendable {
     }
 
     func setCounters(_ counters: [JobCounter: Int], jobID: String) async throws {
-        try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
-            try await context.jobs.set(jobID: jobID, counters)
+        try await Retrying.run("updating statistics of job \(jobID)", logger: outlet.logger) {
+            try await jobs.set(jobID: jobID, counters)
         }
     }
 
@@ -395,16 +402,16 @@ struct ExpandStage: Sendable {
             let messages = window.map { chunk in
                 KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
             }
-            let context = stage.context
-            try await context.publish(messages, "\(messages.count) chunk(s) of job \(jobID)")
+            let (outlet, jobs) = (stage.outlet, stage.jobs)
+            try await outlet.publish(messages, "\(messages.count) chunk(s) of job \(jobID)")
             let chunks = window
             let jobID = self.jobID
-            try await Retrying.run("recording chunks of job \(jobID)", logger: context.logger) {
+            try await Retrying.run("recording chunks of job \(jobID)", logger: outlet.logger) {
                 for chunk in chunks {
-                    try await context.jobs.recordChunk(jobID: jobID, chunkID: chunk.chunkID, tokenCount: chunk.tokens.count)
+                    try await jobs.recordChunk(jobID: jobID, chunkID: chunk.chunkID, tokenCount: chunk.tokens.count)
                 }
             }
-            context.counters.add(.chunksPublished, chunks.count)
+            outlet.counters.add(.chunksPublished, chunks.count)
             published += chunks.reduce(0) { $0 + $1.tokens.count }
             window = []
             return nil

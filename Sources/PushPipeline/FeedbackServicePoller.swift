@@ -11,13 +11,14 @@ import ServiceLifecycle
 /// it lists to `push.feedback` as an `Unregistered` event dated by the service's time: the
 /// feedback stage then removes the token unless it was registered again after that time.
 struct FeedbackServicePoller: Sendable {
-    let context: PipelineContext
+    let outlet: PipelineOutlet
+    /// How often each app's feedback service is read (`apns.feedback-interval`).
+    let interval: Duration
     let clients: [String: APNsClient]
 
     func run() async {
-        let apps = context.apps.values.filter { $0.settings.transport == .binary }.sorted { $0.id < $1.id }
+        let apps = outlet.apps.values.filter { $0.settings.transport == .binary }.sorted { $0.id < $1.id }
         guard !apps.isEmpty else { return }
-        let interval = context.configuration.apns.feedbackInterval
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             for app in apps {
                 for environment in app.settings.environments {
@@ -35,11 +36,11 @@ struct FeedbackServicePoller: Sendable {
         do {
             let tuples = try await client.readFeedbackService(credential: app.credential(for: environment), environment: environment)
             let events = Self.events(tuples, app: app.id, environment: environment)
-            try await context.publish(events.map(HeldEffects.message), "\(events.count) feedback-service token(s) of app \(app.id)")
-            context.logger.info(
+            try await outlet.publish(events.map(HeldEffects.message), "\(events.count) feedback-service token(s) of app \(app.id)")
+            outlet.logger.info(
                 "feedback service read", metadata: ["app": "\(app.id)", "environment": "\(environment.rawValue)", "tokens": "\(events.count)"])
         } catch {
-            context.logger.warning(
+            outlet.logger.warning(
                 "reading the feedback service failed; trying again at the next interval",
                 metadata: ["app": "\(app.id)", "environment": "\(environment.rawValue)", "error": "\(error)"])
         }

@@ -24,7 +24,12 @@ import Tracing
 /// circuit breaker paused changes nothing. Idempotent: a second event for the same token
 /// changes and counts nothing.
 struct FeedbackStage: Sendable {
-    let context: PipelineContext
+    let outlet: PipelineOutlet
+    let registry: DeviceRegistry
+    let jobs: JobStore
+    /// Whether a device APNs refused is probed in its other environment first
+    /// (`registry.probes-other-environment`).
+    let probesOtherEnvironment: Bool
     let clients: [String: APNsClient]
 
     /// The probe's payload: a silent background notification (nothing is shown to the user).
@@ -32,7 +37,7 @@ struct FeedbackStage: Sendable {
 
     /// Handles one event; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
-        await context.handle(message, span: "feedback event", stage: "feedback stage") { span in
+        await outlet.handle(message, span: "feedback event", stage: "feedback stage") { span in
             try await process(message, span: span)
         }
     }
@@ -42,7 +47,7 @@ struct FeedbackStage: Sendable {
         do {
             event = try FeedbackEvent.decode(from: Data(message.value))
         } catch {
-            try await context.deadLetter(message, invalid: error)
+            try await outlet.deadLetter(message, invalid: error)
             return
         }
         if span.isRecording {
@@ -50,8 +55,8 @@ struct FeedbackStage: Sendable {
             span.attributes["pushfleet.feedback-reason"] = event.reason
             span.attributes["pushfleet.job"] = event.jobID ?? ""
         }
-        guard let app = context.apps[event.app] else {
-            try await context.deadLetter(message, reason: "unknown-app", text: "app '\(event.app)' is not configured", field: "app", app: event.app)
+        guard let app = outlet.apps[event.app] else {
+            try await outlet.deadLetter(message, reason: "unknown-app", text: "app '\(event.app)' is not configured", field: "app", app: event.app)
             return
         }
         let change = RegistryChange(
@@ -60,7 +65,7 @@ struct FeedbackStage: Sendable {
             // VoIP or push-to-start token would refuse whatever its environment.
             // nor over the binary interface, whose gateway answers no probe.
             environment: event.environment,
-            probing: context.configuration.registry.probesOtherEnvironment && event.kind == .device && app.settings.transport == .http2)
+            probing: probesOtherEnvironment && event.kind == .device && app.settings.transport == .http2)
         switch change {
         case .remove(let invalidSince):
             try await remove(event, invalidSince: invalidSince)
@@ -69,14 +74,14 @@ struct FeedbackStage: Sendable {
         case .probeOtherEnvironment:
             try await probeOtherEnvironment(event, app: app)
         case .none:
-            context.counters.add(.feedbackKept)
-            context.metrics.registryChange(app: event.app, change: "unchanged")
+            outlet.counters.add(.feedbackKept)
+            outlet.metrics.registryChange(app: event.app, change: "unchanged")
         }
     }
 
     private func remove(_ event: FeedbackEvent, invalidSince: Int64) async throws {
-        let registry = context.registry
-        let removed = try await Retrying.run("removing an invalid token of \(event.app)", logger: context.logger) {
+        let registry = self.registry
+        let removed = try await Retrying.run("removing an invalid token of \(event.app)", logger: outlet.logger) {
             try await registry.removeIfNotRegisteredSince(
                 app: event.kind.registry(of: event.app), token: event.token, environment: event.environment, invalidSince: invalidSince)
         }
@@ -84,8 +89,8 @@ struct FeedbackStage: Sendable {
     }
 
     private func keepAside(_ event: FeedbackEvent, reason: String) async throws {
-        let registry = context.registry
-        let marked = try await Retrying.run("keeping a token of \(event.app) aside", logger: context.logger) {
+        let registry = self.registry
+        let marked = try await Retrying.run("keeping a token of \(event.app) aside", logger: outlet.logger) {
             try await registry.markSuspect(
                 app: event.kind.registry(of: event.app), token: event.token, environment: event.environment, reason: reason, at: event.invalidSince)
         }
@@ -95,15 +100,15 @@ struct FeedbackStage: Sendable {
     /// Tries the token once in the other environment (for a device still registered where APNs
     /// refused it), then moves, removes or keeps it aside as APNs's answer there says.
     private func probeOtherEnvironment(_ event: FeedbackEvent, app: PushApp) async throws {
-        let registry = context.registry
-        let device = try await Retrying.run("reading a device of \(event.app)", logger: context.logger) {
+        let registry = self.registry
+        let device = try await Retrying.run("reading a device of \(event.app)", logger: outlet.logger) {
             try await registry.device(app: event.app, token: event.token)
         }
         guard let device, device.environment == event.environment, device.registeredAt <= event.invalidSince, let client = clients[app.id] else {
             try await count(false, event, worker: .feedbackKept, job: nil, change: "unchanged")
             return
         }
-        let started = context.clock()
+        let started = outlet.clock()
         let request = APNsRequest(
             credential: app.credential(for: event.environment.other), environment: event.environment.other, deviceToken: event.token,
             bundleID: app.settings.bundleID,
@@ -114,11 +119,11 @@ struct FeedbackStage: Sendable {
         } catch {
             answer = .failure(error)
         }
-        context.counters.add(.probes)
-        context.metrics.registryChange(app: event.app, change: "probed")
+        outlet.counters.add(.probes)
+        outlet.metrics.registryChange(app: event.app, change: "probed")
         switch ProbeVerdict(answer, now: started) {
         case .move:
-            let moved = try await Retrying.run("moving a device of \(event.app) to \(event.environment.other.rawValue)", logger: context.logger) {
+            let moved = try await Retrying.run("moving a device of \(event.app) to \(event.environment.other.rawValue)", logger: outlet.logger) {
                 try await registry.moveToOtherEnvironment(app: event.app, token: event.token, from: event.environment, at: started)
             }
             try await count(moved, event, worker: .feedbackMoved, job: .movedEnvironment, change: "moved-environment")
@@ -132,15 +137,15 @@ struct FeedbackStage: Sendable {
     /// Counts a change that happened (`done`) for the worker, the metrics and the job.
     private func count(_ done: Bool, _ event: FeedbackEvent, worker: WorkerCounters.Name, job: JobCounter?, change: String) async throws {
         guard done else {
-            context.counters.add(.feedbackKept)
-            context.metrics.registryChange(app: event.app, change: "unchanged")
+            outlet.counters.add(.feedbackKept)
+            outlet.metrics.registryChange(app: event.app, change: "unchanged")
             return
         }
-        context.counters.add(worker)
-        context.metrics.registryChange(app: event.app, change: change)
+        outlet.counters.add(worker)
+        outlet.metrics.registryChange(app: event.app, change: change)
         if let job, let jobID = event.jobID {
-            try await Retrying.run("counting a registry change of job \(jobID)", logger: context.logger) {
-                try await context.jobs.increment(jobID: jobID, [job: 1])
+            try await Retrying.run("counting a registry change of job \(jobID)", logger: outlet.logger) {
+                try await jobs.increment(jobID: jobID, [job: 1])
             }
         }
     }

@@ -29,8 +29,12 @@ import Tracing
 /// admission until their outcome is settled, not until APNs answers: it is the most a worker
 /// holds sent without a sent marker, so what a killed worker can leave to be sent twice.
 final class NotificationSender: Sendable {
-    private let context: PipelineContext
+    private let outlet: PipelineOutlet
     private let clients: [String: APNsClient]
+    private let jobs: JobStore
+    private let controls: JobControlCache
+    private let suspensions: SuspensionCache
+    private let resend: ResendBuffer
     private let throttle: SendThrottle
     private let inFlight: AsyncPermits
     private let breaker: CampaignBreaker
@@ -38,14 +42,20 @@ final class NotificationSender: Sendable {
     /// (`worker.settle-patience-ms`).
     private let settlePatience: Duration
 
-    init(context: PipelineContext, clients: [String: APNsClient]) {
-        self.context = context
+    init(
+        outlet: PipelineOutlet, clients: [String: APNsClient], jobs: JobStore, controls: JobControlCache, suspensions: SuspensionCache,
+        resend: ResendBuffer, limiter: RateLimiter, worker: WorkerSettings, breaker: BreakerSettings
+    ) {
+        self.outlet = outlet
         self.clients = clients
-        self.throttle = SendThrottle(
-            limiter: context.limiter, permitBlock: context.configuration.worker.permitBlock, counters: context.counters)
-        self.inFlight = AsyncPermits(context.configuration.worker.notificationsInFlight)
-        self.breaker = CampaignBreaker(settings: context.configuration.breaker)
-        self.settlePatience = context.configuration.worker.settlePatience
+        self.jobs = jobs
+        self.controls = controls
+        self.suspensions = suspensions
+        self.resend = resend
+        self.throttle = SendThrottle(limiter: limiter, permitBlock: worker.permitBlock, counters: outlet.counters)
+        self.inFlight = AsyncPermits(worker.notificationsInFlight)
+        self.breaker = CampaignBreaker(settings: breaker)
+        self.settlePatience = worker.settlePatience
     }
 
     /// Notifications admitted whose outcome is not settled yet: what a worker stopping now
@@ -83,7 +93,7 @@ final class NotificationSender: Sendable {
         }
         // The notification every device of the chunk gets (its device token is each one's).
         let notification = job.apnsRequest(for: app, token: deliveries[0].token, jobID: jobID)
-        let counters = context.counters
+        let counters = outlet.counters
         let facts = Settlement.Facts(
             app: app.id, jobID: jobID, environment: job.environment, kind: job.tokenKind,
             usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID), now: 0, suspension: SuspensionCache.duration)
@@ -135,9 +145,9 @@ final class NotificationSender: Sendable {
         through client: APNsClient, into outcomes: SendResultQueue
     ) async -> (sent: Int, stop: Stop) {
         let inFlight = self.inFlight
-        let metrics = context.metrics
+        let metrics = outlet.metrics
         let latency = metrics.apnsLatency(app: app.id)
-        let controls = context.controls
+        let controls = self.controls
         let binary = app.settings.transport == .binary
         var stop = Stop.stopping
         var next = 0
@@ -151,7 +161,7 @@ final class NotificationSender: Sendable {
                         stop = halt
                         break
                     }
-                    if let reason = try await context.suspensions.reason(app: app.id, environment: job.environment) {
+                    if let reason = try await suspensions.reason(app: app.id, environment: job.environment) {
                         stop = .suspended(reason: reason)
                         break
                     }
@@ -204,7 +214,7 @@ final class NotificationSender: Sendable {
                     }
                 } catch {
                     // Cancelled, or Redis is away while stopping: what is not sent waits for a resend.
-                    context.logger.warning("stopped sending a batch", metadata: ["error": "\(error)", "app": "\(app.id)"])
+                    outlet.logger.warning("stopped sending a batch", metadata: ["error": "\(error)", "app": "\(app.id)"])
                     stop = .stopping
                     break
                 }
@@ -222,13 +232,13 @@ final class NotificationSender: Sendable {
     private func settle(_ outcomes: [(Delivery, SendResult)], of job: PushJob, facts template: Settlement.Facts) async throws {
         guard !outcomes.isEmpty else { return }
         var facts = template
-        facts.now = context.clock()
+        facts.now = outlet.clock()
         let plan = Settlement.plan(outcomes, facts: facts)
         for (key, count) in plan.metrics {
-            context.metrics.outcome(app: facts.app, outcome: key.outcome, reason: key.reason, count: count)
+            outlet.metrics.outcome(app: facts.app, outcome: key.outcome, reason: key.reason, count: count)
         }
         for (name, count) in plan.workerCounts {
-            context.counters.add(name, count)
+            outlet.counters.add(name, count)
         }
         var positions: [DeviceToken: UInt32] = [:]
         for (delivery, _) in outcomes {
@@ -242,7 +252,7 @@ final class NotificationSender: Sendable {
     private struct Effects: SettlementEffects {
         let sender: NotificationSender
         let facts: Settlement.Facts
-        var context: PipelineContext { sender.context }
+        var outlet: PipelineOutlet { sender.outlet }
 
         func pauseJob(reason: String) async throws {
             try await sender.pause(
@@ -254,48 +264,48 @@ final class NotificationSender: Sendable {
 
         func suspendApp(reason: String) async throws {
             let (app, environment) = (facts.app, facts.environment)
-            context.counters.add(.providerSuspensions)
-            let suspensions = context.suspensions
+            outlet.counters.add(.providerSuspensions)
+            let suspensions = sender.suspensions
             let isNew = suspensions.hold(app: app, environment: environment, reason: reason)
-            try await Retrying.run("suspending app \(app) in \(environment.rawValue)", logger: context.logger) {
+            try await Retrying.run("suspending app \(app) in \(environment.rawValue)", logger: outlet.logger) {
                 try await suspensions.suspendFleetWide(app: app, environment: environment, reason: reason)
             }
-            context.logger.log(
+            outlet.logger.log(
                 level: isNew ? .error : .debug,
                 "APNs refused the \(environment.rawValue) credential of app \(app) (\(reason)): its sending to \(environment.rawValue) is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience there waits in the resend buffer. Fix the app's key or certificate (`pushfleet credentials check --app \(app)`).",
                 metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "job": "\(facts.jobID)"])
         }
 
         func offerRegistryChanges(_ changes: [FeedbackEvent]) async throws {
-            let (effects, jobID) = (context.heldEffects, facts.jobID)
-            let answer = try await Retrying.run("offering \(changes.count) registry change(s) of job \(jobID)", logger: context.logger) {
+            let (effects, jobID) = (outlet.heldEffects, facts.jobID)
+            let answer = try await Retrying.run("offering \(changes.count) registry change(s) of job \(jobID)", logger: outlet.logger) {
                 try await effects.offer(jobID: jobID, changes)
             }
-            if try await context.controls.current(jobID).state != answer.state {
-                context.controls.invalidate(jobID)
+            if try await sender.controls.current(jobID).state != answer.state {
+                sender.controls.invalidate(jobID)
             }
         }
 
         func scheduleResends(
             _ failures: [ResendFailure], positions: [DeviceToken: UInt32]
         ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry]) {
-            let (context, jobID, app) = (self.context, facts.jobID, facts.app)
+            let (outlet, jobs, resend, jobID, app) = (self.outlet, sender.jobs, sender.resend, facts.jobID, facts.app)
             let checked = Settlement.positionsToCheck(failures, positions: positions)
-            let (selection, expired) = try await Retrying.run("scheduling \(failures.count) resend(s)", logger: context.logger) {
-                let flags = checked.isEmpty ? [] : try await context.jobs.hasMarkers(jobID: jobID, positions: checked)
+            let (selection, expired) = try await Retrying.run("scheduling \(failures.count) resend(s)", logger: outlet.logger) {
+                let flags = checked.isEmpty ? [] : try await jobs.hasMarkers(jobID: jobID, positions: checked)
                 let marked = Set(zip(checked, flags).compactMap { $1 ? $0 : nil })
                 let selection = Settlement.resendsToSchedule(failures, positions: positions, marked: marked)
-                return (selection, try await context.resend.schedule(app: app, selection.toSchedule))
+                return (selection, try await resend.schedule(app: app, selection.toSchedule))
             }
-            try await context.skippedDuplicates(
+            try await outlet.skippedDuplicates(
                 selection.settledElsewhere, jobID: jobID, "resends settled by another worker meanwhile: not buffered")
             return (selection.toSchedule, expired)
         }
 
         func deadLetter(_ letters: [DeadLetter], resendsGivenUp: Int) async throws {
             if !letters.isEmpty {
-                try await context.deadLetter(letters)
-                context.counters.add(.deadLetteredNotifications, letters.count)
+                try await outlet.deadLetter(letters)
+                outlet.counters.add(.deadLetteredNotifications, letters.count)
             }
             if resendsGivenUp > 0 {
                 try await sender.increment([.deadLettered: resendsGivenUp], jobID: facts.jobID)
@@ -303,19 +313,19 @@ final class NotificationSender: Sendable {
         }
 
         func countRetried(_ retried: Int) {
-            context.counters.add(.retried, retried)
+            outlet.counters.add(.retried, retried)
         }
 
         func recordOutcomes(_ records: [DeliveryOutcomeRecord]) async throws {
-            let (jobs, jobID) = (context.jobs, facts.jobID)
-            _ = try await Retrying.run("recording \(records.count) outcome(s) of job \(jobID)", logger: context.logger) {
+            let (jobs, jobID) = (sender.jobs, facts.jobID)
+            _ = try await Retrying.run("recording \(records.count) outcome(s) of job \(jobID)", logger: outlet.logger) {
                 try await jobs.recordOutcomes(jobID: jobID, records)
             }
         }
 
         func completeResends(_ finished: [Settlement.FinishedResend]) async throws {
-            let (resend, app) = (context.resend, facts.app)
-            let removed = try await Retrying.run("completing \(finished.count) resend(s)", logger: context.logger) {
+            let (resend, app) = (sender.resend, facts.app)
+            let removed = try await Retrying.run("completing \(finished.count) resend(s)", logger: outlet.logger) {
                 try await resend.complete(app: app, finished.map(\.entry))
             }
             var counts: [JobCounter: Int] = [:]
@@ -334,29 +344,29 @@ final class NotificationSender: Sendable {
     /// While the breaker watches the job: judges its statistics so far, then clears the job
     /// (releasing its held registry changes) or pauses it.
     private func judge(jobID: String, app: String) async throws {
-        let control = try await context.controls.current(jobID)
+        let control = try await controls.current(jobID)
         guard control.state == .running, control.breaker == .watching else { return }
-        let counters = try await Retrying.run("reading statistics of job \(jobID)", logger: context.logger) {
-            try await context.jobs.statistics(jobID: jobID)
+        let counters = try await Retrying.run("reading statistics of job \(jobID)", logger: outlet.logger) {
+            try await jobs.statistics(jobID: jobID)
         }
         switch breaker.verdict(JobReport(jobID: jobID, counters: counters, control: control)) {
         case .watching:
             return
         case .clear:
-            let update = try await Retrying.run("clearing job \(jobID)", logger: context.logger) {
-                try await context.jobs.update(jobID: jobID, .clear)
+            let update = try await Retrying.run("clearing job \(jobID)", logger: outlet.logger) {
+                try await jobs.update(jobID: jobID, .clear)
             }
-            context.controls.remember(jobID, update.after)
+            controls.remember(jobID, update.after)
             if update.changed {
-                context.counters.add(.jobsCleared)
-                context.logger.info("circuit breaker cleared the job: its registry changes apply", metadata: ["job": "\(jobID)", "app": "\(app)"])
+                outlet.counters.add(.jobsCleared)
+                outlet.logger.info("circuit breaker cleared the job: its registry changes apply", metadata: ["job": "\(jobID)", "app": "\(app)"])
             }
             if update.after.gate == .apply {
-                let effects = context.heldEffects
-                let released = try await Retrying.run("releasing held registry changes of job \(jobID)", logger: context.logger) {
+                let effects = outlet.heldEffects
+                let released = try await Retrying.run("releasing held registry changes of job \(jobID)", logger: outlet.logger) {
                     try await effects.release(jobID: jobID)
                 }
-                context.counters.add(.effectsReleased, released)
+                outlet.counters.add(.effectsReleased, released)
             }
         case .trip(let reason):
             try await pause(jobID: jobID, app: app, reason: reason)
@@ -365,23 +375,23 @@ final class NotificationSender: Sendable {
 
     /// Pauses the job fleet-wide for the breaker, loudly, unless it is paused or cancelled already.
     private func pause(jobID: String, app: String, reason: String) async throws {
-        let now = context.clock()
-        let update = try await Retrying.run("pausing job \(jobID)", logger: context.logger) {
-            try await context.jobs.update(jobID: jobID, .trip(reason: reason, at: now))
+        let now = outlet.clock()
+        let update = try await Retrying.run("pausing job \(jobID)", logger: outlet.logger) {
+            try await jobs.update(jobID: jobID, .trip(reason: reason, at: now))
         }
-        context.controls.remember(jobID, update.after)
+        controls.remember(jobID, update.after)
         guard update.changed else { return }
-        context.counters.add(.jobsPaused)
-        context.metrics.jobStopped(app: app, by: JobControl.Actor.breaker.rawValue, state: JobControl.State.paused.rawValue)
-        context.logger.error(
+        outlet.counters.add(.jobsPaused)
+        outlet.metrics.jobStopped(app: app, by: JobControl.Actor.breaker.rawValue, state: JobControl.State.paused.rawValue)
+        outlet.logger.error(
             "job \(jobID) of app \(app) paused: \(reason). Nothing its answers call for is applied to the device registry while it is paused. Decide with `pushfleet jobs resume \(jobID)` (the answers are genuine) or `pushfleet jobs abort \(jobID)`.",
             metadata: ["job": "\(jobID)", "app": "\(app)"])
     }
 
     private func increment(_ counts: [JobCounter: Int], jobID: String) async throws {
         guard !counts.isEmpty else { return }
-        try await Retrying.run("updating statistics of job \(jobID)", logger: context.logger) {
-            try await context.jobs.increment(jobID: jobID, counts)
+        try await Retrying.run("updating statistics of job \(jobID)", logger: outlet.logger) {
+            try await jobs.increment(jobID: jobID, counts)
         }
     }
 }

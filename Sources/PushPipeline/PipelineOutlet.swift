@@ -10,25 +10,15 @@ import PushStore
 import Redis
 import Tracing
 
-/// What the stages of one worker process share: settings, apps, the Redis-backed stores, the
-/// producer, the APNs clients and the counters.
-final class PipelineContext: Sendable {
-    let configuration: PushFleetConfiguration
+/// What every stage of a worker process uses to report and to hand messages on: the worker's
+/// logger, counters and metrics, its apps, publishing to Kafka, dead letters, and the way a
+/// consumed message is handled. The stores a stage reads and writes are its own properties
+/// (``PipelineStores`` builds them), so each stage shows what it touches.
+final class PipelineOutlet: Sendable {
     let apps: [String: PushApp]
-    let redis: any RedisCommands
     let producer: KafkaProducer
-    let registry: DeviceRegistry
+    /// Job statistics (duplicates skipped) and the gates of held registry changes.
     let jobs: JobStore
-    let resend: ResendBuffer
-    let limiter: RateLimiter
-    let schedule: JobSchedule
-    let suspensions: SuspensionCache
-    /// Each job's control state (running, paused, cancelled; its operator rate), as this worker
-    /// last read it.
-    let controls: JobControlCache
-    let idempotency: IdempotencyKeys
-    let channels: ChannelStore
-    let activityTokens: ActivityTokenStore
     /// The newest dead letters of each job and app, for the API; `push.dlq` has them all.
     let deadLetterLog: DeadLetterLog
     let metrics = PipelineMetrics()
@@ -37,31 +27,13 @@ final class PipelineContext: Sendable {
     let clock: @Sendable () -> Int64
 
     init(
-        configuration: PushFleetConfiguration,
-        apps: [String: PushApp],
-        redis: any RedisCommands,
-        producer: KafkaProducer,
-        counters: WorkerCounters,
-        logger: Logger,
-        clock: @escaping @Sendable () -> Int64 = StoreClock.system
+        apps: [String: PushApp], producer: KafkaProducer, stores: PipelineStores,
+        counters: WorkerCounters, logger: Logger, clock: @escaping @Sendable () -> Int64 = StoreClock.system
     ) {
-        self.configuration = configuration
         self.apps = apps
-        self.redis = redis
         self.producer = producer
-        self.registry = DeviceRegistry(
-            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
-        let jobs = JobStore(client: redis)
-        self.jobs = jobs
-        self.resend = ResendBuffer(client: redis, policy: configuration.resend.policy, clock: clock)
-        self.limiter = RateLimiter(client: redis)
-        self.schedule = JobSchedule(client: redis, clock: clock)
-        self.suspensions = SuspensionCache(store: AppSuspension(client: redis))
-        self.controls = JobControlCache(store: jobs)
-        self.idempotency = IdempotencyKeys(client: redis)
-        self.channels = ChannelStore(client: redis)
-        self.activityTokens = ActivityTokenStore(client: redis)
-        self.deadLetterLog = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
+        self.jobs = stores.jobs
+        self.deadLetterLog = stores.deadLetterLog
         self.counters = counters
         self.logger = logger
         self.clock = clock

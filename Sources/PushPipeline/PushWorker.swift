@@ -107,28 +107,36 @@ public final class PushWorker: Service, Sendable {
             try? await apnsEventLoops.shutdownGracefully()
             throw error
         }
-        let context = PipelineContext(
-            configuration: configuration, apps: apps, redis: redis, producer: producer, counters: counters, logger: logger)
-        let sender = NotificationSender(context: context, clients: clients)
+        let stores = PipelineStores(redis: redis, configuration: configuration)
+        let outlet = PipelineOutlet(apps: apps, producer: producer, stores: stores, counters: counters, logger: logger)
+        let sender = NotificationSender(
+            outlet: outlet, clients: clients, jobs: stores.jobs, controls: stores.controls, suspensions: stores.suspensions,
+            resend: stores.resend, limiter: stores.limiter, worker: configuration.worker, breaker: configuration.breaker)
         let worker = configuration.worker
+        let feedbackInterval = configuration.apns.feedbackInterval
 
         var consumers: [(KafkaConsumer, Int, @Sendable (KafkaConsumerMessage) async -> Bool)] = []
         if roles.contains(.expand) {
-            let stage = ExpandStage(context: context, clients: clients)
+            let stage = ExpandStage(
+                outlet: outlet, registry: stores.registry, jobs: stores.jobs, controls: stores.controls, idempotency: stores.idempotency,
+                schedule: stores.schedule, channels: stores.channels, activityTokens: stores.activityTokens, clients: clients,
+                chunkSize: worker.chunkSize)
             consumers.append(
-                (try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: context.metrics), worker.expansionsInFlight, stage.handle))
+                (try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: outlet.metrics), worker.expansionsInFlight, stage.handle))
         }
         if roles.contains(.send) {
-            let stage = SendStage(context: context, sender: sender)
+            let stage = SendStage(outlet: outlet, jobs: stores.jobs, controls: stores.controls, sender: sender)
             consumers.append(
                 (
-                    try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight, metrics: context.metrics),
+                    try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight, metrics: outlet.metrics),
                     worker.chunksInFlight, stage.handle
                 ))
         }
         if roles.contains(.feedback) {
-            let stage = FeedbackStage(context: context, clients: clients)
-            consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000, metrics: context.metrics), 64, stage.handle))
+            let stage = FeedbackStage(
+                outlet: outlet, registry: stores.registry, jobs: stores.jobs,
+                probesOtherEnvironment: configuration.registry.probesOtherEnvironment, clients: clients)
+            consumers.append((try consumer(WorkerRole.feedback.topic, role: .feedback, buffer: 1_000, metrics: outlet.metrics), 64, stage.handle))
         }
         running.withLock {
             $0.consumers = consumers.map(\.0)
@@ -143,18 +151,25 @@ public final class PushWorker: Service, Sendable {
                 let topic = consumer.topics.joined(separator: ",")
                 addPart("consumer \(topic)", to: &group) { try? await consumer.run() }
                 addPart("stage \(topic)", to: &group) {
-                    await MessageLoop.run(consumer, concurrency: concurrency, metrics: context.metrics, handler: handler)
+                    await MessageLoop.run(consumer, concurrency: concurrency, metrics: outlet.metrics, handler: handler)
                 }
             }
             if roles.contains(.send) {
-                addPart("resend drainer", to: &group) { await ResendDrainer(context: context, sender: sender).run() }
-                addPart("pool sampler", to: &group) { await Self.samplePools(distinctClients, metrics: context.metrics) }
+                addPart("resend drainer", to: &group) {
+                    await ResendDrainer(
+                        outlet: outlet, resend: stores.resend, suspensions: stores.suspensions, jobs: stores.jobs,
+                        pollInterval: worker.resendPollInterval, sender: sender
+                    ).run()
+                }
+                addPart("pool sampler", to: &group) { await Self.samplePools(distinctClients, metrics: outlet.metrics) }
             }
             if roles.contains(.expand) {
-                addPart("schedule releaser", to: &group) { await ScheduleReleaser(context: context).run() }
+                addPart("schedule releaser", to: &group) { await ScheduleReleaser(outlet: outlet, schedule: stores.schedule).run() }
             }
             if roles.contains(.feedback) {
-                addPart("feedback service poller", to: &group) { await FeedbackServicePoller(context: context, clients: clients).run() }
+                addPart("feedback service poller", to: &group) {
+                    await FeedbackServicePoller(outlet: outlet, interval: feedbackInterval, clients: clients).run()
+                }
             }
         }
         await stopping("Kafka producer") { await producer.close() }

@@ -12,20 +12,25 @@ import ServiceLifecycle
 /// entries of a paused job (their claim runs out and they come back). Runs until graceful
 /// shutdown; a round in progress finishes first.
 struct ResendDrainer: Sendable {
-    let context: PipelineContext
+    let outlet: PipelineOutlet
+    let resend: ResendBuffer
+    let suspensions: SuspensionCache
+    let jobs: JobStore
+    /// How often each app's buffer is read (`worker.resend-poll-interval`).
+    let pollInterval: Duration
     let sender: NotificationSender
     /// Entries claimed per app and round.
     var batchSize = 500
 
     func run() async {
-        let poll = context.configuration.worker.resendPollInterval
+        let poll = pollInterval
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             var drained = 0
-            for app in context.apps.values.sorted(by: { $0.id < $1.id }) {
+            for app in outlet.apps.values.sorted(by: { $0.id < $1.id }) {
                 do {
                     drained += try await drain(app)
                 } catch {
-                    context.logger.warning("resend round failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
+                    outlet.logger.warning("resend round failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
                 }
             }
             if drained == 0 {
@@ -38,22 +43,22 @@ struct ResendDrainer: Sendable {
 
     /// One round for one app; returns the entries it handled.
     func drain(_ app: PushApp) async throws -> Int {
-        context.metrics.resendDepth(app: app.id, try await context.resend.depth(app: app.id))
+        outlet.metrics.resendDepth(app: app.id, try await resend.depth(app: app.id))
         // Suspended everywhere: nothing it claimed could be sent. Suspended in one environment
         // only: that environment's entries go back to the buffer (not sent) when claimed.
         var suspended = 0
-        for environment in app.settings.environments where try await context.suspensions.reason(app: app.id, environment: environment) != nil {
+        for environment in app.settings.environments where try await suspensions.reason(app: app.id, environment: environment) != nil {
             suspended += 1
         }
         if suspended == app.settings.environments.count { return 0 }
-        let entries = try await context.resend.claimDue(app: app.id, limit: batchSize)
+        let entries = try await resend.claimDue(app: app.id, limit: batchSize)
         guard !entries.isEmpty else { return 0 }
         var byJob: [String: [ResendEntry]] = [:]
         for entry in entries {
             byJob[entry.jobID, default: []].append(entry)
         }
         for (jobID, jobEntries) in byJob {
-            guard let json = try await context.jobs.spec(jobID: jobID), let job = try? PushJob.decodeAndValidate(from: Data(json)) else {
+            guard let json = try await jobs.spec(jobID: jobID), let job = try? PushJob.decodeAndValidate(from: Data(json)) else {
                 try await giveUp(jobEntries, app: app, jobID: jobID)
                 continue
             }
@@ -64,15 +69,15 @@ struct ResendDrainer: Sendable {
 
     /// The job's payload is gone (expired or never stored): nothing to send, so dead-letter.
     private func giveUp(_ entries: [ResendEntry], app: PushApp, jobID: String) async throws {
-        let now = context.clock()
+        let now = outlet.clock()
         let letters = entries.map {
             DeadLetter(
                 reason: "job-spec-missing", message: "the job's payload is no longer stored; cannot send again",
                 app: app.id, jobID: jobID, token: $0.token.hex, attempts: $0.attempts, deadLetteredAt: now)
         }
-        try await context.deadLetter(letters)
-        context.counters.add(.deadLetteredNotifications, letters.count)
-        let removed = try await context.resend.complete(app: app.id, entries)
-        try await context.jobs.increment(jobID: jobID, [.deadLettered: removed.filter { $0 }.count])
+        try await outlet.deadLetter(letters)
+        outlet.counters.add(.deadLetteredNotifications, letters.count)
+        let removed = try await resend.complete(app: app.id, entries)
+        try await jobs.increment(jobID: jobID, [.deadLettered: removed.filter { $0 }.count])
     }
 }

@@ -14,12 +14,14 @@ import Tracing
 /// buffer. A chunk of a paused job is left alone (the job is published again when it resumes,
 /// and its chunks with it).
 struct SendStage: Sendable {
-    let context: PipelineContext
+    let outlet: PipelineOutlet
+    let jobs: JobStore
+    let controls: JobControlCache
     let sender: NotificationSender
 
     /// Handles one chunk; `false` when the worker stopped before it finished.
     func handle(_ message: KafkaConsumerMessage) async -> Bool {
-        await context.handle(message, span: "send chunk", stage: "send stage") { span in
+        await outlet.handle(message, span: "send chunk", stage: "send stage") { span in
             try await process(message, span: span)
         }
     }
@@ -29,7 +31,7 @@ struct SendStage: Sendable {
         do {
             chunk = try DeliveryChunk.decodeAndValidate(from: Data(message.value))
         } catch {
-            try await context.deadLetter(message, invalid: error)
+            try await outlet.deadLetter(message, invalid: error)
             return
         }
         let job = chunk.job
@@ -39,33 +41,33 @@ struct SendStage: Sendable {
             span.attributes["pushfleet.chunk"] = chunk.chunkID
             span.attributes["pushfleet.tokens"] = chunk.tokens.count
         }
-        guard let app = try await context.app(named: job.app, environment: job.environment, for: message) else { return }
+        guard let app = try await outlet.app(named: job.app, environment: job.environment, for: message) else { return }
         let jobID = chunk.jobID
-        let controls = context.controls
-        let paused = try await Retrying.run("checking whether job \(jobID) is paused", logger: context.logger) {
+        let controls = self.controls
+        let paused = try await Retrying.run("checking whether job \(jobID) is paused", logger: outlet.logger) {
             try await controls.isPaused(jobID)
         }
         if paused {
-            context.counters.add(.chunksLeftForResume)
-            context.logger.debug("job paused: chunk left for its resume", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)"])
+            outlet.counters.add(.chunksLeftForResume)
+            outlet.logger.debug("job paused: chunk left for its resume", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)"])
             return
         }
-        let lease = ChunkLease(context: context, jobID: jobID, chunkID: chunk.chunkID)
+        let lease = ChunkLease(outlet: outlet, jobs: jobs, jobID: jobID, chunkID: chunk.chunkID)
         try await lease.hold {
-            let marked = try await Retrying.run("reading sent markers of job \(jobID)", logger: context.logger) {
-                try await context.jobs.hasMarkers(jobID: jobID, positions: chunk.positions)
+            let marked = try await Retrying.run("reading sent markers of job \(jobID)", logger: outlet.logger) {
+                try await jobs.hasMarkers(jobID: jobID, positions: chunk.positions)
             }
             var pending: [Delivery] = []
             pending.reserveCapacity(chunk.tokens.count)
             for index in chunk.tokens.indices where !marked[index] {
                 pending.append(Delivery(token: chunk.tokens[index], position: chunk.positions[index]))
             }
-            try await context.skippedDuplicates(
+            try await outlet.skippedDuplicates(
                 chunk.tokens.count - pending.count, jobID: jobID, "chunk seen before: skipping tokens already sent",
                 metadata: ["chunk": "\(chunk.chunkID)"])
             span.attributes["pushfleet.sending"] = pending.count
             try await sender.deliver(pending, of: job, jobID: jobID, app: app)
         }
-        context.counters.add(.chunksSent)
+        outlet.counters.add(.chunksSent)
     }
 }
