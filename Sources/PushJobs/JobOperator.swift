@@ -1,6 +1,6 @@
-public import Kafka
+import Kafka
 import PushCore
-public import PushStore
+import PushStore
 
 /// What operators do to a published job, for the CLI (`pushfleet jobs …`) and the HTTP API
 /// alike: pause it, resume it, cancel (abort) it, change its rate. Each is a
@@ -11,23 +11,23 @@ public import PushStore
 /// paused, shards not scanned) is expanded again, and the sent markers skip every token that
 /// already has an outcome. A job resumed after the circuit breaker tripped has its held
 /// registry changes released.
-public struct JobOperator: Sendable {
+package struct JobOperator: Sendable {
     let producer: KafkaProducer
     let jobs: JobStore
 
-    public init(producer: KafkaProducer, jobs: JobStore) {
+    package init(producer: KafkaProducer, jobs: JobStore) {
         self.producer = producer
         self.jobs = jobs
     }
 
     /// A job the store does not know (never published, or expired).
-    public struct UnknownJob: Error, CustomStringConvertible {
-        public let jobID: String
-        public var description: String { "no job '\(jobID)' (unknown, or expired)" }
+    package struct UnknownJob: Error, CustomStringConvertible {
+        package let jobID: String
+        package var description: String { "no job '\(jobID)' (unknown, or expired)" }
     }
 
     /// Pauses a running job fleet-wide; a paused job stays as it is.
-    public func pause(jobID: String, reason: String, at: Int64) async throws -> JobStore.ControlUpdate {
+    package func pause(jobID: String, reason: String, at: Int64) async throws -> JobStore.ControlUpdate {
         try await jobs.update(jobID: jobID, .pause(reason: reason, at: at))
     }
 
@@ -36,7 +36,7 @@ public struct JobOperator: Sendable {
     ///
     /// - Throws: ``UnknownJob`` when the job's spec is gone; ``JobControl/Refusal`` when it is
     ///   not paused or was cancelled; Kafka and Redis errors.
-    public func resume(jobID: String, at: Int64) async throws -> JobStore.ControlUpdate {
+    package func resume(jobID: String, at: Int64) async throws -> JobStore.ControlUpdate {
         guard let spec = try await jobs.spec(jobID: jobID) else { throw UnknownJob(jobID: jobID) }
         let update = try await jobs.update(jobID: jobID, .resume(at: at))
         do {
@@ -54,13 +54,13 @@ public struct JobOperator: Sendable {
     }
 
     /// Cancels a job: nothing more of it is sent, and its held registry changes are discarded.
-    public func cancel(jobID: String, reason: String, at: Int64) async throws -> JobStore.ControlUpdate {
+    package func cancel(jobID: String, reason: String, at: Int64) async throws -> JobStore.ControlUpdate {
         try await jobs.update(jobID: jobID, .cancel(reason: reason, at: at))
     }
 
     /// Sets (or with `nil` removes) the job's rate, in notifications per second; it nests
     /// inside the app's rate like a job's own `throttle.rate-per-second`.
-    public func setRate(jobID: String, _ rate: Double?) async throws -> JobStore.ControlUpdate {
+    package func setRate(jobID: String, _ rate: Double?) async throws -> JobStore.ControlUpdate {
         try await jobs.update(jobID: jobID, .setRate(rate))
     }
 

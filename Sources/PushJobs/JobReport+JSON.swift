@@ -1,11 +1,11 @@
-public import PushCore
+import PushCore
 import PushStore
 
 extension JobReport {
     /// The report as the API's `JobStatus` object and `--json` output: job, app, state, why it
     /// stopped (paused or cancelled), its breaker and operator rate, and every figure
     /// (`schemas/openapi.yaml`, `JobStatus`).
-    public func json(app: String) -> JSONValue {
+    package func json(app: String) -> JSONValue {
         func number(_ value: Int) -> JSONValue { .number(JSONNumber(value)) }
         var reasons = JSONObject()
         for reason in failedByReason.keys.sorted() {

@@ -1,80 +1,80 @@
 import APNsCore
 import Foundation
-public import PushStore
+import PushStore
 
 /// A job's statistics as `pushfleet stats` and the API show them, computed from its counters
 /// (``JobStore/statistics(jobID:)``) and its control state (``JobStore/control(jobID:)``).
-public struct JobReport: Sendable, Hashable {
-    public var jobID: String
+package struct JobReport: Sendable, Hashable {
+    package var jobID: String
     /// Tokens the audience resolved to (for shard jobs: the sum over the shards scanned so far).
-    public var targeted: Int
+    package var targeted: Int
     /// Tokens published in chunks.
-    public var expanded: Int
-    public var chunks: Int
+    package var expanded: Int
+    package var chunks: Int
     /// Notifications that reached APNs and have a final outcome.
-    public var sent: Int
-    public var accepted: Int
+    package var sent: Int
+    package var accepted: Int
     /// Refusals by APNs reason (410s, token rejections and other refusals).
-    public var failedByReason: [String: Int]
+    package var failedByReason: [String: Int]
     /// Of the refusals, those that said the token is gone (410: removed from the registry).
-    public var unregistered: Int
+    package var unregistered: Int
     /// Of the refusals, token rejections (`BadDeviceToken`, `DeviceTokenNotForTopic`) and
     /// refusals Apple does not document, by reason: what the circuit breaker judges.
-    public var rejectedByReason: [String: Int]
+    package var rejectedByReason: [String: Int]
     /// Tokens the feedback worker removed from the registry (410).
-    public var removed: Int
+    package var removed: Int
     /// Tokens kept aside as suspect, and tokens found in the wrong environment and moved.
-    public var suspect: Int
-    public var movedEnvironment: Int
+    package var suspect: Int
+    package var movedEnvironment: Int
     /// Registry changes discarded because the job was cancelled while they were held.
-    public var effectsDiscarded: Int
+    package var effectsDiscarded: Int
     /// Notifications that went to the resend buffer at least once.
-    public var retried: Int
-    public var deadLettered: Int
+    package var retried: Int
+    package var deadLettered: Int
     /// Tokens of redelivered chunks skipped because they were sent already.
-    public var duplicatesSkipped: Int
-    public var unknownOpenIDs: Int
-    public var otherEnvironment: Int
+    package var duplicatesSkipped: Int
+    package var unknownOpenIDs: Int
+    package var otherEnvironment: Int
     /// Openids whose device is kept aside as suspect.
-    public var suspectDevices: Int
+    package var suspectDevices: Int
     /// Registry shards of a broadcast or tag job, and how many were scanned completely.
-    public var shards: Int
-    public var shardsDone: Int
+    package var shards: Int
+    package var shardsDone: Int
     /// When the job waits in the schedule: its due time (ms since 1970).
-    public var scheduledAt: Int?
-    public var expansionComplete: Bool
+    package var scheduledAt: Int?
+    package var expansionComplete: Bool
     /// The job was cancelled (``JobStore/cancel(jobID:at:reason:)``).
-    public var cancelRequested: Bool
+    package var cancelRequested: Bool
     /// Whether the job may send, why not, its breaker, its operator rate.
-    public var control: JobControl
+    package var control: JobControl
     /// Tokens not sent because the job was cancelled.
-    public var cancelled: Int
+    package var cancelled: Int
     /// Of ``cancelled``, tokens counted when their shard or list was read, never published as
     /// chunks, so never part of ``expanded``.
-    public var cancelledUnexpanded: Int
+    package var cancelledUnexpanded: Int
     /// Devices that reported the notification delivered, and opened (receipts).
-    public var delivered: Int
-    public var opened: Int
+    package var delivered: Int
+    package var opened: Int
     /// The job was skipped: its idempotency key belongs to another job.
-    public var duplicateJob: Bool
+    package var duplicateJob: Bool
 
     /// Tokens with a final outcome: accepted, refused, dead-lettered or cancelled.
-    public var finished: Int { accepted + failed + deadLettered + cancelled }
+    package var finished: Int { accepted + failed + deadLettered + cancelled }
 
     /// Refusals, all reasons together.
-    public var failed: Int { failedByReason.values.reduce(0, +) }
+    package var failed: Int { failedByReason.values.reduce(0, +) }
 
     /// Refusals that concern the token: 410s and token rejections.
-    public var invalidTokens: Int { unregistered + rejectedByReason.values.reduce(0, +) }
+    package var invalidTokens: Int { unregistered + rejectedByReason.values.reduce(0, +) }
 
     /// Every expanded token has a final outcome and the expansion is complete. The tokens a
     /// cancel stopped before they were published are final too but never expanded, so they
     /// are added to the expanded side: counted on the finished side alone, they would let a
     /// cancelled broadcast's report complete while published notifications are still in flight.
-    public var isComplete: Bool { expansionComplete && finished >= expanded + cancelledUnexpanded }
+    package var isComplete: Bool { expansionComplete && finished >= expanded + cancelledUnexpanded }
 
     /// Where the job is (``JobState``).
-    public var state: JobState {
+    package var state: JobState {
         if cancelRequested || control.state == .cancelled { return .cancelled }
         if control.state == .paused { return .paused }
         if isComplete { return .complete }
@@ -83,7 +83,7 @@ public struct JobReport: Sendable, Hashable {
         return .inProgress
     }
 
-    public init(jobID: String, counters: [String: Int], control: JobControl = JobControl()) {
+    package init(jobID: String, counters: [String: Int], control: JobControl = JobControl()) {
         self.jobID = jobID
         self.control = control
         var values: [JobCounter: Int] = [:]
@@ -140,7 +140,7 @@ public struct JobReport: Sendable, Hashable {
     }
 
     /// Reads a job's counters and control state.
-    public static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
+    package static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
         JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
     }
 
@@ -158,7 +158,7 @@ public struct JobReport: Sendable, Hashable {
     }
 
     /// The figures as `name value` lines for people.
-    public var lines: [String] {
+    package var lines: [String] {
         var lines = [
             "job            \(jobID)",
             "state          \(state)" + (duplicateJob ? " (skipped: its idempotency key belongs to another job)" : ""),
@@ -206,7 +206,7 @@ public struct JobReport: Sendable, Hashable {
 }
 
 /// Where a job is, as its report, the API and the CLI name it.
-public enum JobState: String, Sendable, Hashable, CaseIterable {
+package enum JobState: String, Sendable, Hashable, CaseIterable {
     /// Published, not expanded yet.
     case queued
     /// Waiting for its send-at.

@@ -1,6 +1,6 @@
 public import Logging
 public import PushConfiguration
-public import PushStore
+import PushStore
 public import Redis
 
 extension RedisSettings {
@@ -34,7 +34,7 @@ extension RedisSettings {
 
 extension ResendSettings {
     /// The resend buffer's policy.
-    public var policy: ResendPolicy {
+    package var policy: ResendPolicy {
         ResendPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, maxDelay: maxDelay, maxAge: maxAge, lease: lease)
     }
 }

@@ -1,12 +1,12 @@
-public import APNs
-public import APNsCore
+import APNs
+import APNsCore
 import Foundation
-public import PushConfiguration
-public import PushStore
+import PushConfiguration
+import PushStore
 
 /// Why a channel operation did not happen (``ChannelManager``).
-public struct ChannelManagerError: Error, CustomStringConvertible, Sendable {
-    public enum Kind: Sendable, Equatable {
+package struct ChannelManagerError: Error, CustomStringConvertible, Sendable {
+    package enum Kind: Sendable, Equatable {
         /// The channel is not one of the app's in the environment.
         case unknownChannel
         /// The app holds Apple's limit of channels in the environment.
@@ -20,12 +20,12 @@ public struct ChannelManagerError: Error, CustomStringConvertible, Sendable {
         case credential
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
     /// The setting or request field at fault, when there is one.
-    public let field: String?
+    package let field: String?
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// Creates, lists and deletes an app's Live Activity broadcast channels: Apple's channel
@@ -40,23 +40,23 @@ public struct ChannelManagerError: Error, CustomStringConvertible, Sendable {
 ///
 /// Credentials are read on first use per app (``OnDemandAPNs``), so a process that never
 /// manages channels never reads key files.
-public final class ChannelManager: Sendable {
+package final class ChannelManager: Sendable {
     private let apns: OnDemandAPNs
     private let store: ChannelStore
     private let clock: @Sendable () -> Int64
 
-    public init(apns: OnDemandAPNs, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
+    package init(apns: OnDemandAPNs, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.apns = apns
         self.store = store
         self.clock = clock
     }
 
-    public convenience init(client: APNsClient, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
+    package convenience init(client: APNsClient, store: ChannelStore, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.init(apns: OnDemandAPNs(client: client), store: store, clock: clock)
     }
 
     /// Creates a channel at Apple and stores it.
-    public func create(app: AppSettings, environment: APNsEnvironment, policy: APNsMessageStoragePolicy) async throws -> ChannelRecord {
+    package func create(app: AppSettings, environment: APNsEnvironment, policy: APNsMessageStoragePolicy) async throws -> ChannelRecord {
         guard try await store.count(app: app.id, environment: environment) < APNsChannel.maxPerApp else {
             throw Self.limitReached(app: app.id, environment: environment)
         }
@@ -77,12 +77,12 @@ public final class ChannelManager: Sendable {
     }
 
     /// The app's channels in the environment, oldest first.
-    public func channels(app: AppSettings, environment: APNsEnvironment) async throws -> [ChannelRecord] {
+    package func channels(app: AppSettings, environment: APNsEnvironment) async throws -> [ChannelRecord] {
         try await store.channels(app: app.id, environment: environment)
     }
 
     /// One channel of the app.
-    public func channel(app: AppSettings, environment: APNsEnvironment, id: APNsChannelID) async throws -> ChannelRecord {
+    package func channel(app: AppSettings, environment: APNsEnvironment, id: APNsChannelID) async throws -> ChannelRecord {
         guard let record = try await store.channel(app: app.id, environment: environment, id: id) else {
             throw Self.unknown(id, app: app.id, environment: environment)
         }
@@ -90,7 +90,7 @@ public final class ChannelManager: Sendable {
     }
 
     /// The channel ids Apple holds for the app in the environment (created by PushFleet or not).
-    public func channelIDsAtAPNs(app: AppSettings, environment: APNsEnvironment) async throws -> [APNsChannelID] {
+    package func channelIDsAtAPNs(app: AppSettings, environment: APNsEnvironment) async throws -> [APNsChannelID] {
         let credential = try credential(of: app, environment: environment)
         let answer = try await manage(.list, app: app, credential: credential, environment: environment)
         guard answer.isSuccess else { throw Self.refused(answer.response, doing: "list the channels") }
@@ -98,7 +98,7 @@ public final class ChannelManager: Sendable {
     }
 
     /// Deletes a channel at Apple and from the store.
-    public func delete(app: AppSettings, environment: APNsEnvironment, id: APNsChannelID) async throws {
+    package func delete(app: AppSettings, environment: APNsEnvironment, id: APNsChannelID) async throws {
         let stored = try await store.channel(app: app.id, environment: environment, id: id)
         let credential = try credential(of: app, environment: environment)
         let answer = try await manage(.delete(id), app: app, credential: credential, environment: environment)
@@ -111,7 +111,7 @@ public final class ChannelManager: Sendable {
         }
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         await apns.shutdown()
     }
 

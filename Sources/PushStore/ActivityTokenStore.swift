@@ -1,5 +1,5 @@
-public import APNsCore
-public import PushCore
+import APNsCore
+import PushCore
 import Redis
 
 /// The update tokens of Live Activities: ActivityKit gives each running activity on a device a
@@ -8,16 +8,16 @@ import Redis
 /// `pf:{<app>}:activity:<environment>:<activity>`, token (hex) scored by its expiry (ms since
 /// 1970), expiring with its last token. A job whose audience is `{"activity": "<id>"}` goes to
 /// the activity's tokens that have not expired.
-public final class ActivityTokenStore: Sendable {
+package final class ActivityTokenStore: Sendable {
     /// The most update tokens one activity holds; more is what broadcast channels are for.
-    public static let maxTokensPerActivity = 100_000
+    package static let maxTokensPerActivity = 100_000
     /// The longest a token is kept (24 h) and the default (12 h: 8 hours running, 4 on the lock screen).
-    public static let maxLifetimeMilliseconds: Int64 = 24 * 3_600_000
-    public static let defaultLifetimeMilliseconds: Int64 = 12 * 3_600_000
+    package static let maxLifetimeMilliseconds: Int64 = 24 * 3_600_000
+    package static let defaultLifetimeMilliseconds: Int64 = 12 * 3_600_000
 
     let client: any RedisCommands
 
-    public init(client: any RedisCommands) {
+    package init(client: any RedisCommands) {
         self.client = client
     }
 
@@ -25,7 +25,7 @@ public final class ActivityTokenStore: Sendable {
     ///
     /// - Returns: `false` when the activity already holds `limit` other tokens.
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func register(
+    package func register(
         app: String, environment: APNsEnvironment, activity: LiveActivityID, token: DeviceToken, expiresAt: Int64, now: Int64,
         limit: Int = ActivityTokenStore.maxTokensPerActivity
     ) async throws -> Bool {
@@ -41,7 +41,7 @@ public final class ActivityTokenStore: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     @discardableResult
-    public func unregister(app: String, environment: APNsEnvironment, activity: LiveActivityID, token: DeviceToken) async throws -> Bool {
+    package func unregister(app: String, environment: APNsEnvironment, activity: LiveActivityID, token: DeviceToken) async throws -> Bool {
         try StoreValidation.app(app)
         let reply = try await client.send(
             "ZREM", .string(Self.key(app: app, environment: environment, activity: activity)), .string(token.hex))
@@ -53,7 +53,7 @@ public final class ActivityTokenStore: Sendable {
     /// registered or expired in between); expired ones are dropped.
     ///
     /// - Throws: ``StoreError`` naming `app`, or `unexpectedReply`; `RedisClientError`.
-    public func tokens(app: String, environment: APNsEnvironment, activity: LiveActivityID, now: Int64) async throws -> [DeviceToken] {
+    package func tokens(app: String, environment: APNsEnvironment, activity: LiveActivityID, now: Int64) async throws -> [DeviceToken] {
         try StoreValidation.app(app)
         let key = Self.key(app: app, environment: environment, activity: activity)
         let replies = try await client.pipeline([

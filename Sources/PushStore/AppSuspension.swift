@@ -9,11 +9,11 @@ import Redis
 ///
 /// Workers check ``reason(app:environment:)`` before sending; the key
 /// `pf:{<app>}:suspended:<environment>` is in the app's own slot `{<app>}`.
-public final class AppSuspension: Sendable {
+package final class AppSuspension: Sendable {
     let client: any RedisCommands
 
     /// Creates a suspension switch over `client`.
-    public init(client: any RedisCommands) {
+    package init(client: any RedisCommands) {
         self.client = client
     }
 
@@ -22,7 +22,7 @@ public final class AppSuspension: Sendable {
     /// the duration.
     ///
     /// - Throws: ``StoreError`` naming `app` or `duration`; `RedisClientError`.
-    public func suspend(app: String, environment: APNsEnvironment, for duration: Duration, reason: String) async throws {
+    package func suspend(app: String, environment: APNsEnvironment, for duration: Duration, reason: String) async throws {
         try StoreValidation.app(app)
         let milliseconds = duration.wholeMilliseconds
         guard milliseconds >= 1 else {
@@ -34,7 +34,7 @@ public final class AppSuspension: Sendable {
     /// The reason when suspended, nil otherwise.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func reason(app: String, environment: APNsEnvironment) async throws -> String? {
+    package func reason(app: String, environment: APNsEnvironment) async throws -> String? {
         try StoreValidation.app(app)
         let reply = try await client.send("GET", .string(Self.key(app: app, environment: environment)))
         if reply.isNull {
@@ -49,7 +49,7 @@ public final class AppSuspension: Sendable {
     /// Ends a suspension early; lifting an app that is not suspended does nothing.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func lift(app: String, environment: APNsEnvironment) async throws {
+    package func lift(app: String, environment: APNsEnvironment) async throws {
         try StoreValidation.app(app)
         _ = try await client.send("DEL", .string(Self.key(app: app, environment: environment)))
     }

@@ -1,15 +1,15 @@
-public import APNsCore
-public import PushCore
+import APNsCore
+import PushCore
 import Redis
 
 /// A Live Activity broadcast channel PushFleet created for an app (``ChannelStore``).
-public struct ChannelRecord: Hashable, Sendable {
-    public var id: APNsChannelID
-    public var messageStoragePolicy: APNsMessageStoragePolicy
+package struct ChannelRecord: Hashable, Sendable {
+    package var id: APNsChannelID
+    package var messageStoragePolicy: APNsMessageStoragePolicy
     /// When it was created, in milliseconds since 1970.
-    public var createdAt: Int64
+    package var createdAt: Int64
 
-    public init(id: APNsChannelID, messageStoragePolicy: APNsMessageStoragePolicy, createdAt: Int64) {
+    package init(id: APNsChannelID, messageStoragePolicy: APNsMessageStoragePolicy, createdAt: Int64) {
         self.id = id
         self.messageStoragePolicy = messageStoragePolicy
         self.createdAt = createdAt
@@ -17,7 +17,7 @@ public struct ChannelRecord: Hashable, Sendable {
 
     /// The channel as the API and the CLI show it: `channel`, `environment`,
     /// `message-storage-policy` (`none` or `most-recent`), `created-at` (ms since 1970).
-    public func jsonValue(environment: APNsEnvironment) -> JSONValue {
+    package func jsonValue(environment: APNsEnvironment) -> JSONValue {
         [
             "channel": .string(id.rawValue), "environment": .string(environment.rawValue),
             "message-storage-policy": .string(messageStoragePolicy.name), "created-at": .number(JSONNumber(Int(createdAt))),
@@ -41,10 +41,10 @@ public struct ChannelRecord: Hashable, Sendable {
 /// slot. APNs is the authority on which channels exist; this is what PushFleet created there,
 /// so a job can name a channel and be sent with its storage policy, and the 10,000 limit can be
 /// checked before Apple is asked.
-public final class ChannelStore: Sendable {
+package final class ChannelStore: Sendable {
     let client: any RedisCommands
 
-    public init(client: any RedisCommands) {
+    package init(client: any RedisCommands) {
         self.client = client
     }
 
@@ -53,7 +53,7 @@ public final class ChannelStore: Sendable {
     ///
     /// - Returns: whether it was stored.
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func add(app: String, environment: APNsEnvironment, _ record: ChannelRecord, limit: Int = APNsChannel.maxPerApp) async throws -> Bool {
+    package func add(app: String, environment: APNsEnvironment, _ record: ChannelRecord, limit: Int = APNsChannel.maxPerApp) async throws -> Bool {
         try StoreValidation.app(app)
         let reply = try await client.runScript(
             Self.addScript, keys: [.string(Self.key(app: app, environment: environment))],
@@ -66,7 +66,7 @@ public final class ChannelStore: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     @discardableResult
-    public func remove(app: String, environment: APNsEnvironment, id: APNsChannelID) async throws -> Bool {
+    package func remove(app: String, environment: APNsEnvironment, id: APNsChannelID) async throws -> Bool {
         try StoreValidation.app(app)
         let reply = try await client.send("HDEL", .string(Self.key(app: app, environment: environment)), .string(id.rawValue))
         return reply.int == 1
@@ -76,7 +76,7 @@ public final class ChannelStore: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `app`, or `unexpectedReply` for a value no version of
     ///   PushFleet writes; `RedisClientError`.
-    public func channel(app: String, environment: APNsEnvironment, id: APNsChannelID) async throws -> ChannelRecord? {
+    package func channel(app: String, environment: APNsEnvironment, id: APNsChannelID) async throws -> ChannelRecord? {
         try StoreValidation.app(app)
         let reply = try await client.send("HGET", .string(Self.key(app: app, environment: environment)), .string(id.rawValue))
         if reply.isNull { return nil }
@@ -89,7 +89,7 @@ public final class ChannelStore: Sendable {
     /// Every channel of the app in the environment, oldest first (at most 10,000).
     ///
     /// - Throws: ``StoreError`` naming `app`, or `unexpectedReply`; `RedisClientError`.
-    public func channels(app: String, environment: APNsEnvironment) async throws -> [ChannelRecord] {
+    package func channels(app: String, environment: APNsEnvironment) async throws -> [ChannelRecord] {
         try StoreValidation.app(app)
         let reply = try await client.send("HGETALL", .string(Self.key(app: app, environment: environment)))
         guard let items = reply.array, items.count.isMultiple(of: 2) else {
@@ -109,7 +109,7 @@ public final class ChannelStore: Sendable {
     /// How many channels the app holds in the environment.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func count(app: String, environment: APNsEnvironment) async throws -> Int {
+    package func count(app: String, environment: APNsEnvironment) async throws -> Int {
         try StoreValidation.app(app)
         let reply = try await client.send("HLEN", .string(Self.key(app: app, environment: environment)))
         guard let count = reply.int else { throw StoreError.unexpected(reply, from: "HLEN of the channels of app \(app)") }

@@ -1,6 +1,6 @@
 import FlowControl
 import Foundation
-public import PushCore
+import PushCore
 import Redis
 
 /// The newest dead letters of each job and app, for reading them back through the API (the
@@ -12,22 +12,22 @@ import Redis
 /// `pf:{<app>}:dead-letters`, even when it names a job: a job that failed validation has no
 /// spec, so only its app can show it. Each is a LIST of the letters' JSON, newest first, at most
 /// ``maxLetters``, expiring ``timeToLive`` after its last letter (a job's keys' TTL).
-public final class DeadLetterLog: Sendable {
+package final class DeadLetterLog: Sendable {
     /// The most letters one job or app keeps; older ones are dropped first.
-    public static let maxLetters = 1_000
+    package static let maxLetters = 1_000
     /// The most bytes of one letter's JSON: a longer one keeps the first bytes of its
     /// ``DeadLetter/original`` (``DeadLetter/jsonData(within:)``), so 1,000 letters take at most
     /// about 4 MB.
-    public static let maxLetterBytes = 4_096
+    package static let maxLetterBytes = 4_096
 
     /// How long a list lives after its last letter.
-    public let timeToLive: Duration
+    package let timeToLive: Duration
     let client: any RedisCommands
 
     /// Creates a log over `client`.
     ///
     /// - Parameter timeToLive: the TTL of each list (at least 1 ms); default 7 days, as a job's keys.
-    public init(client: any RedisCommands, timeToLive: Duration = .seconds(7 * 24 * 3600)) {
+    package init(client: any RedisCommands, timeToLive: Duration = .seconds(7 * 24 * 3600)) {
         precondition(timeToLive >= .milliseconds(1), "timeToLive must be at least 1 ms")
         self.client = client
         self.timeToLive = timeToLive
@@ -38,7 +38,7 @@ public final class DeadLetterLog: Sendable {
     /// - Throws: ``StoreError`` naming `letters[i].jobID` or `letters[i].app` when a letter's
     ///   list cannot be named (an invalid job id or app, or a letter that names neither a
     ///   notification's job nor an app); nothing is written then. `RedisClientError`.
-    public func record(_ letters: [DeadLetter]) async throws {
+    package func record(_ letters: [DeadLetter]) async throws {
         var keys: [String] = []
         var byKey: [String: [Data]] = [:]
         for (index, letter) in letters.enumerated() {
@@ -60,7 +60,7 @@ public final class DeadLetterLog: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `jobID` or `limit`, or `unexpectedReply` for an entry that
     ///   is not a letter; `RedisClientError`.
-    public func letters(jobID: String, limit: Int) async throws -> [DeadLetter] {
+    package func letters(jobID: String, limit: Int) async throws -> [DeadLetter] {
         try StoreValidation.jobID(jobID)
         return try await read(JobKeyspace(jobID: jobID).deadLetters, limit: limit, of: "job \(jobID)")
     }
@@ -69,18 +69,18 @@ public final class DeadLetterLog: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `app` or `limit`, or `unexpectedReply` for an entry that is
     ///   not a letter; `RedisClientError`.
-    public func letters(app: String, limit: Int) async throws -> [DeadLetter] {
+    package func letters(app: String, limit: Int) async throws -> [DeadLetter] {
         try StoreValidation.app(app)
         return try await read(Self.key(app: app), limit: limit, of: "app \(app)")
     }
 
     /// Whether `jobID` may name a job here (the store's job id rule).
-    public static func isValid(jobID: String) -> Bool {
+    package static func isValid(jobID: String) -> Bool {
         (try? StoreValidation.jobID(jobID)) != nil
     }
 
     /// Whether `app` may name an app here (the store's app id rule).
-    public static func isValid(app: String) -> Bool {
+    package static func isValid(app: String) -> Bool {
         (try? StoreValidation.app(app)) != nil
     }
 

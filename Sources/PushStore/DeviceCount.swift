@@ -2,17 +2,17 @@ import APNsCore
 
 /// How many devices an app has registered, per APNs environment; suspect devices (kept aside,
 /// see ``DeviceSuspicion``) are counted apart.
-public struct DeviceCount: Hashable, Sendable {
+package struct DeviceCount: Hashable, Sendable {
     /// Devices whose latest bind was for the sandbox, suspect ones not included.
-    public var sandbox: Int
+    package var sandbox: Int
     /// Devices whose latest bind was for production, suspect ones not included.
-    public var production: Int
+    package var production: Int
     /// Sandbox devices kept aside as suspect.
-    public var suspectSandbox: Int
+    package var suspectSandbox: Int
     /// Production devices kept aside as suspect.
-    public var suspectProduction: Int
+    package var suspectProduction: Int
 
-    public init(sandbox: Int, production: Int, suspectSandbox: Int = 0, suspectProduction: Int = 0) {
+    package init(sandbox: Int, production: Int, suspectSandbox: Int = 0, suspectProduction: Int = 0) {
         self.sandbox = sandbox
         self.production = production
         self.suspectSandbox = suspectSandbox
@@ -20,13 +20,13 @@ public struct DeviceCount: Hashable, Sendable {
     }
 
     /// Every registered device, suspect ones included.
-    public var total: Int { sandbox + production + suspect }
+    package var total: Int { sandbox + production + suspect }
 
     /// Devices kept aside as suspect, both environments.
-    public var suspect: Int { suspectSandbox + suspectProduction }
+    package var suspect: Int { suspectSandbox + suspectProduction }
 
     /// Devices in `environment` that audiences reach (suspect ones not included).
-    public subscript(environment: APNsEnvironment) -> Int {
+    package subscript(environment: APNsEnvironment) -> Int {
         switch environment {
         case .sandbox: sandbox
         case .production: production
@@ -34,7 +34,7 @@ public struct DeviceCount: Hashable, Sendable {
     }
 
     /// Suspect devices of `environment`.
-    public func suspect(in environment: APNsEnvironment) -> Int {
+    package func suspect(in environment: APNsEnvironment) -> Int {
         switch environment {
         case .sandbox: suspectSandbox
         case .production: suspectProduction

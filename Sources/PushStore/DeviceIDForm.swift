@@ -15,23 +15,23 @@
 ///   layer opens stays empty: a job's sent state stays a bitmap about as dense as the devices.
 ///   Bucketed ids are `2³¹ + offset`, so they never meet a sequential id (those stay below 2³¹),
 ///   and an app switches form at a reshard without renumbering a device.
-public enum DeviceIDForm: String, Hashable, Sendable {
+package enum DeviceIDForm: String, Hashable, Sendable {
     case sequential
     case bucketed = "bucket"
 
     /// The ids each (shard, bucket) gets in layer 0; layer `L` gives `8 × 2^L`.
-    public static let firstLayerSlots = 8
+    package static let firstLayerSlots = 8
     /// The first bucketed id.
-    public static let bucketedBase: UInt32 = 1 << 31
+    package static let bucketedBase: UInt32 = 1 << 31
     /// Bucketed offsets are below this (so ids fit 32 bits); sequential ids stay below 2³¹ too.
-    public static let offsetLimit = 1 << 31
+    package static let offsetLimit = 1 << 31
 
     /// Where the `sequence`-th (1-based) device of `bucket` in `shard` sits among the epoch's
     /// bucketed ids, counted from the epoch's base: its layer `L` is the one whose slots hold it
     /// (the layers before hold `8 + 16 + … = 8 × (2^L − 1)` of a bucket's devices); the layers
     /// before `L` take `shards × 1,024 ×` that many ids; in layer `L`, (shard, bucket) has the
     /// `(shard × 1,024 + bucket)`-th run of `8 × 2^L` ids.
-    public static func offset(sequence: Int, bucket: Int, shard: Int, shards: Int) -> Int {
+    package static func offset(sequence: Int, bucket: Int, shard: Int, shards: Int) -> Int {
         precondition(sequence >= 1, "sequences start at 1")
         let (before, slots) = layer(holding: sequence)
         return shards * ShardKeyspace.bucketCount * before + (shard * ShardKeyspace.bucketCount + bucket) * slots + (sequence - 1 - before)
@@ -39,7 +39,7 @@ public enum DeviceIDForm: String, Hashable, Sendable {
 
     /// How much of the epoch's bucketed id space the layers up to the one holding the
     /// `sequence`-th device of a bucket take: the next epoch's base goes past it.
-    public static func extent(highestSequence sequence: Int, shards: Int) -> Int {
+    package static func extent(highestSequence sequence: Int, shards: Int) -> Int {
         guard sequence > 0 else { return 0 }
         let (before, slots) = layer(holding: sequence)
         return shards * ShardKeyspace.bucketCount * (before + slots)

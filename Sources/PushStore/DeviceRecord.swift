@@ -2,21 +2,21 @@ import APNsCore
 import PushCore
 
 /// What the registry holds for one device of an app.
-public struct DeviceRecord: Hashable, Sendable {
+package struct DeviceRecord: Hashable, Sendable {
     /// The device token.
-    public var token: DeviceToken
+    package var token: DeviceToken
     /// The APNs environment of the latest bind.
-    public var environment: APNsEnvironment
+    package var environment: APNsEnvironment
     /// The user the device belongs to, if one is logged in on it.
-    public var openID: String?
+    package var openID: String?
     /// Time of the latest bind, in milliseconds since 1970.
-    public var registeredAt: Int64
+    package var registeredAt: Int64
     /// The device's tags, sorted.
-    public var tags: [String]
+    package var tags: [String]
     /// Set while the token is kept aside as suspect (no audience reaches it).
-    public var suspicion: DeviceSuspicion?
+    package var suspicion: DeviceSuspicion?
 
-    public init(
+    package init(
         token: DeviceToken, environment: APNsEnvironment, openID: String?, registeredAt: Int64, tags: [String],
         suspicion: DeviceSuspicion? = nil
     ) {
@@ -33,7 +33,7 @@ extension DeviceRecord {
     /// The device as the API and the CLI show it, and as `devices export` writes it (one JSON
     /// line, which `devices import` reads back): `token`, `environment`, `openid` (or null),
     /// `tags` (sorted), `registered-at` (ms since 1970), `suspect` (`reason`, `since`; or null).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         [
             "token": .string(token.hex), "environment": .string(environment.rawValue),
             "openid": openID.map { .string($0) } ?? .null, "tags": .array(tags.sorted().map { .string($0) }),

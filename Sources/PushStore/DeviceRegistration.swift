@@ -2,20 +2,20 @@ import APNsCore
 
 /// One device as a client SDK binds it: the token, the APNs environment it came from, the user
 /// logged in on it (if any) and tags to add.
-public struct DeviceRegistration: Hashable, Sendable {
+package struct DeviceRegistration: Hashable, Sendable {
     /// The APNs device token.
-    public var token: DeviceToken
+    package var token: DeviceToken
     /// The APNs environment the token was issued for (a debug build's token is a sandbox token).
-    public var environment: APNsEnvironment
+    package var environment: APNsEnvironment
     /// The user logged in on the device. `nil` leaves the device's current user as it is
     /// (logging out is ``DeviceRegistry/logOut(app:openID:)``; the device stays registered).
-    public var openID: String?
+    package var openID: String?
     /// Tags to add to the device; tags it already has are kept.
-    public var tags: [String]
+    package var tags: [String]
     /// When the device registered, in milliseconds since 1970; `nil` means the registry's clock.
-    public var registeredAt: Int64?
+    package var registeredAt: Int64?
 
-    public init(
+    package init(
         token: DeviceToken,
         environment: APNsEnvironment,
         openID: String? = nil,

@@ -17,7 +17,7 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` naming `app`, `shard` (a task that does not fit the
     ///   layout), `count`, `cursor`, or the tag expression (`filter.all[i]`, …);
     ///   `RedisClientError`.
-    public func scanShard(
+    package func scanShard(
         app: String,
         task: ShardTask,
         environment: APNsEnvironment,
@@ -62,7 +62,7 @@ extension DeviceRegistry {
 
     /// A page of shard `shard` of the app's current task count
     /// (``scanShard(app:task:environment:filter:cursor:count:)``).
-    public func scanShard(
+    package func scanShard(
         app: String, shard: Int, environment: APNsEnvironment, filter: ScanFilter = .devices, cursor: UInt64, count: Int
     ) async throws -> ShardScanPage {
         try StoreValidation.app(app)
@@ -78,7 +78,7 @@ extension DeviceRegistry {
     /// stage passes a job's openids, which the job schema bounds.
     ///
     /// - Throws: ``StoreError`` naming `app` or `openIDs[i]`; `RedisClientError`.
-    public func resolveOpenIDs(app: String, environment: APNsEnvironment, openIDs: [String]) async throws -> OpenIDResolution {
+    package func resolveOpenIDs(app: String, environment: APNsEnvironment, openIDs: [String]) async throws -> OpenIDResolution {
         try StoreValidation.app(app)
         var seen = Set<String>()
         var unique: [String] = []

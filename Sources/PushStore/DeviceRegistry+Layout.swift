@@ -13,7 +13,7 @@ extension DeviceRegistry {
     ///
     /// - Throws: ``StoreError`` naming `app`, or `unexpectedReply` for a layout that
     ///   cannot be read; `RedisClientError`.
-    public func layout(app: String) async throws -> RegistryLayout {
+    package func layout(app: String) async throws -> RegistryLayout {
         try StoreValidation.app(app)
         if let known = layouts.withLock({ $0[app] }) {
             return known
@@ -25,7 +25,7 @@ extension DeviceRegistry {
     /// read last), and remembers it.
     ///
     /// - Throws: like ``layout(app:)``.
-    public func refreshLayout(app: String) async throws -> RegistryLayout {
+    package func refreshLayout(app: String) async throws -> RegistryLayout {
         try StoreValidation.app(app)
         let key = AppKeyspace(app: app).layout
         let reply = try await client.send("HGETALL", .string(key))

@@ -19,14 +19,14 @@ import Redis
 /// every device once. Running the reshard again after an interruption carries on where it stopped.
 extension DeviceRegistry {
     /// What a reshard did.
-    public struct ReshardReport: Hashable, Sendable {
+    package struct ReshardReport: Hashable, Sendable {
         /// The layout before and after.
-        public var before: RegistryLayout
-        public var after: RegistryLayout
+        package var before: RegistryLayout
+        package var after: RegistryLayout
         /// Buckets moved by this run (of `before.taskCount × 1,024`).
-        public var bucketsMoved: Int
+        package var bucketsMoved: Int
         /// Devices moved to a new shard by this run.
-        public var devicesMoved: Int
+        package var devicesMoved: Int
     }
 
     /// Raises the shard count of `app` to `target` (a multiple of the current count, at most
@@ -38,7 +38,7 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` naming `app` or `shards` (not a multiple, too many, or
     ///   another reshard runs to another count); `busy` when another reshard changed the layout
     ///   meanwhile; `RedisClientError`. Nothing is lost when it throws: run it again.
-    public func reshard(
+    package func reshard(
         app: String, to target: Int, concurrency: Int = 4, progress: (@Sendable (Int, Int, Int) -> Void)? = nil
     ) async throws -> ReshardReport {
         try StoreValidation.app(app)

@@ -17,7 +17,7 @@ extension DeviceRegistry {
     /// - Returns: whether the token was marked now.
     /// - Throws: ``StoreError`` naming `app`, `reason` or `at`; `RedisClientError`.
     @discardableResult
-    public func markSuspect(app: String, token: DeviceToken, environment: APNsEnvironment, reason: String, at: Int64) async throws -> Bool {
+    package func markSuspect(app: String, token: DeviceToken, environment: APNsEnvironment, reason: String, at: Int64) async throws -> Bool {
         try StoreValidation.app(app)
         try StoreValidation.name(reason, field: "reason", what: "reason")
         try StoreValidation.atLeast(0, at, field: "at")
@@ -34,7 +34,7 @@ extension DeviceRegistry {
     /// - Returns: whether the token was suspect.
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     @discardableResult
-    public func restoreSuspect(app: String, token: DeviceToken) async throws -> Bool {
+    package func restoreSuspect(app: String, token: DeviceToken) async throws -> Bool {
         try StoreValidation.app(app)
         return try await update(app: app, tokens: [token]) { _, _, old in
             guard var record = old, record.suspicion != nil else { return .keep }
@@ -51,7 +51,7 @@ extension DeviceRegistry {
     /// - Returns: whether the device was moved.
     /// - Throws: ``StoreError`` naming `app` or `at`; `RedisClientError`.
     @discardableResult
-    public func moveToOtherEnvironment(app: String, token: DeviceToken, from environment: APNsEnvironment, at: Int64) async throws -> Bool {
+    package func moveToOtherEnvironment(app: String, token: DeviceToken, from environment: APNsEnvironment, at: Int64) async throws -> Bool {
         try StoreValidation.app(app)
         try StoreValidation.atLeast(0, at, field: "at")
         return try await update(app: app, tokens: [token]) { _, _, old in
@@ -67,7 +67,7 @@ extension DeviceRegistry {
     /// ``scanShard(app:task:environment:filter:cursor:count:)``.
     ///
     /// - Throws: ``StoreError`` naming `app`, `shard` or `count`; `RedisClientError`.
-    public func scanSuspects(app: String, shard: Int, environment: APNsEnvironment, cursor: UInt64, count: Int) async throws -> ShardScanPage {
+    package func scanSuspects(app: String, shard: Int, environment: APNsEnvironment, cursor: UInt64, count: Int) async throws -> ShardScanPage {
         try await scanShard(app: app, shard: shard, environment: environment, filter: .suspects, cursor: cursor, count: count)
     }
 }

@@ -8,7 +8,7 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` — `deviceNotRegistered`, or naming `app` or `tags[i]`;
     ///   `RedisClientError`.
     @discardableResult
-    public func addTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
+    package func addTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
         try StoreValidation.app(app)
         try StoreValidation.tags(tags, field: "tags")
         guard !tags.isEmpty else {
@@ -32,7 +32,7 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` — `deviceNotRegistered`, or naming `app` or `tags[i]`;
     ///   `RedisClientError`.
     @discardableResult
-    public func removeTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
+    package func removeTags(_ tags: [String], app: String, token: DeviceToken) async throws -> Int {
         try StoreValidation.app(app)
         try StoreValidation.tags(tags, field: "tags")
         let removed = Set(try await knownTagIDs(app: app, tags).values)
@@ -48,7 +48,7 @@ extension DeviceRegistry {
     /// The tags of a registered device, sorted (a client SDK's "list tags").
     ///
     /// - Throws: ``StoreError`` — `deviceNotRegistered`, or naming `app`; `RedisClientError`.
-    public func tags(app: String, token: DeviceToken) async throws -> [String] {
+    package func tags(app: String, token: DeviceToken) async throws -> [String] {
         guard let record = try await device(app: app, token: token) else {
             throw Self.notRegistered(token, app: app)
         }
@@ -59,7 +59,7 @@ extension DeviceRegistry {
     /// from the shards' tag counts.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func appTags(app: String) async throws -> [String: Int] {
+    package func appTags(app: String) async throws -> [String: Int] {
         try StoreValidation.app(app)
         // Read afresh: counts of a layout this process read before a reshard would miss shards.
         let layout = try await refreshLayout(app: app)

@@ -7,7 +7,7 @@ extension DeviceRegistry {
     /// The device `openID` is logged in on, or `nil` when the openid is bound to no device.
     ///
     /// - Throws: ``StoreError`` naming `app` or `openID`; `RedisClientError`.
-    public func user(app: String, openID: String) async throws -> DeviceRecord? {
+    package func user(app: String, openID: String) async throws -> DeviceRecord? {
         try StoreValidation.app(app)
         try StoreValidation.openID(openID)
         guard let mapping = try await openIDMapping(app: app, openID: openID) else { return nil }
@@ -27,7 +27,7 @@ extension DeviceRegistry {
     ///   logged in nowhere (or a newer login won).
     /// - Throws: ``StoreError`` naming `app` or `openID`; `RedisClientError`.
     @discardableResult
-    public func logOut(app: String, openID: String) async throws -> DeviceToken? {
+    package func logOut(app: String, openID: String) async throws -> DeviceToken? {
         try StoreValidation.app(app)
         try StoreValidation.openID(openID)
         guard let mapping = try await openIDMapping(app: app, openID: openID) else { return nil }
@@ -52,7 +52,7 @@ extension DeviceRegistry {
     /// - Returns: how many devices carried the tag.
     /// - Throws: ``StoreError`` naming `app` or `tag`; `RedisClientError`.
     @discardableResult
-    public func removeTagFromEveryDevice(app: String, tag: String) async throws -> Int {
+    package func removeTagFromEveryDevice(app: String, tag: String) async throws -> Int {
         try StoreValidation.app(app)
         try StoreValidation.tag(tag, field: "tag")
         guard let id = try await knownTagIDs(app: app, [tag])[tag] else { return 0 }
@@ -76,7 +76,7 @@ extension DeviceRegistry {
     /// during the walk may or may not be. A reshard may run meanwhile.
     ///
     /// - Throws: ``StoreError`` naming `app`; what `body` throws; `RedisClientError`.
-    public func forEachDevice(app: String, _ body: ([DeviceRecord]) async throws -> Void) async throws {
+    package func forEachDevice(app: String, _ body: ([DeviceRecord]) async throws -> Void) async throws {
         try StoreValidation.app(app)
         try await forEachDevicePage(app: app) { page in
             let names = try await tagNames(app: app, page.flatMap(\.record.tags))

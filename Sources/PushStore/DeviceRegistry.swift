@@ -20,9 +20,9 @@ import Synchronization
 /// can grow on a live registry (``reshard(app:to:concurrency:progress:)``). An openid's mapping lives in its
 /// own slot; the openid steps of a bind or unbind are separate single-slot steps, ordered so
 /// that concurrent binds converge (see `schemas/redis.md`).
-public final class DeviceRegistry: Sendable {
+package final class DeviceRegistry: Sendable {
     /// How apps are sharded at first, and the bulk settings.
-    public let configuration: DeviceRegistryConfiguration
+    package let configuration: DeviceRegistryConfiguration
     let client: any RedisCommands
     let clock: @Sendable () -> Int64
     /// The stored layouts this process has read, per app.
@@ -38,7 +38,7 @@ public final class DeviceRegistry: Sendable {
     ///
     /// - Parameter clock: the time of a bind that does not name one, in milliseconds since 1970;
     ///   tests pass a fixed clock.
-    public init(
+    package init(
         client: any RedisCommands,
         configuration: DeviceRegistryConfiguration = DeviceRegistryConfiguration(),
         clock: @escaping @Sendable () -> Int64 = StoreClock.system
@@ -62,7 +62,7 @@ public final class DeviceRegistry: Sendable {
     /// - Parameter registeredAt: milliseconds since 1970; `nil` means the registry's clock.
     /// - Throws: ``StoreError`` naming `app`, `openID`, `tags[i]` or `registeredAt`;
     ///   `RedisClientError`.
-    public func bind(
+    package func bind(
         app: String,
         token: DeviceToken,
         environment: APNsEnvironment,
@@ -86,7 +86,7 @@ public final class DeviceRegistry: Sendable {
     /// idempotent, so the whole call can be retried.
     ///
     /// - Throws: ``StoreError`` naming `devices[i].…`; `RedisClientError`.
-    public func bind(_ devices: [DeviceRegistration], app: String) async throws {
+    package func bind(_ devices: [DeviceRegistration], app: String) async throws {
         try StoreValidation.app(app)
         for (index, device) in devices.enumerated() {
             try Self.validate(device, fieldPrefix: "devices[\(index)].")
@@ -115,7 +115,7 @@ public final class DeviceRegistry: Sendable {
     /// - Returns: whether the device was registered.
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     @discardableResult
-    public func unbind(app: String, token: DeviceToken) async throws -> Bool {
+    package func unbind(app: String, token: DeviceToken) async throws -> Bool {
         try StoreValidation.app(app)
         return try await remove(app: app, token: token, environment: nil, invalidSince: nil)
     }
@@ -132,7 +132,7 @@ public final class DeviceRegistry: Sendable {
     /// - Returns: whether the token was removed.
     /// - Throws: ``StoreError`` naming `app` or `invalidSince`; `RedisClientError`.
     @discardableResult
-    public func removeIfNotRegisteredSince(
+    package func removeIfNotRegisteredSince(
         app: String,
         token: DeviceToken,
         environment: APNsEnvironment,
@@ -150,7 +150,7 @@ public final class DeviceRegistry: Sendable {
     /// The record of a device, or `nil` if it is not registered for `app`.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func device(app: String, token: DeviceToken) async throws -> DeviceRecord? {
+    package func device(app: String, token: DeviceToken) async throws -> DeviceRecord? {
         try await devices(app: app, tokens: [token])[0]
     }
 
@@ -158,7 +158,7 @@ public final class DeviceRegistry: Sendable {
     /// one pipeline per 500 tokens, and one read of the tag names they use.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func devices(app: String, tokens: [DeviceToken]) async throws -> [DeviceRecord?] {
+    package func devices(app: String, tokens: [DeviceToken]) async throws -> [DeviceRecord?] {
         try StoreValidation.app(app)
         let records = try await self.records(app: app, tokens: tokens)
         let names = try await tagNames(app: app, records.lazy.compactMap { $0?.tags }.joined())
@@ -180,7 +180,7 @@ public final class DeviceRegistry: Sendable {
     /// counts, pipelined). While a reshard moves a bucket, its devices may count twice.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func deviceCount(app: String) async throws -> DeviceCount {
+    package func deviceCount(app: String) async throws -> DeviceCount {
         try StoreValidation.app(app)
         // Read afresh: counts of a layout this process read before a reshard would miss shards.
         let layout = try await refreshLayout(app: app)

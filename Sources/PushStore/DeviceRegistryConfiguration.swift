@@ -5,19 +5,19 @@ import APNsCore
 /// The shard count given here is an app's count until its first device is written; the app's
 /// layout is stored then (``RegistryLayout``) and wins over this configuration from then on.
 /// A live app's count grows with ``DeviceRegistry/reshard(app:to:concurrency:progress:)``.
-public struct DeviceRegistryConfiguration: Sendable {
+package struct DeviceRegistryConfiguration: Sendable {
     /// Shards of an app not listed in ``shardCountOverrides``. Default 16.
-    public var defaultShardCount: Int
+    package var defaultShardCount: Int
     /// Shard counts of particular apps (app id → count), e.g. more shards for the largest apps.
-    public var shardCountOverrides: [String: Int]
+    package var shardCountOverrides: [String: Int]
     /// Devices per batch in a bulk ``DeviceRegistry/bind(_:app:)``. Default 8,000.
-    public var bulkBatchSize: Int
+    package var bulkBatchSize: Int
     /// Pipelined batches a bulk bind keeps in flight at once (each on its own pooled
     /// connection). Default 2.
-    public var bulkConcurrency: Int
+    package var bulkConcurrency: Int
 
     /// Creates a configuration; every argument has the documented default.
-    public init(
+    package init(
         defaultShardCount: Int = 16,
         shardCountOverrides: [String: Int] = [:],
         bulkBatchSize: Int = 8_000,
@@ -35,7 +35,7 @@ public struct DeviceRegistryConfiguration: Sendable {
     }
 
     /// The number of shards `app`'s devices are split into until its layout is stored.
-    public func shardCount(for app: String) -> Int {
+    package func shardCount(for app: String) -> Int {
         shardCountOverrides[app] ?? defaultShardCount
     }
 

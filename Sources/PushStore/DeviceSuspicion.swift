@@ -2,13 +2,13 @@
 /// (`BadDeviceToken`: wrong environment; `DeviceTokenNotForTopic`: wrong app), so it is kept out
 /// of further sends of its environment instead of being removed, until the device binds again
 /// or an operator restores or unbinds it.
-public struct DeviceSuspicion: Hashable, Sendable {
+package struct DeviceSuspicion: Hashable, Sendable {
     /// APNs's reason.
-    public var reason: String
+    package var reason: String
     /// When the answer came (ms since 1970).
-    public var since: Int64
+    package var since: Int64
 
-    public init(reason: String, since: Int64) {
+    package init(reason: String, since: Int64) {
         self.reason = reason
         self.since = since
     }

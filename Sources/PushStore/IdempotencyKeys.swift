@@ -10,7 +10,7 @@ import Redis
 /// same key sent with a different request is refused). Keys expire after ``timeToLive``.
 public final class IdempotencyKeys: Sendable {
     /// How long a claimed key is remembered.
-    public let timeToLive: Duration
+    package let timeToLive: Duration
     let client: any RedisCommands
 
     /// Creates the store over `client`.
@@ -23,12 +23,12 @@ public final class IdempotencyKeys: Sendable {
     }
 
     /// Who owns an idempotency key.
-    public struct Owner: Sendable, Hashable {
-        public var jobID: String
+    package struct Owner: Sendable, Hashable {
+        package var jobID: String
         /// The digest of the request that claimed it; empty when the claim carried none.
-        public var digest: String
+        package var digest: String
 
-        public init(jobID: String, digest: String) {
+        package init(jobID: String, digest: String) {
             self.jobID = jobID
             self.digest = digest
         }
@@ -42,7 +42,7 @@ public final class IdempotencyKeys: Sendable {
     ///   when the same job claims again).
     /// - Throws: ``StoreError`` naming `app`, `key`, `jobID` or `digest`;
     ///   `RedisClientError`.
-    public func claim(app: String, key: String, jobID: String, digest: String = "") async throws -> Owner? {
+    package func claim(app: String, key: String, jobID: String, digest: String = "") async throws -> Owner? {
         try StoreValidation.app(app)
         try Self.validate(key)
         try StoreValidation.jobID(jobID)
@@ -70,7 +70,7 @@ public final class IdempotencyKeys: Sendable {
     /// - Returns: whether the claim was removed.
     /// - Throws: ``StoreError`` naming `app`, `key` or `jobID`; `RedisClientError`.
     @discardableResult
-    public func release(app: String, key: String, jobID: String) async throws -> Bool {
+    package func release(app: String, key: String, jobID: String) async throws -> Bool {
         try StoreValidation.app(app)
         try Self.validate(key)
         try StoreValidation.jobID(jobID)
@@ -80,7 +80,7 @@ public final class IdempotencyKeys: Sendable {
     }
 
     /// The longest key in bytes: a job's key is at most 128 code points, 512 bytes of UTF-8.
-    public static let maxKeyBytes = 512
+    package static let maxKeyBytes = 512
 
     /// Keys are binary-safe in Redis: any non-empty text up to ``maxKeyBytes``.
     static func validate(_ key: String) throws(StoreError) {

@@ -13,13 +13,13 @@
 ///   changes nothing in the registry).
 ///
 /// ``gate`` is what the stores obey: hold, apply or discard a job's registry changes.
-public struct JobControl: Sendable, Hashable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
+package struct JobControl: Sendable, Hashable {
+    package enum State: String, Sendable, Hashable, CaseIterable {
         case running, paused, cancelled
     }
 
     /// The campaign circuit breaker's view of the job.
-    public enum Breaker: String, Sendable, Hashable, CaseIterable {
+    package enum Breaker: String, Sendable, Hashable, CaseIterable {
         /// Its early answers are still being judged.
         case watching
         /// Judged sound, or resumed by an operator after a trip.
@@ -29,12 +29,12 @@ public struct JobControl: Sendable, Hashable {
     }
 
     /// Who paused a job.
-    public enum Actor: String, Sendable, Hashable, CaseIterable {
+    package enum Actor: String, Sendable, Hashable, CaseIterable {
         case breaker, `operator`
     }
 
     /// What becomes of the registry changes a job's answers call for.
-    public enum Gate: String, Sendable, Hashable, CaseIterable {
+    package enum Gate: String, Sendable, Hashable, CaseIterable {
         /// Kept beside the job until it is cleared (then applied) or cancelled (then discarded).
         case hold
         /// Applied now.
@@ -44,7 +44,7 @@ public struct JobControl: Sendable, Hashable {
     }
 
     /// A change asked of the control state.
-    public enum Command: Sendable, Hashable {
+    package enum Command: Sendable, Hashable {
         /// The breaker judged the job's early answers sound.
         case clear
         /// The breaker judged them a misconfiguration.
@@ -61,40 +61,40 @@ public struct JobControl: Sendable, Hashable {
     }
 
     /// A command that does not apply to the job's state.
-    public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
-        public enum Code: String, Sendable, Hashable {
+    package struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
+        package enum Code: String, Sendable, Hashable {
             case notPaused = "not-paused"
             case cancelled
             case invalidRate = "invalid-rate"
         }
 
-        public var code: Code
-        public var message: String
+        package var code: Code
+        package var message: String
 
-        public init(code: Code, message: String) {
+        package init(code: Code, message: String) {
             self.code = code
             self.message = message
         }
 
-        public var description: String { message }
+        package var description: String { message }
     }
 
-    public var state: State
-    public var breaker: Breaker
+    package var state: State
+    package var breaker: Breaker
     /// Why the job is paused or cancelled.
-    public var reason: String?
+    package var reason: String?
     /// Who paused it (while paused).
-    public var pausedBy: Actor?
+    package var pausedBy: Actor?
     /// When the state last changed (ms since 1970).
-    public var changedAt: Int64?
+    package var changedAt: Int64?
     /// The operator's rate for the job, if set: it replaces the job's own `throttle.rate-per-second`
     /// and, like it, nests inside the app's rate.
-    public var ratePerSecond: Double?
+    package var ratePerSecond: Double?
     /// Counts the changes; the store writes a change only over the version it was computed from.
-    public var version: Int
+    package var version: Int
 
     /// A job nobody changed yet: running, watched by the breaker.
-    public init(
+    package init(
         state: State = .running, breaker: Breaker = .watching, reason: String? = nil, pausedBy: Actor? = nil,
         changedAt: Int64? = nil, ratePerSecond: Double? = nil, version: Int = 0
     ) {
@@ -107,7 +107,7 @@ public struct JobControl: Sendable, Hashable {
         self.version = version
     }
 
-    public var gate: Gate {
+    package var gate: Gate {
         switch state {
         case .cancelled: .discard
         case .paused: .hold
@@ -121,7 +121,7 @@ public struct JobControl: Sendable, Hashable {
     ///
     /// - Throws: ``Refusal`` when the command does not apply: resuming a job that is not
     ///   paused, anything but cancelling on a cancelled job, a rate that is not finite and > 0.
-    public func applying(_ command: Command) throws(Refusal) -> JobControl? {
+    package func applying(_ command: Command) throws(Refusal) -> JobControl? {
         var next = self
         switch command {
         case .clear:

@@ -1,6 +1,6 @@
 /// One figure of a job's statistics (`pf:{job:<jobID>}:stats`, see `schemas/redis.md`): the one
 /// list of the names the stages write and ``JobStore/statistics(jobID:)`` reads back.
-public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
+package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     // Expansion.
     /// Tokens the audience resolved to (tokens and openid jobs).
     case targeted
@@ -63,7 +63,7 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     case receipt(ReceiptEvent)
 
     /// The field name in the statistics hash.
-    public var name: String {
+    package var name: String {
         switch self {
         case .targeted: "targeted"
         case .expanded: "expanded"
@@ -96,7 +96,7 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The counter a field name stands for; `nil` for a name no version of PushFleet writes.
-    public init?(name: String) {
+    package init?(name: String) {
         if let counter = Self.fixed[name] {
             self = counter
         } else if name.hasPrefix("failed:"), name.count > "failed:".count {
@@ -122,5 +122,5 @@ public enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         return Dictionary(uniqueKeysWithValues: counters.map { ($0.name, $0) })
     }()
 
-    public var description: String { name }
+    package var description: String { name }
 }

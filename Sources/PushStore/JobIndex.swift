@@ -4,22 +4,22 @@ import Redis
 /// sorted set per app, `pf:{<app>}:jobs`, job id scored by when it was first seen (ms since
 /// 1970). Entries older than a job's keys (7 days) are dropped as new ones come, and an app
 /// keeps at most ``maxJobs``.
-public final class JobIndex: Sendable {
+package final class JobIndex: Sendable {
     /// The most jobs an app's index holds; older ones are dropped first.
-    public static let maxJobs = 10_000
+    package static let maxJobs = 10_000
     /// How long a job stays listed: as long as its statistics live.
-    public static let retentionMilliseconds: Int64 = 7 * 24 * 3_600_000
+    package static let retentionMilliseconds: Int64 = 7 * 24 * 3_600_000
 
     let client: any RedisCommands
 
-    public init(client: any RedisCommands) {
+    package init(client: any RedisCommands) {
         self.client = client
     }
 
     /// Lists a job of `app`, first seen at `at`; a job listed already keeps its first time.
     ///
     /// - Throws: ``StoreError`` naming `app` or `jobID`; `RedisClientError`.
-    public func add(app: String, jobID: String, at: Int64) async throws {
+    package func add(app: String, jobID: String, at: Int64) async throws {
         try StoreValidation.app(app)
         try StoreValidation.jobID(jobID)
         _ = try await client.runScript(
@@ -30,7 +30,7 @@ public final class JobIndex: Sendable {
     /// The app's jobs first seen at or after `since` (ms since 1970), newest first, at most `limit`.
     ///
     /// - Throws: ``StoreError`` naming `app`, or `unexpectedReply`; `RedisClientError`.
-    public func recent(app: String, since: Int64 = 0, limit: Int) async throws -> [(jobID: String, at: Int64)] {
+    package func recent(app: String, since: Int64 = 0, limit: Int) async throws -> [(jobID: String, at: Int64)] {
         try StoreValidation.app(app)
         let reply = try await client.send(
             "ZREVRANGEBYSCORE", .string(Self.key(app: app)), "+inf", .string(String(since)), "WITHSCORES", "LIMIT", "0",

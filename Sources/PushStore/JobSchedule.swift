@@ -9,9 +9,9 @@ import Redis
 /// dies in between loses nothing: the jobs are due again when the lease ends and another worker
 /// claims them (so a job may be republished twice; the job store's sent markers make that
 /// harmless).
-public final class JobSchedule: Sendable {
+package final class JobSchedule: Sendable {
     /// How long a claim hides a job from other workers.
-    public let lease: Duration
+    package let lease: Duration
     let client: any RedisCommands
     private let clock: @Sendable () -> Int64
 
@@ -20,7 +20,7 @@ public final class JobSchedule: Sendable {
     /// - Parameters:
     ///   - lease: how long a claim hides a job (at least 1 ms); default 30 s.
     ///   - clock: the time in milliseconds since 1970; tests pass a clock they move by hand.
-    public init(
+    package init(
         client: any RedisCommands,
         lease: Duration = .seconds(30),
         clock: @escaping @Sendable () -> Int64 = StoreClock.system
@@ -35,7 +35,7 @@ public final class JobSchedule: Sendable {
     /// ones, also when it was claimed.
     ///
     /// - Throws: ``StoreError`` naming `jobID` or `dueAt`; `RedisClientError`.
-    public func schedule(_ job: ScheduledJob) async throws {
+    package func schedule(_ job: ScheduledJob) async throws {
         try StoreValidation.jobID(job.jobID)
         try StoreValidation.atLeast(0, job.dueAt, field: "dueAt")
         _ = try await client.runScript(
@@ -52,7 +52,7 @@ public final class JobSchedule: Sendable {
     ///
     /// - Parameter limit: at most this many jobs; 0 returns none.
     /// - Throws: ``StoreError`` naming `limit`; `RedisClientError`.
-    public func claimDue(limit: Int) async throws -> [ScheduledJob] {
+    package func claimDue(limit: Int) async throws -> [ScheduledJob] {
         try StoreValidation.atLeast(0, limit, field: "limit")
         guard limit > 0 else { return [] }
         let now = clock()
@@ -76,7 +76,7 @@ public final class JobSchedule: Sendable {
     /// Removes a job once it was republished (or cancelled); removing an unknown job does nothing.
     ///
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
-    public func remove(jobID: String) async throws {
+    package func remove(jobID: String) async throws {
         try StoreValidation.jobID(jobID)
         _ = try await client.runScript(
             LeasedQueueScripts.remove,
@@ -86,7 +86,7 @@ public final class JobSchedule: Sendable {
     }
 
     /// The number of jobs waiting (due, leased or in the future).
-    public func count() async throws -> Int {
+    package func count() async throws -> Int {
         let reply = try await client.send("ZCARD", .string(JobKeyspace.scheduleDue))
         guard let count = reply.int else {
             throw StoreError.unexpected(reply, from: "ZCARD")

@@ -16,7 +16,7 @@ extension JobStore {
     /// - Returns: whether `holder` holds the lease now.
     /// - Throws: ``StoreError`` naming `jobID`, `chunkID`, `holder` or `duration`;
     ///   `RedisClientError`.
-    public func leaseChunk(jobID: String, chunkID: String, holder: String, for duration: Duration) async throws -> Bool {
+    package func leaseChunk(jobID: String, chunkID: String, holder: String, for duration: Duration) async throws -> Bool {
         let milliseconds = duration.wholeMilliseconds
         try StoreValidation.atLeast(Int64(1), milliseconds, field: "duration")
         return try await runLeaseScript(
@@ -30,7 +30,7 @@ extension JobStore {
     /// - Returns: whether `holder` still held it.
     /// - Throws: ``StoreError`` naming `jobID`, `chunkID` or `holder`; `RedisClientError`.
     @discardableResult
-    public func releaseChunk(jobID: String, chunkID: String, holder: String) async throws -> Bool {
+    package func releaseChunk(jobID: String, chunkID: String, holder: String) async throws -> Bool {
         try await runLeaseScript(JobScripts.releaseChunk, named: "release-chunk", jobID: jobID, chunkID: chunkID, holder: holder)
     }
 

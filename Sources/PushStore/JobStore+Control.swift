@@ -3,31 +3,31 @@ import Redis
 
 extension JobStore {
     /// What ``update(jobID:_:)`` did.
-    public struct ControlUpdate: Sendable, Hashable {
+    package struct ControlUpdate: Sendable, Hashable {
         /// The state the command was applied to.
-        public var before: JobControl
+        package var before: JobControl
         /// The state now (equal to `before` when the command changed nothing).
-        public var after: JobControl
+        package var after: JobControl
 
         /// Whether the command changed the state.
-        public var changed: Bool { before != after }
+        package var changed: Bool { before != after }
     }
 
     /// What became of registry changes offered with ``offerEffects(jobID:_:)``.
-    public struct EffectsAnswer: Sendable, Hashable {
+    package struct EffectsAnswer: Sendable, Hashable {
         /// The job's gate when they were offered: under `apply` the caller publishes them.
-        public var gate: JobControl.Gate
+        package var gate: JobControl.Gate
         /// Changes held for the job, waiting (under `apply`, to be released by the caller).
-        public var held: Int
+        package var held: Int
         /// The job's state, as the store saw it.
-        public var state: JobControl.State
+        package var state: JobControl.State
     }
 
     /// The job's control state; a job never changed is `running` and `watching`.
     ///
     /// - Throws: ``StoreError`` naming `jobID`, or `unexpectedReply` for a field no
     ///   version of PushFleet writes; `RedisClientError`.
-    public func control(jobID: String) async throws -> JobControl {
+    package func control(jobID: String) async throws -> JobControl {
         try StoreValidation.jobID(jobID)
         let what = "HGETALL of job \(jobID)'s control state"
         let values = try await hashFields(JobKeyspace(jobID: jobID).control, what: what)
@@ -45,7 +45,7 @@ extension JobStore {
     /// - Throws: ``JobControl/Refusal`` when the command does not apply;
     ///   ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
-    public func update(jobID: String, _ command: JobControl.Command) async throws -> ControlUpdate {
+    package func update(jobID: String, _ command: JobControl.Command) async throws -> ControlUpdate {
         let keys = JobKeyspace(jobID: jobID)
         while true {
             let before = try await control(jobID: jobID)
@@ -79,7 +79,7 @@ extension JobStore {
     /// cancelled; under `apply` nothing is stored and the caller publishes them.
     ///
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
-    public func offerEffects(jobID: String, _ events: [[UInt8]]) async throws -> EffectsAnswer {
+    package func offerEffects(jobID: String, _ events: [[UInt8]]) async throws -> EffectsAnswer {
         try StoreValidation.jobID(jobID)
         let keys = JobKeyspace(jobID: jobID)
         let reply = try await client.runScript(
@@ -100,7 +100,7 @@ extension JobStore {
     /// device.
     ///
     /// - Throws: ``StoreError`` naming `jobID` or `limit`; `RedisClientError`.
-    public func takeHeldEffects(jobID: String, limit: Int) async throws -> [[UInt8]] {
+    package func takeHeldEffects(jobID: String, limit: Int) async throws -> [[UInt8]] {
         try StoreValidation.jobID(jobID)
         try StoreValidation.atLeast(1, limit, field: "limit")
         let keys = JobKeyspace(jobID: jobID)

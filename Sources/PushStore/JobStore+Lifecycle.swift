@@ -11,14 +11,14 @@ extension JobStore {
     /// - Returns: whether the job was cancelled now (false: it was cancelled before).
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
-    public func cancel(jobID: String, at milliseconds: Int64, reason: String = "cancelled by an operator") async throws -> Bool {
+    package func cancel(jobID: String, at milliseconds: Int64, reason: String = "cancelled by an operator") async throws -> Bool {
         try await update(jobID: jobID, .cancel(reason: reason, at: milliseconds)).changed
     }
 
     /// Whether the job was cancelled.
     ///
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
-    public func isCancelled(jobID: String) async throws -> Bool {
+    package func isCancelled(jobID: String) async throws -> Bool {
         try await control(jobID: jobID).state == .cancelled
     }
 
@@ -30,7 +30,7 @@ extension JobStore {
     /// - Returns: whether it was counted now (false: this device reported this event before).
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
-    public func recordReceipt(jobID: String, token: DeviceToken, event: ReceiptEvent) async throws -> Bool {
+    package func recordReceipt(jobID: String, token: DeviceToken, event: ReceiptEvent) async throws -> Bool {
         try StoreValidation.jobID(jobID)
         let keys = JobKeyspace(jobID: jobID)
         let reply = try await client.runScript(
@@ -51,7 +51,7 @@ extension JobStore {
     /// device is one the device is known to have been sent. Jobs without any are left out.
     ///
     /// - Throws: ``StoreError`` naming a job id; `RedisClientError`.
-    public func receipts(of token: DeviceToken, jobIDs: [String]) async throws -> [String: Set<ReceiptEvent>] {
+    package func receipts(of token: DeviceToken, jobIDs: [String]) async throws -> [String: Set<ReceiptEvent>] {
         for jobID in jobIDs { try StoreValidation.jobID(jobID) }
         let asked = jobIDs.flatMap { jobID in ReceiptEvent.allCases.map { (jobID, $0) } }
         guard !asked.isEmpty else { return [:] }

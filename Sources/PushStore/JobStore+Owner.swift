@@ -4,12 +4,12 @@ import PushCore
 extension JobStore {
     /// The app a stored job belongs to, as its spec names it; nil when the job is unknown (or
     /// expired) or its spec names none.
-    public func owningApp(jobID: String) async throws -> String? {
+    package func owningApp(jobID: String) async throws -> String? {
         try await spec(jobID: jobID).flatMap(Self.app(ofSpec:))
     }
 
     /// The `app` a job's spec (its JSON) names, or nil.
-    public static func app(ofSpec spec: [UInt8]) -> String? {
+    package static func app(ofSpec spec: [UInt8]) -> String? {
         (try? JSONValue(parsing: Data(spec)))?.objectValue?["app"]?.stringValue
     }
 }

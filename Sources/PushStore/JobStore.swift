@@ -21,7 +21,7 @@ import Synchronization
 /// state (paused, cancelled, its rate) is apart from them (``JobControl``).
 public final class JobStore: Sendable {
     /// How long a job's keys live after their last write.
-    public let specTimeToLive: Duration
+    package let specTimeToLive: Duration
     let client: any RedisCommands
     private let timeToLiveMilliseconds: Int64
     /// Ranges this process has added to a job's `ranges` set ("<job>/<range>"), and when.
@@ -38,7 +38,7 @@ public final class JobStore: Sendable {
     }
 
     /// The jobs of each app, newest first (over the same client).
-    public var index: JobIndex { JobIndex(client: client) }
+    package var index: JobIndex { JobIndex(client: client) }
 
     // MARK: - Spec
 
@@ -47,7 +47,7 @@ public final class JobStore: Sendable {
     /// - Returns: whether it was stored now.
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
-    public func saveSpec(jobID: String, json: [UInt8]) async throws -> Bool {
+    package func saveSpec(jobID: String, json: [UInt8]) async throws -> Bool {
         try StoreValidation.jobID(jobID)
         let reply = try await client.send(
             "SET", .string(JobKeyspace(jobID: jobID).spec), .bytes(json), "NX", "PX", .integer(Int(timeToLiveMilliseconds))
@@ -58,7 +58,7 @@ public final class JobStore: Sendable {
     /// The stored JSON, or nil.
     ///
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
-    public func spec(jobID: String) async throws -> [UInt8]? {
+    package func spec(jobID: String) async throws -> [UInt8]? {
         try StoreValidation.jobID(jobID)
         let reply = try await client.send("GET", .string(JobKeyspace(jobID: jobID).spec))
         if reply.isNull {
@@ -80,7 +80,7 @@ public final class JobStore: Sendable {
     /// - Throws: ``StoreError`` naming `jobID`, `chunkID` or `tokenCount`;
     ///   `RedisClientError`.
     @discardableResult
-    public func recordChunk(jobID: String, chunkID: String, tokenCount: Int) async throws -> Bool {
+    package func recordChunk(jobID: String, chunkID: String, tokenCount: Int) async throws -> Bool {
         try StoreValidation.jobID(jobID)
         try StoreValidation.name(chunkID, field: "chunkID", what: "chunk id")
         try StoreValidation.atLeast(0, tokenCount, field: "tokenCount")
@@ -101,7 +101,7 @@ public final class JobStore: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `jobID`, or `unexpectedReply` when the counter is not an
     ///   integer; `RedisClientError`.
-    public func expandedTokens(jobID: String) async throws -> Int {
+    package func expandedTokens(jobID: String) async throws -> Int {
         try StoreValidation.jobID(jobID)
         let reply = try await client.send("HGET", .string(JobKeyspace(jobID: jobID).stats), .string(JobCounter.expanded.name))
         if reply == .null { return 0 }
@@ -116,14 +116,14 @@ public final class JobStore: Sendable {
     /// dictionary does nothing. Negative values subtract.
     ///
     /// - Throws: ``StoreError`` naming `jobID` or `counters`; `RedisClientError`.
-    public func increment(jobID: String, _ counters: [JobCounter: Int]) async throws {
+    package func increment(jobID: String, _ counters: [JobCounter: Int]) async throws {
         try await writeCounters(JobScripts.increment, jobID: jobID, counters.filter { $0.value != 0 })
     }
 
     /// Sets counters (`HSET`), e.g. ``JobCounter/expansionComplete`` = 1, in one script.
     ///
     /// - Throws: ``StoreError`` naming `jobID` or `counters`; `RedisClientError`.
-    public func set(jobID: String, _ counters: [JobCounter: Int]) async throws {
+    package func set(jobID: String, _ counters: [JobCounter: Int]) async throws {
         try await writeCounters(JobScripts.set, jobID: jobID, counters)
     }
 
@@ -132,7 +132,7 @@ public final class JobStore: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `jobID`, or `unexpectedReply` when a counter is
     ///   not an integer; `RedisClientError`.
-    public func statistics(jobID: String) async throws -> [String: Int] {
+    package func statistics(jobID: String) async throws -> [String: Int] {
         try StoreValidation.jobID(jobID)
         let keys = JobKeyspace(jobID: jobID)
         let first = try await client.checkedPipeline([["HGETALL", .string(keys.stats)], ["SMEMBERS", .string(keys.ranges)]])
@@ -182,7 +182,7 @@ public final class JobStore: Sendable {
     /// per range, pipelined).
     ///
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
-    public func hasMarkers(jobID: String, positions: [UInt32]) async throws -> [Bool] {
+    package func hasMarkers(jobID: String, positions: [UInt32]) async throws -> [Bool] {
         try StoreValidation.jobID(jobID)
         guard !positions.isEmpty else { return [] }
         let byRange = Dictionary(grouping: positions.indices, by: { SentRangeKeyspace.range(of: positions[$0]) }).sorted { $0.key < $1.key }
@@ -216,7 +216,7 @@ public final class JobStore: Sendable {
     /// - Returns: how many markers were new.
     /// - Throws: ``StoreError`` naming `jobID` or `outcomes[i].counter`; `RedisClientError`.
     @discardableResult
-    public func recordOutcomes(jobID: String, _ outcomes: [DeliveryOutcomeRecord]) async throws -> Int {
+    package func recordOutcomes(jobID: String, _ outcomes: [DeliveryOutcomeRecord]) async throws -> Int {
         try StoreValidation.jobID(jobID)
         for (index, outcome) in outcomes.enumerated() {
             try StoreValidation.name(outcome.counter.name, field: "outcomes[\(index)].counter", what: "counter")

@@ -7,11 +7,11 @@ import Redis
 /// Redis server's clock (`TIME`), so every worker of the fleet draws from the same bucket on the
 /// same clock; worker clocks do not matter. A bucket nobody used for long enough to refill
 /// expires; an absent bucket is a full one.
-public final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     let client: any RedisCommands
 
     /// Creates a limiter over `client`.
-    public init(client: any RedisCommands) {
+    package init(client: any RedisCommands) {
         self.client = client
     }
 
@@ -32,7 +32,7 @@ public final class RateLimiter: Sendable {
     ///   missing ones accrue.
     /// - Throws: ``StoreError`` naming `app`, `scope`, `ratePerSecond`, `burst` or
     ///   `requested`; `RedisClientError`.
-    public func acquire(
+    package func acquire(
         app: String,
         scope: String? = nil,
         ratePerSecond: Double,

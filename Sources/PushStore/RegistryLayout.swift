@@ -10,24 +10,24 @@ import APNsCore
 /// it runs (``migratingFrom`` set) a device may still be in its previous home; new devices go to
 /// their new home. Every change of layout starts a new ``epoch``; the shards carry the epoch
 /// they belong to, and a script refuses a caller whose layout is older (see ``DeviceRegistry``).
-public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
+package struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     /// The shard count devices are placed by (the target of a running reshard).
-    public var shards: Int
+    package var shards: Int
     /// Raised by every reshard.
-    public var epoch: Int
+    package var epoch: Int
     /// How device ids of this epoch are formed (``DeviceIDForm``): the layouts stored before
     /// bucketed ids have none, and are ``DeviceIDForm/sequential`` until their next reshard.
-    public var ids: DeviceIDForm
+    package var ids: DeviceIDForm
     /// Device ids (bucketed: offsets in a bucket) handed out in this epoch are
     /// `idBase + (sequence - 1) × shards + shard`, so they never repeat one of an earlier epoch.
-    public var idBase: UInt32
+    package var idBase: UInt32
     /// The shard count before the running reshard; `nil` when none runs.
-    public var migratingFrom: Int?
+    package var migratingFrom: Int?
 
     /// The most shards an app may have.
-    public static let maxShards = 1_024
+    package static let maxShards = 1_024
 
-    public init(shards: Int, epoch: Int = 0, ids: DeviceIDForm = .bucketed, idBase: UInt32 = 0, migratingFrom: Int? = nil) {
+    package init(shards: Int, epoch: Int = 0, ids: DeviceIDForm = .bucketed, idBase: UInt32 = 0, migratingFrom: Int? = nil) {
         self.shards = shards
         self.epoch = epoch
         self.ids = ids
@@ -35,7 +35,7 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
         self.migratingFrom = migratingFrom
     }
 
-    public var description: String {
+    package var description: String {
         if let migratingFrom {
             return "\(migratingFrom) → \(shards) shards (resharding, epoch \(epoch))"
         }
@@ -43,13 +43,13 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The shard `token` belongs in.
-    public func home(of token: DeviceToken) -> Int {
+    package func home(of token: DeviceToken) -> Int {
         Self.shard(of: token, among: shards)
     }
 
     /// While a reshard runs, the shard `token` may still be in when it moves; `nil` when it
     /// stays where it is or no reshard runs.
-    public func previousHome(of token: DeviceToken) -> Int? {
+    package func previousHome(of token: DeviceToken) -> Int? {
         guard let migratingFrom else { return nil }
         let previous = Self.shard(of: token, among: migratingFrom)
         return previous == home(of: token) ? nil : previous
@@ -57,7 +57,7 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
 
     /// How many shard tasks a broadcast or tag job fans out to now: the shard count before a
     /// running reshard (each task then reads its shard and that shard's children).
-    public var taskCount: Int { migratingFrom ?? shards }
+    package var taskCount: Int { migratingFrom ?? shards }
 
     /// The shards shard task `task` of `taskCount` reads: every shard `u` with
     /// `u ≡ task (mod taskCount)`. `first` are the shards devices may move out of (all of them
@@ -66,7 +66,7 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``StoreError`` (`invalidArgument`, field `shard`) when `taskCount`
     ///   is not a count the layout grew through, or `task` is not below it.
-    public func shardsOfTask(_ task: Int, of taskCount: Int) throws(StoreError) -> (first: [Int], then: [Int]) {
+    package func shardsOfTask(_ task: Int, of taskCount: Int) throws(StoreError) -> (first: [Int], then: [Int]) {
         let settled = migratingFrom ?? shards
         guard taskCount > 0, settled % taskCount == 0 else {
             throw StoreError(.invalidArgument, field: "shard", message: "a task of \(taskCount) shards does not fit the layout of \(self)")
@@ -82,7 +82,7 @@ public struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     /// up to ``maxShards``.
     ///
     /// - Throws: ``StoreError`` (`invalidArgument`, field `shards`) saying why not.
-    public static func checkGrowth(from current: Int, to target: Int) throws(StoreError) {
+    package static func checkGrowth(from current: Int, to target: Int) throws(StoreError) {
         guard target <= maxShards else {
             throw StoreError(.invalidArgument, field: "shards", message: "must be at most \(maxShards), is \(target)")
         }

@@ -15,9 +15,9 @@ import Redis
 /// ``complete(app:_:)`` removes by identity: an entry re-scheduled by another worker since it was
 /// claimed (after a lease ran out) is removed too. The caller counts each outcome once by its
 /// return value; the other worker's later ``complete(app:_:)`` sees `false`.
-public final class ResendBuffer: Sendable {
+package final class ResendBuffer: Sendable {
     /// When entries are due again and when they expire.
-    public let policy: ResendPolicy
+    package let policy: ResendPolicy
     let client: any RedisCommands
     private let clock: @Sendable () -> Int64
     private let random: @Sendable () -> Double
@@ -27,7 +27,7 @@ public final class ResendBuffer: Sendable {
     /// - Parameters:
     ///   - clock: the time in milliseconds since 1970; tests pass a clock they move by hand.
     ///   - random: a number in `0..<1` for the jitter; tests pass a constant.
-    public init(
+    package init(
         client: any RedisCommands,
         policy: ResendPolicy = ResendPolicy(),
         clock: @escaping @Sendable () -> Int64 = StoreClock.system,
@@ -50,7 +50,7 @@ public final class ResendBuffer: Sendable {
     /// - Returns: the expired entries, in the order of `failures`.
     /// - Throws: ``StoreError`` naming `app`, `failures[i].jobID`, `failures[i].attempts`,
     ///   `failures[i].firstFailedAt` or `failures[i].retryAfter`; `RedisClientError`.
-    public func schedule(app: String, _ failures: [ResendFailure]) async throws -> [ResendEntry] {
+    package func schedule(app: String, _ failures: [ResendFailure]) async throws -> [ResendEntry] {
         try StoreValidation.app(app)
         for (index, failure) in failures.enumerated() {
             try StoreValidation.jobID(failure.jobID, field: "failures[\(index)].jobID")
@@ -94,7 +94,7 @@ public final class ResendBuffer: Sendable {
     /// - Parameter limit: at most this many entries; 0 returns none.
     /// - Throws: ``StoreError`` naming `app` or `limit`, or `unexpectedReply` for an
     ///   entry not written by this type; `RedisClientError`.
-    public func claimDue(app: String, limit: Int) async throws -> [ResendEntry] {
+    package func claimDue(app: String, limit: Int) async throws -> [ResendEntry] {
         try StoreValidation.app(app)
         try StoreValidation.atLeast(0, limit, field: "limit")
         guard limit > 0 else { return [] }
@@ -131,7 +131,7 @@ public final class ResendBuffer: Sendable {
     /// - Returns: for each entry, whether it was still present, so a caller counts each outcome
     ///   once (an entry listed twice is present only the first time).
     /// - Throws: ``StoreError`` naming `app` or `entries[i].jobID`; `RedisClientError`.
-    public func complete(app: String, _ entries: [ResendEntry]) async throws -> [Bool] {
+    package func complete(app: String, _ entries: [ResendEntry]) async throws -> [Bool] {
         try StoreValidation.app(app)
         for (index, entry) in entries.enumerated() {
             try StoreValidation.jobID(entry.jobID, field: "entries[\(index)].jobID")
@@ -152,7 +152,7 @@ public final class ResendBuffer: Sendable {
     /// Entries waiting (due or leased).
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func depth(app: String) async throws -> Int {
+    package func depth(app: String) async throws -> Int {
         try StoreValidation.app(app)
         let reply = try await client.send("ZCARD", .string(ResendKeyspace(app: app).due))
         guard let count = reply.int else {
@@ -165,7 +165,7 @@ public final class ResendBuffer: Sendable {
     /// when empty.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
-    public func nextDueTime(app: String) async throws -> Int64? {
+    package func nextDueTime(app: String) async throws -> Int64? {
         try StoreValidation.app(app)
         let reply = try await client.send("ZRANGE", .string(ResendKeyspace(app: app).due), 0, 0, "WITHSCORES")
         guard let fields = reply.array else {

@@ -2,23 +2,23 @@ import APNsCore
 
 /// A failed attempt to send a job's notification to one token, for
 /// ``ResendBuffer/schedule(app:_:)``.
-public struct ResendFailure: Sendable, Hashable {
+package struct ResendFailure: Sendable, Hashable {
     /// The job the notification belongs to.
-    public var jobID: String
+    package var jobID: String
     /// The device token the attempt was for.
-    public var token: DeviceToken
+    package var token: DeviceToken
     /// APNs attempts made so far, this one included; 0 for a notification parked without being
     /// sent (its app was suspended, or the worker stopped).
-    public var attempts: Int
+    package var attempts: Int
     /// When the first attempt failed, in milliseconds since 1970 (this attempt's time when it
     /// was the first).
-    public var firstFailedAt: Int64
+    package var firstFailedAt: Int64
     /// Why the attempt failed, e.g. "ServiceUnavailable", "timeout".
-    public var reason: String
+    package var reason: String
     /// APNs's `Retry-After`, if it sent one: the entry is not due before now + this.
-    public var retryAfter: Duration?
+    package var retryAfter: Duration?
 
-    public init(
+    package init(
         jobID: String,
         token: DeviceToken,
         attempts: Int,
@@ -35,7 +35,7 @@ public struct ResendFailure: Sendable, Hashable {
     }
 
     /// The entry this failure makes.
-    public var entry: ResendEntry {
+    package var entry: ResendEntry {
         ResendEntry(jobID: jobID, token: token, attempts: attempts, firstFailedAt: firstFailedAt, lastReason: reason)
     }
 }

@@ -6,24 +6,24 @@ import FlowControl
 /// `[1 - jitter, 1 + jitter)` and then capped at ``maxDelay``; an APNs `Retry-After` that is
 /// longer wins. An entry whose attempts reach ``maxAttempts``, or whose first failure is
 /// ``maxAge`` old, is expired: the caller dead-letters it.
-public struct ResendPolicy: Sendable, Hashable {
+package struct ResendPolicy: Sendable, Hashable {
     /// Attempts after which an entry is expired (dead-lettered by the caller). Default 5.
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// The delay after the first attempt; it doubles with every further attempt. Default 1 s.
-    public var baseDelay: Duration
+    package var baseDelay: Duration
     /// The longest delay, jitter included (a longer `Retry-After` still wins). Default 5 minutes.
-    public var maxDelay: Duration
+    package var maxDelay: Duration
     /// How long after ``ResendEntry/firstFailedAt`` an entry is expired. Default 1 hour.
-    public var maxAge: Duration
+    package var maxAge: Duration
     /// How long a claim hides an entry from other workers (see ``ResendBuffer/claimDue(app:limit:)``).
     /// Default 30 s.
-    public var lease: Duration
+    package var lease: Duration
     /// The relative spread of the delay: it is multiplied by a random factor in
     /// `[1 - jitter, 1 + jitter)`; in `0...1`. Default 0.2.
-    public var jitter: Double
+    package var jitter: Double
 
     /// Creates a policy; every argument has the documented default.
-    public init(
+    package init(
         maxAttempts: Int = 5,
         baseDelay: Duration = .seconds(1),
         maxDelay: Duration = .seconds(300),
@@ -50,7 +50,7 @@ public struct ResendPolicy: Sendable, Hashable {
     /// capped at ``maxDelay``.
     ///
     /// - Parameter random: a number in `0..<1` (the buffer's random source).
-    public func delayMilliseconds(afterAttempts attempts: Int, random: Double) -> Int64 {
+    package func delayMilliseconds(afterAttempts attempts: Int, random: Double) -> Int64 {
         ExponentialBackoff(base: baseDelay, maximum: maxDelay, jitter: jitter).delay(attempt: attempts, random: random).wholeMilliseconds
     }
 
@@ -59,16 +59,16 @@ public struct ResendPolicy: Sendable, Hashable {
     /// ``lease``). A running fleet settles or dead-letters every entry long before; the
     /// retention removes the buffer of an app taken out of the configuration, which no worker
     /// drains any more.
-    public var retention: Duration {
+    package var retention: Duration {
         max(Self.minimumRetention, maxAge + maxDelay + lease)
     }
 
     /// The shortest ``retention``: as long as a finished job's state is kept.
-    public static let minimumRetention: Duration = .seconds(7 * 24 * 3_600)
+    package static let minimumRetention: Duration = .seconds(7 * 24 * 3_600)
 
     /// Whether an entry with `attempts` attempts, first failed at `firstFailedAt`, is expired at
     /// `now` (all in milliseconds since 1970).
-    public func isExpired(attempts: Int, firstFailedAt: Int64, now: Int64) -> Bool {
+    package func isExpired(attempts: Int, firstFailedAt: Int64, now: Int64) -> Bool {
         attempts >= maxAttempts || now.subtractingReportingOverflow(firstFailedAt).partialValue >= maxAge.wholeMilliseconds
     }
 }

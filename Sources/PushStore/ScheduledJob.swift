@@ -1,13 +1,13 @@
 /// A job waiting in the ``JobSchedule`` for its send-at time.
-public struct ScheduledJob: Sendable, Hashable {
+package struct ScheduledJob: Sendable, Hashable {
     /// The job's id (1–128 bytes of UTF-8, no `{`, `}` or control characters).
-    public var jobID: String
+    package var jobID: String
     /// When the job is due, in milliseconds since 1970 (≥ 0).
-    public var dueAt: Int64
+    package var dueAt: Int64
     /// The job's JSON, republished when it is due.
-    public var json: [UInt8]
+    package var json: [UInt8]
 
-    public init(jobID: String, dueAt: Int64, json: [UInt8]) {
+    package init(jobID: String, dueAt: Int64, json: [UInt8]) {
         self.jobID = jobID
         self.dueAt = dueAt
         self.json = json

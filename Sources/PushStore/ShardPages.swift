@@ -6,8 +6,8 @@ import APNsCore
 ///
 /// The iterator is a value that advances only when a page was read: a caller may retry a
 /// failed ``AsyncIterator/next()`` and loses nothing.
-public struct ShardPages: AsyncSequence, Sendable {
-    public typealias Element = ShardScanPage
+package struct ShardPages: AsyncSequence, Sendable {
+    package typealias Element = ShardScanPage
 
     let registry: DeviceRegistry
     let app: String
@@ -16,14 +16,14 @@ public struct ShardPages: AsyncSequence, Sendable {
     let filter: ScanFilter
     let pageSize: Int
 
-    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+    package struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let pages: ShardPages
         /// Where the next page starts.
-        public private(set) var cursor: UInt64 = 0
+        package private(set) var cursor: UInt64 = 0
         /// Whether the last page was read.
-        public private(set) var isComplete = false
+        package private(set) var isComplete = false
 
-        public mutating func next() async throws -> ShardScanPage? {
+        package mutating func next() async throws -> ShardScanPage? {
             guard !isComplete else { return nil }
             let page = try await pages.registry.scanShard(
                 app: pages.app, task: pages.task, environment: pages.environment, filter: pages.filter, cursor: cursor,
@@ -34,14 +34,14 @@ public struct ShardPages: AsyncSequence, Sendable {
         }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(pages: self)
     }
 }
 
 extension DeviceRegistry {
     /// The pages of shard task `task` (``ShardPages``), about `pageSize` devices each.
-    public func pages(
+    package func pages(
         app: String, task: ShardTask, environment: APNsEnvironment, filter: ScanFilter = .devices, pageSize: Int
     ) -> ShardPages {
         ShardPages(registry: self, app: app, task: task, environment: environment, filter: filter, pageSize: pageSize)

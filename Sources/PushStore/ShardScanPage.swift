@@ -6,15 +6,15 @@ import PushCore
 /// Follow ``cursor`` until ``isComplete``. Every device registered for the whole scan (and
 /// matching its filter) is returned exactly once; a device bound or unbound during the scan
 /// may or may not be.
-public struct ShardScanPage: Hashable, Sendable {
+package struct ShardScanPage: Hashable, Sendable {
     /// The cursor for the next call; `0` when the scan is complete.
-    public var cursor: UInt64
+    package var cursor: UInt64
     /// The devices of this page (possibly none, even when the scan is not complete).
-    public var tokens: [DeviceToken]
+    package var tokens: [DeviceToken]
     /// The device id of each token (``PackedDevice/id``), the position of its sent state in a job.
-    public var ids: [UInt32]
+    package var ids: [UInt32]
 
-    public init(cursor: UInt64, tokens: [DeviceToken], ids: [UInt32]) {
+    package init(cursor: UInt64, tokens: [DeviceToken], ids: [UInt32]) {
         precondition(tokens.count == ids.count, "one id per token")
         self.cursor = cursor
         self.tokens = tokens
@@ -22,26 +22,26 @@ public struct ShardScanPage: Hashable, Sendable {
     }
 
     /// Whether the scan has gone all the way round.
-    public var isComplete: Bool { cursor == 0 }
+    package var isComplete: Bool { cursor == 0 }
 }
 
 /// One of the tasks a broadcast or tag job fans out to: task `shard` of `count` reads the
 /// app's shards `u ≡ shard (mod count)` (``RegistryLayout/shardsOfTask(_:of:)``). A task keeps
 /// its count when the app is resharded while it waits.
-public struct ShardTask: Hashable, Sendable, CustomStringConvertible {
-    public var shard: Int
-    public var count: Int
+package struct ShardTask: Hashable, Sendable, CustomStringConvertible {
+    package var shard: Int
+    package var count: Int
 
-    public init(shard: Int, of count: Int) {
+    package init(shard: Int, of count: Int) {
         self.shard = shard
         self.count = count
     }
 
     /// `<shard>/<count>`, the value of a shard task's Kafka header.
-    public var description: String { "\(shard)/\(count)" }
+    package var description: String { "\(shard)/\(count)" }
 
     /// Parses ``description``; `nil` for anything else.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let shard = Int(parts[0]), let count = Int(parts[1]), count > 0, (0..<count).contains(shard) else { return nil }
         self.init(shard: shard, of: count)
@@ -49,7 +49,7 @@ public struct ShardTask: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Which devices a scan returns, always of one environment.
-public enum ScanFilter: Hashable, Sendable {
+package enum ScanFilter: Hashable, Sendable {
     /// Every device not kept aside as suspect (a broadcast).
     case devices
     /// The devices not kept aside that match a tag expression: every tag of `all`, at least one

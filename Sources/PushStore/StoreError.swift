@@ -7,25 +7,25 @@ import Redis
 ///
 /// Failures of Redis itself are not wrapped: they arrive as `RedisClientError`, which carries its
 /// own retryability.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+package struct StoreError: Error, Sendable, CustomStringConvertible {
     /// The argument at fault, as the caller named it (`app`, `openID`, `tags[2]`,
     /// `devices[17].openID`, `expression.none[0]`), or `nil` when no single argument is.
-    public var field: String?
+    package var field: String?
     /// What kind of problem it is; stable across releases, for programs to branch on.
-    public var code: Code
+    package var code: Code
     /// A sentence for people; wording may change.
-    public var message: String
+    package var message: String
     /// The error this one wraps, if any.
-    public var underlying: (any Error)?
+    package var underlying: (any Error)?
     /// Whether the same call may succeed later without changing its arguments.
-    public var isRetryable: Bool
+    package var isRetryable: Bool
     /// The source file that raised the error.
-    public var file: String
+    package var file: String
     /// The source line that raised the error.
-    public var line: Int
+    package var line: Int
 
     /// Creates an error; it is not retryable unless said otherwise.
-    public init(
+    package init(
         _ code: Code,
         field: String?,
         message: String,
@@ -43,7 +43,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String {
+    package var description: String {
         var text = "StoreError.\(code): "
         if let field {
             text += "\(field): "
@@ -64,9 +64,9 @@ extension StoreError {
 }
 
 /// The store's default clock.
-public enum StoreClock {
+package enum StoreClock {
     /// The wall clock in milliseconds since 1970.
-    public static let system: @Sendable () -> Int64 = {
+    package static let system: @Sendable () -> Int64 = {
         Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 }
