@@ -8,6 +8,7 @@ import Foundation
 import Kafka
 import LocalRedis
 import Logging
+import NIOHTTP1
 import PushCore
 import PushStore
 import Redis
@@ -227,7 +228,7 @@ final class PartitionStack: Sendable {
             for (api, name) in zip(apis, workerHosts) {
                 let health = URL(string: "http://\(network.host(name).address):\(apiPort)/healthz")!
                 try await waitUntil("pushfleet api on \(name) answers", process: api) {
-                    (try? await URLSession.shared.data(from: health)) != nil
+                    (try? await BenchmarkHTTP.get(health)) != nil
                 }
             }
             return PartitionStack(
@@ -341,20 +342,20 @@ struct RemoteSimulator: SimulatorCounting {
     let base: URL
 
     func acceptedCount() async throws -> Int {
-        let (body, _) = try await URLSession.shared.data(from: base.appendingPathComponent("accepted"))
-        guard let count = Int(String(decoding: body, as: UTF8.self)) else { throw BenchmarkError.failed("apns-sim /accepted: \(body)") }
+        let body = String(decoding: try await BenchmarkHTTP.get(base.appendingPathComponent("accepted")), as: UTF8.self)
+        guard let count = Int(body) else { throw BenchmarkError.failed("apns-sim /accepted: \(body)") }
         return count
     }
 
     func counters() async throws -> APNsSimulatorCounters {
-        let (body, _) = try await URLSession.shared.data(from: base.appendingPathComponent("counters"))
-        return try JSONDecoder().decode(APNsSimulatorCounters.self, from: body)
+        let body = try await BenchmarkHTTP.get(base.appendingPathComponent("counters"))
+        return try JSONDecoder().decode(APNsSimulatorCounters.self, from: Data(body))
     }
 
     func reset() async throws {
-        var request = URLRequest(url: base.appendingPathComponent("reset"))
-        request.httpMethod = "POST"
-        _ = try await URLSession.shared.data(for: request)
+        let url = base.appendingPathComponent("reset")
+        let answer = try await BenchmarkHTTP.request(.POST, url)
+        guard (200..<300).contains(answer.status) else { throw BenchmarkError.failed("POST \(url) answered \(answer.status)") }
     }
 }
 

@@ -1,5 +1,6 @@
 import APNsCore
 import Foundation
+import NIOHTTP1
 import PushStore
 import Synchronization
 
@@ -49,7 +50,6 @@ final class RegistryWriteLoad: Sendable {
     private let ledger = Mutex(Ledger())
     private let next = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
-    private let session: URLSession
 
     init(apis: [URL], app: String, apiKey: String, writersPerAPI: Int = 2, pause: Duration = .milliseconds(20)) {
         self.apis = apis
@@ -57,9 +57,6 @@ final class RegistryWriteLoad: Sendable {
         self.apiKey = apiKey
         self.writersPerAPI = writersPerAPI
         self.pause = pause
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 3
-        session = URLSession(configuration: configuration)
     }
 
     /// The token of write-load device `n` (apart from the campaign's devices).
@@ -68,8 +65,7 @@ final class RegistryWriteLoad: Sendable {
     }
 
     /// Writes until ``stop()``; returns once every writer's last request is answered or timed
-    /// out. (Not by cancelling the task: cancelling a FoundationNetworking request from the
-    /// cancelling thread can deadlock on the session's queue.)
+    /// out (``requestTimeout``).
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             for api in apis {
@@ -88,7 +84,7 @@ final class RegistryWriteLoad: Sendable {
             operation += 1
             if operation % 3 == 0, !bound.isEmpty {
                 let token = bound.removeFirst()
-                let status = await send("DELETE", api: api, token: token)
+                let status = await send(.DELETE, api: api, token: token)
                 ledger.withLock {
                     $0.present.remove(token)
                     if status == 200 { $0.absent.insert(token) }
@@ -97,7 +93,7 @@ final class RegistryWriteLoad: Sendable {
                 }
             } else {
                 let token = Self.token(next.add(1, ordering: .relaxed).newValue)
-                if await send("PUT", api: api, token: token) == 200 {
+                if await send(.PUT, api: api, token: token) == 200 {
                     ledger.withLock { _ = $0.present.insert(token) }
                     bound.append(token)
                 }
@@ -112,18 +108,20 @@ final class RegistryWriteLoad: Sendable {
     }
 
     /// Sends one bind or unbind; the answer's status, `nil` without one.
-    private func send(_ method: String, api: URL, token: DeviceToken) async -> Int? {
-        var request = URLRequest(url: api.appendingPathComponent("v1/apps/\(app)/devices/\(token.hex)"))
-        request.httpMethod = method
-        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
-        if method == "PUT" {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(#"{"environment":"sandbox"}"#.utf8)
+    /// How long a write waits for its answer: one cut off by a partition counts as unanswered.
+    static let requestTimeout: Duration = .seconds(3)
+
+    private func send(_ method: HTTPMethod, api: URL, token: DeviceToken) async -> Int? {
+        let url = api.appendingPathComponent("v1/apps/\(app)/devices/\(token.hex)")
+        var headers = [("Authorization", "Bearer \(apiKey)")]
+        var body: [UInt8]?
+        if method == .PUT {
+            headers.append(("Content-Type", "application/json"))
+            body = Array(#"{"environment":"sandbox"}"#.utf8)
         }
         ledger.withLock { $0.result.attempted += 1 }
         do {
-            let (_, response) = try await session.data(for: request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let status = try await BenchmarkHTTP.request(method, url, headers: headers, body: body, timeout: Self.requestTimeout).status
             ledger.withLock {
                 if status == 200 { $0.result.acknowledged += 1 } else { $0.result.refused += 1 }
             }

@@ -181,7 +181,7 @@ final class WorkerFleet: Sendable {
         let urls = state.withLock { state in state.running.compactMap { state.metricsURLs[$0.processIdentifier] } }
         var values: [String: Double] = [:]
         for url in urls {
-            guard let (body, _) = try? await URLSession.shared.data(from: url) else { continue }
+            guard let body = try? await BenchmarkHTTP.get(url) else { continue }
             for line in String(decoding: body, as: UTF8.self).split(separator: "\n") {
                 guard let prefix = prefixes.first(where: { line.hasPrefix($0) }),
                     let value = Double(line.split(separator: " ").last ?? "")
@@ -194,7 +194,7 @@ final class WorkerFleet: Sendable {
 
     /// The worker's `pushfleet_kafka_assigned_partitions` series, by group.
     private static func assignedPartitions(_ url: URL) async throws -> [String: Int] {
-        let (body, _) = try await URLSession.shared.data(from: url)
+        let body = try await BenchmarkHTTP.get(url)
         var result: [String: Int] = [:]
         let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
         for line in String(decoding: body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
