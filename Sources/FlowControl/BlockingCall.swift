@@ -9,8 +9,12 @@ import Synchronization
 /// caller gets `CancellationError` at once, and the thread finishes the call on its own and
 /// learns from ``finish(_:)`` that the result was dropped (and, from ``isCancelled``, whether it
 /// should start at all). ``run(on:_:)`` does all of it for a body on a dispatch queue.
+///
+/// Its members are `@inlinable`: a call per Redis batch or Kafka poll is a hot path, and a generic
+/// class used from another module would otherwise look its metadata up at run time on every call.
 public final class BlockingCall<Value: Sendable>: Sendable {
-    private enum State {
+    @usableFromInline
+    enum State {
         case created
         case waiting(CheckedContinuation<Value, any Error>)
         case cancelled
@@ -25,17 +29,21 @@ public final class BlockingCall<Value: Sendable>: Sendable {
         case abandoned
     }
 
-    private let state = Mutex(State.created)
+    @usableFromInline
+    let state = Mutex(State.created)
 
+    @inlinable
     public init() {}
 
     /// Whether the caller stopped waiting.
+    @inlinable
     public var isCancelled: Bool {
         state.withLock { if case .cancelled = $0 { true } else { false } }
     }
 
     /// Parks the caller; answers `false` (having resumed it with `CancellationError`) when it
     /// was cancelled before the call could start.
+    @inlinable
     public func start(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
         let started = state.withLock { state in
             guard case .created = state else { return false }
@@ -47,6 +55,7 @@ public final class BlockingCall<Value: Sendable>: Sendable {
     }
 
     /// The caller's task was cancelled: it resumes now, with `CancellationError`.
+    @inlinable
     public func cancel() {
         let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             switch state {
@@ -64,6 +73,7 @@ public final class BlockingCall<Value: Sendable>: Sendable {
     }
 
     /// Hands the result to the caller, unless it stopped waiting.
+    @inlinable
     @discardableResult
     public func finish(_ result: Result<Value, any Error>) -> Finish {
         let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
@@ -82,6 +92,7 @@ public final class BlockingCall<Value: Sendable>: Sendable {
     /// as leaving a consumer group), one running finishes on `queue` and its result is dropped.
     /// Either way `onAbandoned`, if given, runs on `queue` afterwards (to discard state the
     /// abandoned call may have left half-done).
+    @inlinable
     public static func run(
         on queue: DispatchQueue,
         startsEvenIfCancelled: Bool = false,

@@ -93,11 +93,36 @@ public final class RedisClient: Sendable {
     }
 
     private func lease() async throws -> RedisConnection {
+        let leased: RedisConnection?
+        switch state.withLock({ $0.machine.acquireWithoutWaiting() }) {
+        case .use(let connection):
+            return connection
+        case .open:
+            leased = nil
+        case .shutDown:
+            throw Self.shutDownError()
+        case .wait, .cancelled, nil:
+            leased = try await waitForConnection()
+        }
+        if let leased {
+            return leased
+        }
+        do {
+            return try await RedisConnection.connect(configuration: configuration, logger: logger)
+        } catch {
+            state.withLock { $0.machine.openFailed() }?.resume(returning: nil)
+            throw error
+        }
+    }
+
+    /// Queues the caller until a connection is released to it (or the right to open one, `nil`),
+    /// unless one is free by the time it is queued.
+    private func waitForConnection() async throws -> RedisConnection? {
         let waiterID = state.withLock { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
         }
-        let leased = try await withTaskCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: Waiter) in
                 let action = state.withLock {
                     $0.machine.acquire(waiterID: waiterID, waiter: waiter, isCancelled: Task.isCancelled)
@@ -117,15 +142,6 @@ public final class RedisClient: Sendable {
             }
         } onCancel: {
             state.withLock { $0.machine.cancel(waiterID: waiterID) }?.resume(throwing: CancellationError())
-        }
-        if let leased {
-            return leased
-        }
-        do {
-            return try await RedisConnection.connect(configuration: configuration, logger: logger)
-        } catch {
-            state.withLock { $0.machine.openFailed() }?.resume(returning: nil)
-            throw error
         }
     }
 

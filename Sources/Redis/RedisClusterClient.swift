@@ -54,6 +54,12 @@ public final class RedisClusterClient: RedisCommands {
             guard let slot else { return masters.first }
             return router.node(for: slot)
         }
+
+        /// The index in the router's nodes of ``master(of:)``.
+        func masterIndex(of slot: RedisHashSlot?) -> Int? {
+            guard let slot else { return masters.first.flatMap { router.nodes.firstIndex(of: $0) } }
+            return router.nodeIndex(for: slot)
+        }
     }
 
     public let configuration: RedisClusterConfiguration
@@ -81,11 +87,11 @@ public final class RedisClusterClient: RedisCommands {
     }
 
     public func pipeline(_ commands: [[RedisArgument]]) async throws -> [RedisReply] {
-        let slots = try commands.map(Self.slot(of:))
+        let slots = try RedisCommandKeys.slots(of: commands)
         return try await fanOut(
             slots: slots,
             run: { [self] node, pool, indices in
-                try await confirmed(on: node, pool, indices.map { commands[$0] })
+                try await confirmed(on: node, pool, indices.count == commands.count ? commands : indices.map { commands[$0] })
             },
             single: { index in
                 try await self.answer(commands[index])
@@ -93,7 +99,7 @@ public final class RedisClusterClient: RedisCommands {
     }
 
     public func evalScripts(_ calls: [RedisScriptCall]) async throws -> [RedisReply] {
-        let slots = try calls.map { try Self.slot(ofKeys: $0.keys, what: "a script's keys") }
+        let slots = try calls.map { call throws(RedisClientError) in try RedisCommandKeys.slot(ofKeys: call.keys, what: "a script's keys") }
         return try await fanOut(
             slots: slots,
             run: { [self] node, pool, indices in
@@ -146,7 +152,7 @@ public final class RedisClusterClient: RedisCommands {
 
     /// One command's answer, an error answer included, after its redirections.
     private func answer(_ arguments: [RedisArgument]) async throws -> RedisReply {
-        try await execute(slot: try Self.slot(of: arguments)) { node, pool, asking in
+        try await execute(slot: try RedisCommandKeys(command: arguments).slot(of: arguments)) { node, pool, asking in
             try await self.confirmed(on: node, pool, asking ? [["ASKING"], arguments] : [arguments]).last!
         }
     }
@@ -157,11 +163,11 @@ public final class RedisClusterClient: RedisCommands {
     private func confirmed(
         on node: RedisClusterTopology.Address, _ pool: RedisClient, _ commands: [[RedisArgument]]
     ) async throws -> [RedisReply] {
-        guard let wait = waitCommand(for: node), commands.contains(where: { !Self.isRead($0) }) else {
+        guard let wait = waitCommand(for: node), commands.contains(where: { !RedisCommandKeys(command: $0).isRead }) else {
             return try await pool.pipeline(commands)
         }
         let replies = try await pool.pipeline(commands + [wait])
-        let writes = zip(commands, replies).filter { !Self.isRead($0.0) }.map(\.1)
+        let writes = zip(commands, replies).filter { !RedisCommandKeys(command: $0.0).isRead }.map(\.1)
         try confirm(wait: replies.last!, writes: writes, on: node)
         return Array(replies.dropLast())
     }
@@ -269,49 +275,56 @@ public final class RedisClusterClient: RedisCommands {
     ) async throws -> [RedisReply] {
         guard !slots.isEmpty else { return [] }
         let groups = try await route(slots)
-        var replies = [RedisReply?](repeating: nil, count: slots.count)
+        var replies: [RedisReply]
+        // Items to run again alone: redirected, or not sent (their node unreachable).
+        var again: [Int] = []
         if groups.count == 1, let (node, indices) = groups.first {
-            // One master: no child task.
+            // One master, every item in order: no child task, no reassembly.
             do {
-                for (index, reply) in zip(indices, try await run(node, pool(for: node), indices)) {
-                    replies[index] = reply
-                }
+                replies = try await run(node, pool(for: node), indices)
             } catch let error as RedisClientError where error.code == .connectionFailed {
                 // Not sent: each goes again alone, after the topology is read again.
                 state.withLock { _ = $0.unresponsive.insert(node) }
+                replies = Array(repeating: .null, count: slots.count)
+                again = Array(indices)
             } catch let error as RedisClientError where Self.mayMeanFailover(error) {
                 failed(node)
                 throw error
             }
         } else {
-            try await withThrowingTaskGroup(of: [(Int, RedisReply?)].self) { group in
+            replies = Array(repeating: .null, count: slots.count)
+            try await withThrowingTaskGroup(of: ([Int], [RedisReply]?).self) { group in
                 for (node, indices) in groups {
                     let pool = pool(for: node)
                     group.addTask {
                         do {
-                            return Array(zip(indices, try await run(node, pool, indices)))
+                            return (indices, try await run(node, pool, indices))
                         } catch let error as RedisClientError where error.code == .connectionFailed {
                             // Not sent: each goes again alone, after the topology is read again.
                             self.state.withLock { _ = $0.unresponsive.insert(node) }
-                            return indices.map { ($0, nil) }
+                            return (indices, nil)
                         } catch let error as RedisClientError where Self.mayMeanFailover(error) {
                             self.failed(node)
                             throw error
                         }
                     }
                 }
-                for try await answers in group {
-                    for (index, reply) in answers {
+                for try await (indices, answers) in group {
+                    guard let answers else {
+                        again += indices
+                        continue
+                    }
+                    for (index, reply) in zip(indices, answers) {
                         replies[index] = reply
                     }
                 }
             }
         }
-        for index in replies.indices {
-            if let reply = replies[index], !Self.redirects(reply) { continue }
+        again += replies.indices.filter { Self.redirects(replies[$0]) }
+        for index in again.sorted() {
             replies[index] = try await single(index)
         }
-        return replies.map { $0! }
+        return replies
     }
 
     /// The indices of `slots` by the master of each slot, reading the topology once more when it
@@ -320,10 +333,15 @@ public final class RedisClusterClient: RedisCommands {
         try await ensureTopology()
         for attempt in 0..<2 {
             let groups = state.withLock { state -> [RedisClusterTopology.Address: [Int]]? in
-                var groups: [RedisClusterTopology.Address: [Int]] = [:]
+                // By the router's node index: no hashing of an address per item.
+                var byNode = [[Int]](repeating: [], count: state.router.nodes.count)
                 for (index, slot) in slots.enumerated() {
-                    guard let address = state.master(of: slot) else { return nil }
-                    groups[address, default: []].append(index)
+                    guard let node = state.masterIndex(of: slot) else { return nil }
+                    byNode[node].append(index)
+                }
+                var groups: [RedisClusterTopology.Address: [Int]] = [:]
+                for (node, indices) in byNode.enumerated() where !indices.isEmpty {
+                    groups[state.router.nodes[node]] = indices
                 }
                 return groups
             }
@@ -477,68 +495,5 @@ public final class RedisClusterClient: RedisCommands {
 
     private static func redirects(_ reply: RedisReply) -> Bool {
         reply.errorMessage.flatMap(RedisClusterRouter.Redirection.init(errorMessage:)) != nil
-    }
-
-    // MARK: - Keys of a command
-
-    /// Commands without keys: sent to any master.
-    private static let keyless: Set<String> = [
-        "PING", "INFO", "TIME", "DBSIZE", "SCRIPT", "CLUSTER", "FLUSHALL", "FLUSHDB", "CONFIG", "CLIENT", "COMMAND",
-        "ECHO", "LASTSAVE", "SAVE", "BGSAVE", "SLOWLOG", "LATENCY", "ACL", "AUTH", "HELLO", "WAIT", "RANDOMKEY",
-    ]
-    /// Commands that only read: a batch of them needs no replica's confirmation.
-    private static let reads: Set<String> = [
-        "GET", "MGET", "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HSCAN", "SMISMEMBER", "SISMEMBER", "SMEMBERS", "SCARD",
-        "BITFIELD_RO", "BITCOUNT", "GETBIT",
-        "SSCAN", "EXISTS", "PTTL", "TTL", "TYPE", "STRLEN", "ZCARD", "ZRANGE", "ZRANGEBYSCORE", "ZSCORE", "ZSCAN", "LLEN",
-        "LRANGE", "KEYS", "SCAN", "MEMORY", "OBJECT", "INFO", "PING", "DBSIZE", "TIME", "CLUSTER", "ECHO", "ASKING",
-    ]
-
-    private static func isRead(_ command: [RedisArgument]) -> Bool {
-        command.first.map { reads.contains(text($0).uppercased()) } ?? true
-    }
-
-    /// Commands whose every argument is a key.
-    private static let allKeys: Set<String> = ["DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "WATCH"]
-
-    /// The slot of a command: its key's, or `nil` for a command without keys.
-    ///
-    /// - Throws: ``RedisClientError/Code/crossSlot`` when its keys hash to different slots.
-    static func slot(of command: [RedisArgument]) throws(RedisClientError) -> RedisHashSlot? {
-        guard let first = command.first else { return nil }
-        let name = Self.text(first).uppercased()
-        if keyless.contains(name) { return nil }
-        if allKeys.contains(name) { return try slot(ofKeys: command.dropFirst(), what: "the keys of \(name)") }
-        switch name {
-        case "EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "FCALL", "FCALL_RO":
-            guard command.count >= 3, let count = Int(Self.text(command[2])), count >= 0, command.count >= 3 + count else { return nil }
-            return try slot(ofKeys: command[3..<(3 + count)], what: "the keys of \(name)")
-        case "MEMORY", "OBJECT":
-            return command.count >= 3 ? RedisHashSlot(key: command[2]) : nil
-        default:
-            return command.count >= 2 ? RedisHashSlot(key: command[1]) : nil
-        }
-    }
-
-    /// The one slot of `keys` (`nil` when there are none).
-    static func slot(ofKeys keys: some Collection<RedisArgument>, what: String) throws(RedisClientError) -> RedisHashSlot? {
-        guard let first = keys.first else { return nil }
-        let slot = RedisHashSlot(key: first)
-        if let other = keys.first(where: { RedisHashSlot(key: $0) != slot }) {
-            throw RedisClientError(
-                .crossSlot,
-                message:
-                    "\(what) hash to different cluster slots (\(text(first)) → \(slot), \(text(other)) → \(RedisHashSlot(key: other))): give them one hash tag",
-                isRetryable: false)
-        }
-        return slot
-    }
-
-    private static func text(_ argument: RedisArgument) -> String {
-        switch argument {
-        case .string(let string): string
-        case .integer(let value): String(value)
-        case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
-        }
     }
 }

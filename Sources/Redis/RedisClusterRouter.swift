@@ -86,8 +86,13 @@ public struct RedisClusterRouter: Sendable {
 
     /// The master of `slot`, if known.
     public func node(for slot: RedisHashSlot) -> RedisClusterTopology.Address? {
+        nodeIndex(for: slot).map { nodes[$0] }
+    }
+
+    /// The index in ``nodes`` of the master of `slot`, if known.
+    public func nodeIndex(for slot: RedisHashSlot) -> Int? {
         let index = owners[Int(slot.rawValue)]
-        return index < 0 ? nil : nodes[Int(index)]
+        return index < 0 ? nil : Int(index)
     }
 
     /// How many slots have a known master.

@@ -50,6 +50,20 @@ struct RedisConnectionPoolStateMachine<Connection, Waiter> {
 
     /// A caller wants a connection; `waiter` is queued under `waiterID` if it has to wait.
     mutating func acquire(waiterID: Int, waiter: Waiter, isCancelled: Bool) -> AcquireAction {
+        if let action = acquireWithoutWaiting() {
+            return action
+        }
+        if isCancelled {
+            return .cancelled
+        }
+        waiters.append((waiterID, waiter))
+        return .wait
+    }
+
+    /// A caller wants a connection if it need not wait for one: `.use`, `.open` or `.shutDown`,
+    /// or `nil` when every connection is leased (then ``acquire(waiterID:waiter:isCancelled:)``
+    /// queues it). Most leases end here, without a waiter to create.
+    mutating func acquireWithoutWaiting() -> AcquireAction? {
         if isShutDown {
             return .shutDown
         }
@@ -60,11 +74,7 @@ struct RedisConnectionPoolStateMachine<Connection, Waiter> {
             connectionCount += 1
             return .open
         }
-        if isCancelled {
-            return .cancelled
-        }
-        waiters.append((waiterID, waiter))
-        return .wait
+        return nil
     }
 
     /// A leased connection comes back.

@@ -21,7 +21,8 @@ public struct RedisHashSlot: Hashable, Comparable, Sendable, CustomStringConvert
 
     /// The slot of a key given as text (its UTF-8 bytes).
     public init(key: String) {
-        self.init(key: Array(key.utf8))
+        var key = key
+        self = key.withUTF8 { RedisHashSlot(key: $0) }
     }
 
     /// The slot of a command argument used as a key.

@@ -33,6 +33,28 @@ struct RedisConnectionPoolStateMachineTests {
         #expect(machine.connectionCount == 2)
     }
 
+    @Test func acquiringWithoutWaitingNeverQueues() {
+        var machine = Machine(capacity: 1)
+        #expect(machine.acquireWithoutWaiting().map(isOpen) == true)
+        #expect(machine.acquireWithoutWaiting() == nil, "all leased: the caller has to queue")
+        #expect(machine.waiterCount == 0 && machine.connectionCount == 1)
+        #expect(isKeep(machine.release("conn1")))
+        guard case .use("conn1") = machine.acquireWithoutWaiting() else {
+            Issue.record("an idle connection should be taken without waiting")
+            return
+        }
+        #expect(isWait(machine.acquire(waiterID: 0, waiter: "a", isCancelled: false)))
+        guard case .resume("a", "conn1") = machine.release("conn1") else {
+            Issue.record("a queued waiter comes before an idle list")
+            return
+        }
+        _ = machine.shutDown()
+        guard case .shutDown = machine.acquireWithoutWaiting() else {
+            Issue.record("a shut-down pool refuses at once")
+            return
+        }
+    }
+
     @Test func aFailedOpenPassesItsSlotToTheNextWaiter() {
         var machine = Machine(capacity: 1)
         #expect(isOpen(machine.acquire(waiterID: 0, waiter: "a", isCancelled: false)))
