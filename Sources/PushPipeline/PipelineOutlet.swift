@@ -27,13 +27,13 @@ final class PipelineOutlet: Sendable {
     let clock: @Sendable () -> Int64
 
     init(
-        apps: [String: PushApp], producer: KafkaProducer, stores: PipelineStores,
+        apps: [String: PushApp], producer: KafkaProducer, jobs: JobStore, deadLetterLog: DeadLetterLog,
         counters: WorkerCounters, logger: Logger, clock: @escaping @Sendable () -> Int64 = StoreClock.system
     ) {
         self.apps = apps
         self.producer = producer
-        self.jobs = stores.jobs
-        self.deadLetterLog = stores.deadLetterLog
+        self.jobs = jobs
+        self.deadLetterLog = deadLetterLog
         self.counters = counters
         self.logger = logger
         self.clock = clock

@@ -108,7 +108,8 @@ public final class PushWorker: Service, Sendable {
             throw error
         }
         let stores = PipelineStores(redis: redis, configuration: configuration)
-        let outlet = PipelineOutlet(apps: apps, producer: producer, stores: stores, counters: counters, logger: logger)
+        let outlet = PipelineOutlet(
+            apps: apps, producer: producer, jobs: stores.jobs, deadLetterLog: stores.deadLetterLog, counters: counters, logger: logger)
         let sender = NotificationSender(
             outlet: outlet, clients: clients, jobs: stores.jobs, controls: stores.controls, suspensions: stores.suspensions,
             resend: stores.resend, limiter: stores.limiter, worker: configuration.worker, breaker: configuration.breaker)
