@@ -21,6 +21,7 @@ swift format lint --strict --recursive Sources Tests benchmarks/Sources Package.
 # build takes a few minutes longer and the tests many minutes less.
 BUILD_FLAGS=(-c release -Xswiftc -enable-testing)
 swift build "${BUILD_FLAGS[@]}" --build-tests
+echo "-- build: $SECONDS s since the start"
 BIN_DIR=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 # The tests open many sockets at once (parallel suites, each with Redis pools, Kafka clients and
@@ -36,7 +37,7 @@ run_phase() {
   local minutes=$1 name=$2
   shift 2
   echo "== $name"
-  local session_file status=0
+  local session_file status=0 started=$SECONDS
   session_file=$(mktemp)
   setsid --wait bash -c 'echo $$ >"$0"; exec timeout --kill-after=30s "$@"' \
     "$session_file" "${minutes}m" "$@" || status=$?
@@ -51,6 +52,8 @@ run_phase() {
   if ((status == 124 || status == 137)); then
     echo "pushfleet tests: '$name' did not finish within $minutes minutes" >&2
   fi
+  # Where a run's time goes, phase by phase (the whole run should stay under 45 minutes).
+  echo "-- $name: $((SECONDS - started)) s (exit $status; $SECONDS s since the start)"
   return "$status"
 }
 
