@@ -79,8 +79,7 @@ extension DeviceRegistry {
         var callPositions: [[Int]] = []
         for (shard, positions) in byShard.sorted(by: { $0.key < $1.key }) {
             let keys = ShardKeyspace(app: app, shard: shard)
-            for start in stride(from: 0, to: positions.count, by: Self.patchesPerCall) {
-                let slice = Array(positions[start..<min(start + Self.patchesPerCall, positions.count)])
+            for slice in positions.batches(of: Self.patchesPerCall) {
                 var bucketKeys = BucketKeys(keys)
                 var arguments: [RedisArgument] = []
                 arguments.reserveCapacity(2 * slice.count)

@@ -222,8 +222,7 @@ extension DeviceRegistry {
                         Patch(index: index, token: device.token, expected: device.current, change: change, old: old, atPreviousHome: false))
                     lowestGeneration = max(lowestGeneration, device.record?.generation ?? 0)
                 }
-                for start in stride(from: 0, to: patches.count, by: Self.patchesPerCall) {
-                    let slice = Array(patches[start..<min(start + Self.patchesPerCall, patches.count)])
+                for slice in patches.batches(of: Self.patchesPerCall) {
                     calls.append(patchCall(app: app, shard: child, layout: layout, slice, lowestGeneration: lowestGeneration))
                     callPatches.append((child, slice))
                 }

@@ -91,10 +91,7 @@ package final class DeviceRegistry: Sendable {
         for (index, device) in devices.enumerated() {
             try Self.validate(device, fieldPrefix: "devices[\(index)].")
         }
-        let batchSize = configuration.bulkBatchSize
-        let batches = stride(from: 0, to: devices.count, by: batchSize).map {
-            Array(devices[$0..<min($0 + batchSize, devices.count)])
-        }
+        let batches = devices.batches(of: configuration.bulkBatchSize)
         try await withThrowingTaskGroup(of: Void.self) { group in
             var pending = batches.makeIterator()
             for _ in 0..<configuration.bulkConcurrency {

@@ -92,9 +92,7 @@ struct RegistryUpdateRound {
         current = [:]
         var writes: [Write] = []
         for (shard, patches) in byShard.sorted(by: { $0.key < $1.key }) {
-            for start in stride(from: 0, to: patches.count, by: DeviceRegistry.patchesPerCall) {
-                writes.append(Write(shard: shard, patches: Array(patches[start..<min(start + DeviceRegistry.patchesPerCall, patches.count)])))
-            }
+            writes += patches.batches(of: DeviceRegistry.patchesPerCall).map { Write(shard: shard, patches: $0) }
         }
         return writes
     }
