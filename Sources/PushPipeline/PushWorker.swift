@@ -1,7 +1,7 @@
-public import APNs
+import APNs
 import APNsCore
 import Foundation
-public import Kafka
+import Kafka
 public import Logging
 import NIOCore
 import NIOPosix
@@ -9,7 +9,7 @@ public import PushConfiguration
 public import PushCore
 import PushJobs
 import PushStore
-public import Redis
+import Redis
 public import ServiceLifecycle
 import Synchronization
 

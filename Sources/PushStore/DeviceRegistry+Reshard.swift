@@ -210,7 +210,7 @@ extension DeviceRegistry {
                 byChild[device.child, default: []].append(index)
             }
             var calls: [RedisScriptCall] = []
-            var callPatches: [(shard: Int, patches: [Patch])] = []
+            var callPatches: [[Patch]] = []
             for (child, indexes) in byChild.sorted(by: { $0.key < $1.key }) {
                 var patches: [Patch] = []
                 var lowestGeneration: UInt32 = 0
@@ -224,11 +224,11 @@ extension DeviceRegistry {
                 }
                 for slice in patches.batches(of: Self.patchesPerCall) {
                     calls.append(patchCall(app: app, shard: child, layout: layout, slice, lowestGeneration: lowestGeneration))
-                    callPatches.append((child, slice))
+                    callPatches.append(slice)
                 }
             }
             var next: [(token: DeviceToken, record: PackedDevice?, child: Int, current: [UInt8]?)] = []
-            for ((child, slice), reply) in zip(callPatches, try await run(calls)) {
+            for (slice, reply) in zip(callPatches, try await run(calls)) {
                 let indexes = slice.map(\.index)
                 guard case .results(let results) = try Self.patchResults(reply, patches: slice) else {
                     throw StoreError(
