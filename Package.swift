@@ -357,6 +357,7 @@ let package = Package(
             name: "PushFleetBenchmarks",
             dependencies: [
                 "FlowControl",
+                "Spawn",
                 "EmbeddedKafka",
                 "Kafka",
                 "LocalRedis",

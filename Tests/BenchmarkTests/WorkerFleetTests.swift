@@ -69,34 +69,3 @@ import Testing
         #expect(failed.kind == .failed && !failed.expected)
     }
 }
-
-/// How the fleet reads the end of a worker that Foundation still calls running
-/// (``WorkerFleet/parseZombieStatus(_:)``): from its zombie's `/proc/<pid>/stat`.
-@Suite struct WorkerFleetZombieTests {
-    static func stat(command: String = "pushfleet", state: String, exitCode: Int32) -> String {
-        "21005 (\(command)) " + (["\(state)"] + Array(repeating: "0", count: 48) + ["\(exitCode)"]).joined(separator: " ") + "\n"
-    }
-
-    @Test func aZombieKilledBySignalSixReadsAsThatSignal() {
-        // SIGABRT with a core dump: 6 | 0x80.
-        let status = WorkerFleet.parseZombieStatus(Self.stat(state: "Z", exitCode: 134))
-        #expect(status == 134)
-        #expect(status.map { $0 & 0x7f } == 6)
-    }
-
-    @Test func aZombieThatExitedReadsAsItsStatus() {
-        #expect(WorkerFleet.parseZombieStatus(Self.stat(state: "Z", exitCode: 75 << 8)).map { ($0 >> 8) & 0xff } == 75)
-    }
-
-    @Test func aRunningProcessIsNoZombie() {
-        #expect(WorkerFleet.parseZombieStatus(Self.stat(state: "S", exitCode: 0)) == nil)
-    }
-
-    @Test func aCommandNameWithSpacesAndParenthesesIsSkipped() {
-        #expect(WorkerFleet.parseZombieStatus(Self.stat(command: "a (b) c", state: "Z", exitCode: 9)) == 9)
-    }
-
-    @Test func thisProcessIsRunning() {
-        #expect(WorkerFleet.zombieStatus(getpid()) == nil)
-    }
-}

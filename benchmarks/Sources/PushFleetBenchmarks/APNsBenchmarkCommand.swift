@@ -4,6 +4,7 @@ import Crypto
 import Dispatch
 import Foundation
 import NIOCore
+import Spawn
 
 /// Client → simulator throughput at 1, 2, 4 and 8 connections, with h2load and aioapns as
 /// references against the same `apns-sim` process; writes Markdown and JSON results.

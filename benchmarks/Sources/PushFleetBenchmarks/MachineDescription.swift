@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// What the benchmark ran on, recorded next to every result so figures can be compared.
 struct MachineDescription: Codable, Sendable {
@@ -35,7 +36,9 @@ struct MachineDescription: Codable, Sendable {
     }
 }
 
-/// Runs reference tools (kcat, redis-benchmark, h2load) and times them.
+/// Runs tools (kcat, redis-benchmark, h2load, ip, the chart scripts) to completion and times
+/// them, as ``ChildProcess``es: Foundation's `Process.run()` can crash a process holding many
+/// descriptors (see ``ChildProcess``), and a long benchmark holds many.
 enum BenchmarkProcess {
     struct Output {
         let standardOutput: String
@@ -44,33 +47,72 @@ enum BenchmarkProcess {
         let elapsed: Duration
     }
 
-    /// Runs `executable` (looked up in PATH) to completion. Output goes through files, so a
-    /// chatty tool never blocks on a full pipe.
-    static func run(_ executable: String, _ arguments: [String], standardInput: URL? = nil) throws -> Output {
-        let directory = FileManager.default.temporaryDirectory
-        let stdoutURL = directory.appendingPathComponent("bench-\(UUID().uuidString).out")
-        let stderrURL = directory.appendingPathComponent("bench-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+    /// Runs `executable` (a path, or a name looked up in PATH) to completion, blocking the
+    /// calling thread. Output goes through files, so a chatty tool never blocks on a full pipe.
+    static func run(_ executable: String, _ arguments: [String]) throws -> Output {
+        let directory = FileManager.default.temporaryDirectory.path
+        let standardOutput = try OutputFile(path: "\(directory)/bench-\(UUID().uuidString).out")
+        let standardError = try OutputFile(path: "\(directory)/bench-\(UUID().uuidString).err")
         defer {
-            try? FileManager.default.removeItem(at: stdoutURL)
-            try? FileManager.default.removeItem(at: stderrURL)
+            standardOutput.remove()
+            standardError.remove()
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        if let standardInput { process.standardInput = try FileHandle(forReadingFrom: standardInput) }
+        let (path, fullArguments) = executable.contains("/") ? (executable, arguments) : ("/usr/bin/env", [executable] + arguments)
         let started = ContinuousClock.now
-        try process.run()
-        process.waitUntilExit()
+        let process = try ChildProcess(
+            executable: path, arguments: fullArguments, output: .descriptor(standardOutput.descriptor),
+            error: .descriptor(standardError.descriptor))
+        let termination = process.waitUntilExit()
         let elapsed = ContinuousClock.now - started
         return Output(
-            standardOutput: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            standardError: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "",
-            status: process.terminationStatus,
+            standardOutput: standardOutput.contents(), standardError: standardError.contents(), status: termination.status,
             elapsed: elapsed)
+    }
+}
+
+/// A file a child process writes to: created (or emptied) and open for writing until ``close()``.
+final class OutputFile {
+    let path: String
+    private(set) var descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw BenchmarkError.failed("cannot create \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close() }
+
+    /// Closes this process's descriptor (the child keeps its own copy).
+    func close() {
+        if descriptor >= 0 {
+            _ = Foundation.close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    /// What was written so far.
+    func contents() -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    func remove() {
+        close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+extension ChildProcess.Termination {
+    /// The exit status, or the number of the signal that ended the process.
+    var status: Int32 {
+        switch self {
+        case .exited(let status), .signalled(let status): status
+        }
+    }
+
+    /// Whether a signal ended the process.
+    var isSignal: Bool {
+        if case .signalled = self { true } else { false }
     }
 }
 

@@ -12,6 +12,7 @@ import NIOHTTP1
 import PushCore
 import PushStore
 import Redis
+import Spawn
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -131,13 +132,13 @@ final class PartitionStack: Sendable {
     let directory: URL
     let broker: TansuBroker
     let cluster: LocalRedisCluster
-    let simulator: Process
-    let apis: [Process]
+    let simulator: ChildProcess
+    let apis: [ChildProcess]
     let configurationPath: String
     let writeKey: String
 
     private init(
-        network: TestNetwork, directory: URL, broker: TansuBroker, cluster: LocalRedisCluster, simulator: Process, apis: [Process],
+        network: TestNetwork, directory: URL, broker: TansuBroker, cluster: LocalRedisCluster, simulator: ChildProcess, apis: [ChildProcess],
         configurationPath: String, writeKey: String
     ) {
         self.network = network
@@ -167,7 +168,7 @@ final class PartitionStack: Sendable {
     static func start(plan: PartitionPlan, pushfleet: String, apnsSim: String, logLevel: String, logger: Logger) async throws -> PartitionStack {
         let network = try TestNetwork.create(["kafka", "apns"] + redisHosts + workerHosts)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-partitions-\(UUID().uuidString)")
-        var started: [Process] = []
+        var started: [ChildProcess] = []
         var broker: TansuBroker?
         var cluster: LocalRedisCluster?
         do {
@@ -216,7 +217,7 @@ final class PartitionStack: Sendable {
                 writeKey: writeKey.digest
             ).write(toFile: configurationPath, atomically: true, encoding: .utf8)
 
-            var apis: [Process] = []
+            var apis: [ChildProcess] = []
             for name in workerHosts {
                 let api = try launch(
                     pushfleet, on: network.host(name),
@@ -264,28 +265,26 @@ final class PartitionStack: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func stop(_ process: Process) {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    private static func stop(_ process: ChildProcess) {
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
     /// Runs `binary` on `host`, its output to `log`.
-    private static func launch(_ binary: String, on host: TestNetwork.Host, arguments: [String], log: URL) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: host.launcher[0])
-        process.arguments = Array(host.launcher.dropFirst()) + [binary] + arguments
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        return process
+    private static func launch(_ binary: String, on host: TestNetwork.Host, arguments: [String], log: URL) throws -> ChildProcess {
+        let file = try OutputFile(path: log.path)
+        defer { file.close() }
+        return try ChildProcess(
+            executable: host.launcher[0], arguments: Array(host.launcher.dropFirst()) + [binary] + arguments,
+            output: .descriptor(file.descriptor))
     }
 
-    private static func waitUntil(_ what: String, process: Process, _ condition: () async -> Bool) async throws {
+    private static func waitUntil(_ what: String, process: ChildProcess, _ condition: () async -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while !(await condition()) {
-            guard process.isRunning else { throw BenchmarkError.failed("\(what): the process exited (status \(process.terminationStatus))") }
+            if let termination = process.termination {
+                throw BenchmarkError.failed("\(what): the process exited (\(termination))")
+            }
             guard ContinuousClock.now < deadline else { throw BenchmarkError.failed("\(what): not within 30 s") }
             try await Task.sleep(for: .milliseconds(100))
         }

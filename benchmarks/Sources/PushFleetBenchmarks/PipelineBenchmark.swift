@@ -12,6 +12,7 @@ import Logging
 import PushCore
 import PushStore
 import Redis
+import Spawn
 
 /// The capacity benchmark: the embedded stack (mock Kafka and the simulator in this process, a
 /// redis-server), N registered devices, 1, 2 and 4 `pushfleet worker` processes, one broadcast
@@ -187,9 +188,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         print("campaign with \(workers) worker process(es)")
         let processes = try (0..<workers).map { _ in try startWorker(stack: stack) }
         defer {
-            for process in processes where process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-            }
+            for process in processes { process.signal(SIGKILL) }
         }
         // Warm up: a one-token job proves every worker joined its groups and connected.
         let warmUp = "warm-up-\(workers)"
@@ -260,8 +259,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         var exitStatuses: [Int32] = []
         for process in processes {
             process.terminate()
-            process.waitUntilExit()
-            exitStatuses.append(process.terminationStatus)
+            exitStatuses.append(await process.exited().status)
         }
         let run = PipelineRun(
             workers: workers, notifications: accepted, seconds: seconds, notificationsPerSecond: Double(accepted) / seconds,
@@ -322,18 +320,17 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
     }
 
-    private func startWorker(stack: EmbeddedStack) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: pushfleet)
-        process.arguments = stack.workerArguments(logLevel: workerLogLevel)
+    private func startWorker(stack: EmbeddedStack) throws -> ChildProcess {
         var overrides = [
             "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
             "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
         ]
         if let settlePatienceMs { overrides["PUSHFLEET__WORKER__SETTLE_PATIENCE_MS"] = String(settlePatienceMs) }
-        process.environment = ProcessInfo.processInfo.environment.merging(overrides) { $1 }
-        try process.run()
-        return process
+        // Its output and logs go to this process's.
+        return try ChildProcess(
+            executable: pushfleet, arguments: stack.workerArguments(logLevel: workerLogLevel),
+            environment: ProcessInfo.processInfo.environment.merging(overrides) { $1 }, output: .descriptor(STDOUT_FILENO),
+            error: .descriptor(STDERR_FILENO))
     }
 
     private func references(stack: EmbeddedStack) async throws -> (APNsBenchmarkReport.Measurement, APNsBenchmarkReport.Measurement) {

@@ -33,13 +33,9 @@ struct ResultOptions: ParsableArguments {
 
     /// Runs a chart script (matplotlib) on the result `name`, writing `<name>.png` beside it.
     func plot(name: String, python: String, script: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, script, "\(results)/\(name).json", "\(results)/\(name).png"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError.failed("\(script) exited with \(process.terminationStatus)")
+        let output = try BenchmarkProcess.run(python, [script, "\(results)/\(name).json", "\(results)/\(name).png"])
+        guard output.status == 0 else {
+            throw BenchmarkError.failed("\(script) exited with \(output.status): \(output.standardError)")
         }
         print("chart: \(results)/\(name).png")
     }

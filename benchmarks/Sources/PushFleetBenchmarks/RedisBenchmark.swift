@@ -1,6 +1,7 @@
 import Foundation
 import LocalRedis
 import Redis
+import Spawn
 
 /// Pipelined `SET` and `SADD` throughput through the Redis module, measured against
 /// `redis-benchmark` on the same freshly started `redis-server` (or Redis Cluster of 3 masters,
@@ -242,34 +243,18 @@ struct RedisBenchmark {
     /// Runs `redis-benchmark --csv` against `target` (its host and port arguments) and returns
     /// requests per second by test name.
     private static func redisBenchmark(_ settings: Settings, tests: [String], target: [String], directory: URL) async throws -> [String: Double] {
-        let output = directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv")
-        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
-            throw BenchmarkError.failed("cannot create \(output.path)")
-        }
-        let outputHandle = try FileHandle(forWritingTo: output)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            [
-                settings.redisBenchmarkPath
-            ] + target + [
+        let output = try OutputFile(path: directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv").path)
+        defer { output.remove() }
+        let process = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: [settings.redisBenchmarkPath] + target + [
                 "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
-                "-t", tests.joined(separator: ","),
-                "--csv",
-            ]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = outputHandle
-        process.standardError = FileHandle.nullDevice
-        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
-        try outputHandle.close()
-        let csv = try String(contentsOf: output, encoding: .utf8)
+                "-t", tests.joined(separator: ","), "--csv",
+            ],
+            output: .descriptor(output.descriptor), error: .null)
+        output.close()
+        let status = await process.exited().status
+        let csv = output.contents()
         guard status == 0 else {
             throw BenchmarkError.failed("redis-benchmark exited with status \(status): \(csv)")
         }

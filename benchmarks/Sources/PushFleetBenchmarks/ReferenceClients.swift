@@ -126,23 +126,15 @@ struct ReferenceClients {
     }
 
     /// Runs a tool to completion (blocking: call it off the cooperative pool); returns its
-    /// output, its CPU seconds and the simulator's.
+    /// standard output (its errors go into the failure), its CPU seconds and the simulator's.
     private func run(
         _ tool: String, _ arguments: [String]
     ) throws -> (String, Double, Double) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
         let childrenBefore = ResourceUsage.childrenCPUSeconds()
         let simulatorBefore = ResourceUsage.cpuSeconds(ofProcess: simulatorPID)
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let output = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw BenchmarkError.failed("\(tool) failed: \(output)") }
+        let run = try BenchmarkProcess.run(tool, arguments)
+        guard run.status == 0 else { throw BenchmarkError.failed("\(tool) failed: \(run.standardOutput)\(run.standardError)") }
+        let output = run.standardOutput
         let simulatorCPU = ResourceUsage.cpuSeconds(ofProcess: simulatorPID) - simulatorBefore
         return (output, ResourceUsage.childrenCPUSeconds() - childrenBefore, simulatorCPU)
     }

@@ -152,24 +152,14 @@ final class TestNetwork: Sendable {
     /// Runs `ip` with `arguments`; throws with its error output when it fails.
     @discardableResult
     private static func ip(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try locate("ip"))
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let output = try BenchmarkProcess.run(try locate("ip"), arguments)
+        guard output.status == 0 else {
             throw BenchmarkError.failed(
-                "ip \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus)): "
-                    + String(decoding: errorText, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                "ip \(arguments.joined(separator: " ")) failed (status \(output.status)): "
+                    + output.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
                     + " (the partition suite needs root and iproute2)")
         }
-        return String(decoding: text, as: UTF8.self)
+        return output.standardOutput
     }
 
     private static func locate(_ command: String) throws -> String {

@@ -1,6 +1,7 @@
 import EmbeddedStack
 import Foundation
 import LocalRedis
+import Spawn
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -71,9 +72,9 @@ final class WorkerFleet: Sendable {
     }
 
     private struct State {
-        var running: [Process] = []
+        var running: [ChildProcess] = []
         /// SIGTERMed by ``beginStop(_:)`` and not yet seen to exit.
-        var leaving: [Process] = []
+        var leaving: [ChildProcess] = []
         var ended: [Ended] = []
         var started = 0
         var peakKilobytes: [Int32: Int] = [:]
@@ -102,9 +103,7 @@ final class WorkerFleet: Sendable {
 
     deinit {
         state.withLock { state in
-            for process in state.running where process.isRunning {
-                Foundation.kill(process.processIdentifier, SIGKILL)
-            }
+            for process in state.running { process.signal(SIGKILL) }
         }
     }
 
@@ -120,17 +119,13 @@ final class WorkerFleet: Sendable {
     func start(_ count: Int = 1) throws {
         for _ in 0..<count {
             let placement = placements[state.withLock { $0.started } % placements.count]
-            let process = Process()
-            if let command = placement.launcher.first {
-                process.executableURL = URL(fileURLWithPath: command)
-                process.arguments = Array(placement.launcher.dropFirst()) + [binary] + arguments
-            } else {
-                process.executableURL = URL(fileURLWithPath: binary)
-                process.arguments = arguments
-            }
+            let command = placement.launcher + [binary] + arguments
             let port = try LocalRedisServer.freePort()
-            process.environment = environment.merging(["PUSHFLEET__METRICS__PORT": String(port)]) { $1 }
-            try process.run()
+            // Its output and logs go to this process's.
+            let process = try ChildProcess(
+                executable: command[0], arguments: Array(command.dropFirst()),
+                environment: environment.merging(["PUSHFLEET__METRICS__PORT": String(port)]) { $1 }, output: .descriptor(STDOUT_FILENO),
+                error: .descriptor(STDERR_FILENO))
             state.withLock {
                 $0.running.append(process)
                 $0.started += 1
@@ -208,8 +203,8 @@ final class WorkerFleet: Sendable {
     /// SIGKILLs the `index`-th running worker (modulo their count) and waits for it.
     func kill(_ index: Int) {
         guard let process = take(index) else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        record(Self.awaitEnd(of: process), expectedSignal: SIGKILL)
+        process.signal(SIGKILL)
+        record(process.waitUntilExit(), expectedSignal: SIGKILL)
     }
 
     /// SIGTERMs the `index`-th running worker (modulo their count) and waits for it to exit.
@@ -217,7 +212,7 @@ final class WorkerFleet: Sendable {
         guard let process = take(index) else { return }
         let start = ContinuousClock.now
         process.terminate()
-        let end = Self.awaitEnd(of: process)
+        let end = process.waitUntilExit()
         record(end, expectedSignal: nil, stopSeconds: (ContinuousClock.now - start).seconds)
     }
 
@@ -237,18 +232,18 @@ final class WorkerFleet: Sendable {
             return state.leaving
         }
         for process in leaving {
-            record(Self.awaitEnd(of: process), expectedSignal: nil)
+            record(process.waitUntilExit(), expectedSignal: nil)
         }
     }
 
     /// Records each running worker's peak RSS (VmHWM) so far, and how every worker that ended
     /// since ended (a crash, or the exit of one leaving); call it while sampling.
     func sample() {
-        let gone = state.withLock { state -> [(signal: Bool, status: Int32)] in
-            var gone: [(signal: Bool, status: Int32)] = []
+        let gone = state.withLock { state -> [ChildProcess.Termination] in
+            var gone: [ChildProcess.Termination] = []
             for list in [\State.running, \State.leaving] {
                 state[keyPath: list].removeAll { process in
-                    guard let end = Self.end(of: process) else { return false }
+                    guard let end = process.termination else { return false }
                     gone.append(end)
                     return true
                 }
@@ -260,8 +255,8 @@ final class WorkerFleet: Sendable {
         for process in running { recordPeak(of: process) }
     }
 
-    private func take(_ index: Int) -> Process? {
-        let process = state.withLock { state -> Process? in
+    private func take(_ index: Int) -> ChildProcess? {
+        let process = state.withLock { state -> ChildProcess? in
             guard !state.running.isEmpty else { return nil }
             return state.running.remove(at: index % state.running.count)
         }
@@ -269,57 +264,14 @@ final class WorkerFleet: Sendable {
         return process
     }
 
-    private func recordPeak(of process: Process) {
+    private func recordPeak(of process: ChildProcess) {
         let pid = process.processIdentifier
         let kilobytes = ResourceUsage.memoryKilobytes(pid, field: "VmHWM")
         state.withLock { $0.peakKilobytes[pid] = max($0.peakKilobytes[pid] ?? 0, kilobytes) }
     }
 
-    private func record(_ end: (signal: Bool, status: Int32), expectedSignal: Int32?, stopSeconds: Double? = nil) {
-        let ended = Ended(signal: end.signal, status: end.status, expectedSignal: expectedSignal, stopSeconds: stopSeconds)
+    private func record(_ end: ChildProcess.Termination, expectedSignal: Int32?, stopSeconds: Double? = nil) {
+        let ended = Ended(signal: end.isSignal, status: end.status, expectedSignal: expectedSignal, stopSeconds: stopSeconds)
         state.withLock { $0.ended.append(ended) }
     }
 }
-
-extension WorkerFleet {
-    /// Waits until `process` has ended; how it ended.
-    static func awaitEnd(of process: Process) -> (signal: Bool, status: Int32) {
-        while true {
-            if let end = end(of: process) { return end }
-            usleep(20_000)
-        }
-    }
-
-    /// How `process` ended; `nil` while it runs. Foundation reports a child's end once every
-    /// holder of the descriptor it watches has closed it, and a crashed worker's backtracer
-    /// (`swift-backtrace`, its child) inherits it and can outlive it for good: a process that
-    /// has exited but that Foundation still calls running is read from its zombie's
-    /// `/proc/<pid>/stat` (its state, and the status `waitpid` would report).
-    static func end(of process: Process) -> (signal: Bool, status: Int32)? {
-        if !process.isRunning {
-            return (process.terminationReason == .uncaughtSignal, process.terminationStatus)
-        }
-        guard let status = zombieStatus(process.processIdentifier) else { return nil }
-        return status & 0x7f != 0 ? (true, status & 0x7f) : (false, (status >> 8) & 0xff)
-    }
-
-    /// The `waitpid` status of process `pid` if it is a zombie (exited, not yet reaped).
-    static func zombieStatus(_ pid: Int32) -> Int32? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
-        return parseZombieStatus(stat)
-    }
-
-    /// The exit status of a `/proc/<pid>/stat` line whose state is `Z`: the fields after the
-    /// command name (which may hold spaces and parentheses) start with the state (field 3);
-    /// `exit_code` is field 52.
-    static func parseZombieStatus(_ stat: String) -> Int32? {
-        guard let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.first == "Z", fields.count > 49 else { return nil }
-        return Int32(fields[49].trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-}
-
-// Process is documented thread-safe for these uses (run, terminate, waitUntilExit, isRunning).
-// swift-format-ignore: AvoidRetroactiveConformances
-extension Process: @retroactive @unchecked Sendable {}
