@@ -51,8 +51,7 @@ public final class RedisClusterClient: RedisCommands {
         /// The master of `slot` (any master for a command without a key); `nil` when none
         /// serves it in the last topology read.
         func master(of slot: RedisHashSlot?) -> RedisClusterTopology.Address? {
-            guard let slot else { return masters.first }
-            return router.node(for: slot)
+            masterIndex(of: slot).map { router.nodes[$0] }
         }
 
         /// The index in the router's nodes of ``master(of:)``.
@@ -163,11 +162,15 @@ public final class RedisClusterClient: RedisCommands {
     private func confirmed(
         on node: RedisClusterTopology.Address, _ pool: RedisClient, _ commands: [[RedisArgument]]
     ) async throws -> [RedisReply] {
-        guard let wait = waitCommand(for: node), commands.contains(where: { !RedisCommandKeys(command: $0).isRead }) else {
+        guard let wait = waitCommand(for: node) else {
+            return try await pool.pipeline(commands)
+        }
+        let isWrite = commands.map { !RedisCommandKeys(command: $0).isRead }
+        guard isWrite.contains(true) else {
             return try await pool.pipeline(commands)
         }
         let replies = try await pool.pipeline(commands + [wait])
-        let writes = zip(commands, replies).filter { !RedisCommandKeys(command: $0.0).isRead }.map(\.1)
+        let writes = zip(isWrite, replies).filter(\.0).map(\.1)
         try confirm(wait: replies.last!, writes: writes, on: node)
         return Array(replies.dropLast())
     }

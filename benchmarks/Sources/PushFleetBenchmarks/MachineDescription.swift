@@ -57,16 +57,20 @@ enum BenchmarkProcess {
             standardOutput.remove()
             standardError.remove()
         }
-        let (path, fullArguments) = executable.contains("/") ? (executable, arguments) : ("/usr/bin/env", [executable] + arguments)
         let started = ContinuousClock.now
-        let process = try ChildProcess(
-            executable: path, arguments: fullArguments, output: .descriptor(standardOutput.descriptor),
-            error: .descriptor(standardError.descriptor))
+        let process = try start(
+            executable, arguments, output: .descriptor(standardOutput.descriptor), error: .descriptor(standardError.descriptor))
         let termination = process.waitUntilExit()
         let elapsed = ContinuousClock.now - started
         return Output(
             standardOutput: standardOutput.contents(), standardError: standardError.contents(), status: termination.status,
             elapsed: elapsed)
+    }
+
+    /// Starts `executable` (a path, or a name looked up in PATH through `/usr/bin/env`).
+    static func start(_ executable: String, _ arguments: [String], output: ChildProcess.Output, error: ChildProcess.Output) throws -> ChildProcess {
+        let (path, fullArguments) = executable.contains("/") ? (executable, arguments) : ("/usr/bin/env", [executable] + arguments)
+        return try ChildProcess(executable: path, arguments: fullArguments, output: output, error: error)
     }
 }
 

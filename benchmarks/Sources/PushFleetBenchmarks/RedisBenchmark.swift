@@ -245,9 +245,9 @@ struct RedisBenchmark {
     private static func redisBenchmark(_ settings: Settings, tests: [String], target: [String], directory: URL) async throws -> [String: Double] {
         let output = try OutputFile(path: directory.appendingPathComponent("redis-benchmark-\(UUID().uuidString).csv").path)
         defer { output.remove() }
-        let process = try ChildProcess(
-            executable: "/usr/bin/env",
-            arguments: [settings.redisBenchmarkPath] + target + [
+        let process = try BenchmarkProcess.start(
+            settings.redisBenchmarkPath,
+            target + [
                 "-c", "\(settings.connections)", "-P", "\(settings.pipelineDepth)", "-n", "\(settings.operations)",
                 "-t", tests.joined(separator: ","), "--csv",
             ],
