@@ -1,5 +1,7 @@
 import EmbeddedStack
 import Foundation
+import LocalRedis
+import PushAPI
 import Spawn
 import Testing
 
@@ -11,14 +13,21 @@ import Testing
 package final class WorkerProcess: Sendable {
     package let process: ChildProcess
     package let log: URL
+    /// The port of its `/metrics`, `/healthz` and `/readyz`, when started `observable`.
+    package let metricsPort: Int?
 
-    private init(process: ChildProcess, log: URL) {
+    private init(process: ChildProcess, log: URL, metricsPort: Int?) {
         self.process = process
         self.log = log
+        self.metricsPort = metricsPort
     }
 
-    /// Starts a worker with every role; `environment` adds `PUSHFLEET__…` overrides.
-    package static func start(stack: PipelineStack, environment: [String: String] = [:]) throws -> WorkerProcess {
+    /// Starts a worker with every role; `environment` adds `PUSHFLEET__…` overrides, and
+    /// `observable` gives it a metrics port (``assignedPartitions()``).
+    package static func start(stack: PipelineStack, environment: [String: String] = [:], observable: Bool = false) throws -> WorkerProcess {
+        var environment = environment
+        let metricsPort = observable ? try LocalRedisServer.freePort() : nil
+        if let metricsPort { environment["PUSHFLEET__METRICS__PORT"] = String(metricsPort) }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-worker-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         let output = try FileHandle(forWritingTo: log)
@@ -27,7 +36,23 @@ package final class WorkerProcess: Sendable {
             executable: productsDirectory.appendingPathComponent("pushfleet").path,
             arguments: stack.stack.workerArguments(logLevel: ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG_LEVEL"] ?? "warning"),
             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: .descriptor(output.fileDescriptor))
-        return WorkerProcess(process: process, log: log)
+        return WorkerProcess(process: process, log: log, metricsPort: metricsPort)
+    }
+
+    /// The partitions this worker holds, per consumer group (`pushfleet_kafka_assigned_partitions`
+    /// on its `/metrics`); empty until its endpoint answers. Needs `observable`.
+    package func assignedPartitions() async throws -> [String: Int] {
+        let port = try #require(metricsPort, "the worker was not started observable")
+        let endpoint = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
+        guard let response = try? await endpoint.request("GET", "/metrics"), response.status == 200 else { return [:] }
+        let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
+        var assigned: [String: Int] = [:]
+        for line in String(decoding: response.body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
+            let rest = line.dropFirst(prefix.count)
+            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
+            assigned[String(rest[..<quote])] = Int(value)
+        }
+        return assigned
     }
 
     package func kill() {

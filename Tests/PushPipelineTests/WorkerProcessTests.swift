@@ -6,6 +6,7 @@ import Foundation
 import Kafka
 import LocalRedis
 import PipelineTestSupport
+import PushConfiguration
 import PushCore
 import PushJobs
 import PushPipeline
@@ -27,7 +28,7 @@ struct WorkerProcessTests {
             // The worker to be killed holds at most this many notifications sent and unsettled.
             let window = 200
             let first = try WorkerProcess.start(stack: stack, environment: ["PUSHFLEET__WORKER__NOTIFICATIONS_IN_FLIGHT": "\(window)"])
-            let second = try WorkerProcess.start(stack: stack)
+            let second = try WorkerProcess.start(stack: stack, observable: true)
             defer {
                 first.forceStop()
                 second.forceStop()
@@ -39,7 +40,7 @@ struct WorkerProcessTests {
                 $0 >= total / 5
             }
             first.kill()
-            let replacement = try WorkerProcess.start(stack: stack)
+            let replacement = try WorkerProcess.start(stack: stack, observable: true)
             defer { replacement.forceStop() }
 
             let report = try await eventually("the campaign to finish", timeout: .seconds(300)) {
@@ -62,8 +63,35 @@ struct WorkerProcessTests {
             // Every copy carries the campaign's collapse id (its job id): a device shows it once.
             #expect(seen.shownTwice == 0, "\(seen.shownTwice) devices would show the campaign twice")
 
+            // Each stop waits for the group to settle first: the survivors hold every partition,
+            // the killed member's included. A Tansu coordinator never completes a round whose
+            // leader leaves during it (docs/faults.md), and the member left waits in that round
+            // until its own stop ends at the shutdown deadline (exit 75, nothing lost); on the
+            // embedded cluster and a real Kafka the round would complete without the leaver.
+            try await Self.settled([second, replacement], stack: stack)
             try await second.stopGracefully()
+            try await Self.settled([replacement], stack: stack)
             try await replacement.stopGracefully()
+        }
+    }
+
+    /// Waits until `workers` together hold every partition of each of their three groups.
+    private static func settled(_ workers: [WorkerProcess], stack: Stack) async throws {
+        let prefix = stack.configuration.kafka.groupPrefix
+        let options = stack.stack.options
+        let partitions = [
+            WorkerRole.expand.group(prefix: prefix): Int(options.jobPartitions),
+            WorkerRole.send.group(prefix: prefix): Int(options.deliveryPartitions),
+            WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
+        ]
+        _ = try await eventually("\(workers.count) worker(s) to hold every partition") {
+            var held: [String: Int] = [:]
+            for worker in workers {
+                held.merge(try await worker.assignedPartitions(), uniquingKeysWith: +)
+            }
+            return held
+        } until: {
+            $0.filter { partitions[$0.key] != nil } == partitions
         }
     }
 }
@@ -162,7 +190,7 @@ struct WorkerStopTests {
             #expect(statuses.contains(status), "exit status \(status), expected one of \(statuses.sorted())")
             #expect(after < deadline + allowance + margin)
 
-            let replacement = try WorkerProcess.start(stack: stack)
+            let replacement = try WorkerProcess.start(stack: stack, observable: true)
             defer { replacement.forceStop() }
             _ = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report(jobID)
