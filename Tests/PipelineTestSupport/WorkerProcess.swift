@@ -45,14 +45,7 @@ package final class WorkerProcess: Sendable {
         let port = try #require(metricsPort, "the worker was not started observable")
         let endpoint = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
         guard let response = try? await endpoint.request("GET", "/metrics"), response.status == 200 else { return [:] }
-        let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
-        var assigned: [String: Int] = [:]
-        for line in String(decoding: response.body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
-            let rest = line.dropFirst(prefix.count)
-            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
-            assigned[String(rest[..<quote])] = Int(value)
-        }
-        return assigned
+        return WorkerMetricsText.assignedPartitions(response.body)
     }
 
     package func kill() {

@@ -190,7 +190,7 @@ struct WorkerStopTests {
             #expect(statuses.contains(status), "exit status \(status), expected one of \(statuses.sorted())")
             #expect(after < deadline + allowance + margin)
 
-            let replacement = try WorkerProcess.start(stack: stack, observable: true)
+            let replacement = try WorkerProcess.start(stack: stack)
             defer { replacement.forceStop() }
             _ = try await eventually("the campaign to finish", timeout: .seconds(300)) {
                 try await stack.report(jobID)

@@ -189,15 +189,7 @@ final class WorkerFleet: Sendable {
 
     /// The worker's `pushfleet_kafka_assigned_partitions` series, by group.
     private static func assignedPartitions(_ url: URL) async throws -> [String: Int] {
-        let body = try await BenchmarkHTTP.get(url)
-        var result: [String: Int] = [:]
-        let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
-        for line in String(decoding: body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
-            let rest = line.dropFirst(prefix.count)
-            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
-            result[String(rest[..<quote])] = Int(value)
-        }
-        return result
+        WorkerMetricsText.assignedPartitions(try await BenchmarkHTTP.get(url))
     }
 
     /// SIGKILLs the `index`-th running worker (modulo their count) and waits for it.
