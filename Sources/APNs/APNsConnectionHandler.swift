@@ -25,6 +25,13 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         /// GOAWAY arrived: its error code and APNs's reason (the JSON `reason` of the debug
         /// data, such as `IdleTimeout` or `Shutdown`), when it gave one.
         var goingAway: @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void
+        /// A request went unanswered past its deadline, and a PING is out to prove the
+        /// connection alive: it should take no new streams until ``answered``. Told before the
+        /// pool hears that the timed-out streams ended, so that they do not go to new requests
+        /// on this connection.
+        var unanswered: @Sendable () -> Void
+        /// The connection answered the PING that ``unanswered`` announced.
+        var answered: @Sendable () -> Void
         /// A PING went unanswered: the connection takes no new streams and is being closed.
         var unresponsive: @Sendable () -> Void
         /// Streams ended (answered, refused, timed out or lost): told once per read, or once
@@ -38,6 +45,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
             maxStreamsChanged: @escaping @Sendable (_ maxStreams: Int) -> Void,
             windowGrew: @escaping @Sendable (_ window: Int) -> Void = { _ in },
             goingAway: @escaping @Sendable (_ errorCode: HTTP2ErrorCode, _ reason: String?) -> Void,
+            unanswered: @escaping @Sendable () -> Void = {},
+            answered: @escaping @Sendable () -> Void = {},
             unresponsive: @escaping @Sendable () -> Void,
             streamsEnded: @escaping @Sendable (_ count: Int, _ quickestAnswer: TimeAmount?) -> Void,
             closed: @escaping @Sendable () -> Void
@@ -46,6 +55,8 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
             self.maxStreamsChanged = maxStreamsChanged
             self.windowGrew = windowGrew
             self.goingAway = goingAway
+            self.unanswered = unanswered
+            self.answered = answered
             self.unresponsive = unresponsive
             self.streamsEnded = streamsEnded
             self.closed = closed
@@ -78,6 +89,9 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private var keepalive: RepeatedTask?
     private var timeoutSweep: RepeatedTask?
     private var pingDeadline: Scheduled<Void>?
+    /// A request timed out and the pool was told (``Events/unanswered``); the next PING
+    /// acknowledgement tells it the connection is alive.
+    private var provingAlive = false
 
     package init(events: Events, pingInterval: TimeAmount?, pingTimeout: TimeAmount) {
         self.events = events
@@ -186,6 +200,10 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
         case .pingAcknowledged:
             pingDeadline?.cancel()
             pingDeadline = nil
+            if provingAlive {
+                provingAlive = false
+                events.answered()
+            }
         }
     }
 
@@ -271,11 +289,17 @@ package final class APNsConnectionHandler: ChannelDuplexHandler {
     private func sweepTimeouts(context: ChannelHandlerContext) {
         let expired = state.expire(now: context.eventLoop.now)
         if !expired.isEmpty {
-            for request in expired { answer(request, .timedOut) }
-            reportEndedStreams()
             // A request that got no answer in time makes the connection prove it is alive: a
             // peer gone silent (a dead network path) fails the PING and the connection is
-            // replaced now, not at the next keepalive, which may be a minute away.
+            // replaced now, not at the next keepalive, which may be a minute away. Until the
+            // PING is answered the pool gives it no new streams, those the timeouts free
+            // included: they would wait out another deadline on a silent peer.
+            if !provingAlive {
+                provingAlive = true
+                events.unanswered()
+            }
+            for request in expired { answer(request, .timedOut) }
+            reportEndedStreams()
             sendPing(context: context)
             writeOutbound(context: context)
             closeIfDrained(context: context)

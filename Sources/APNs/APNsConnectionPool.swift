@@ -284,6 +284,16 @@ final class APNsConnectionPool: Sendable {
                     metadata: ["apns.goaway.error": "\(errorCode)", "apns.goaway.reason": "\(reason ?? "none")"])
                 self.retire(id)
             },
+            unanswered: {
+                self.logger.debug("APNs connection left a request unanswered; no new streams until it answers a PING")
+                self.open(self.state.withLock { $0.machine.unanswered(id) })
+            },
+            answered: {
+                let leases = self.state.withLock { state in
+                    state.machine.answered(id).map { ($0.waiter, Self.resolve($0.grants, in: &state)) }
+                }
+                self.resume(leases)
+            },
             unresponsive: {
                 self.logger.info("APNs connection did not answer a PING; replacing it")
                 self.retire(id)

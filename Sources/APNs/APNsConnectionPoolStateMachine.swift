@@ -16,6 +16,13 @@ import NIOCore
 /// waited for): it opens the connections the demand needs at once, in parallel, and gives one
 /// back per ``tick()`` (one a second) once the highest demand of the last ticks needs fewer; a
 /// connection given back takes no new streams and closes when its last stream ends.
+///
+/// A connection that left a request unanswered past its deadline is unproven: it takes no new
+/// streams until it answers a PING (``unanswered(_:)``, ``answered(_:)``), and a pool that sizes
+/// itself opens a replacement at once (a fixed pool keeps its size: its callers wait for the
+/// PING's verdict, at most the PING timeout). Without that, the streams its timeouts free would make it the least-loaded
+/// connection, and the next requests would go to a peer that may have gone silent, to wait out
+/// another deadline there.
 struct APNsConnectionPoolStateMachine<Waiter> {
     typealias ConnectionID = Int
 
@@ -70,6 +77,9 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         var window = APNsConnectionPoolStateMachine.protocolWindow
         /// Given back by the pool: it closes once its last stream ends.
         var retiring = false
+        /// A request went unanswered past its deadline and a PING is out: no new streams
+        /// until the PING is answered.
+        var unproven = false
     }
 
     /// HTTP/2's initial connection window, and Apple's for good.
@@ -119,9 +129,9 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         self.init(sizing: .fixed(connections: targetConnections, streamCap: streamCap), maxWaiters: maxWaiters)
     }
 
-    /// Connections that will take new streams (connecting or ready).
+    /// Connections that will take new streams (connecting, or ready and not unproven).
     private var liveConnections: Int {
-        connections.count { $0.state != .draining }
+        connections.count { $0.state != .draining && !$0.unproven }
     }
 
     private var connectingConnections: Int {
@@ -293,8 +303,9 @@ struct APNsConnectionPoolStateMachine<Waiter> {
             connectingConnections == 0
         else { return nil }
         let needed = sizing.connections(forStreams: demandHistory.max() ?? 0, perConnection: plannedStreamsPerConnection)
-        guard needed < targetConnections else { return nil }
-        targetConnections = max(needed, targetConnections - 1)
+        if needed < targetConnections { targetConnections = max(needed, targetConnections - 1) }
+        // More live connections than planned: the target fell, or a connection replaced while
+        // unproven answered its PING after all.
         guard liveConnections > targetConnections else { return nil }
         // The ready connection with the fewest streams goes.
         var victim: Int?
@@ -306,6 +317,24 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         connections[victim].state = .draining
         connections[victim].retiring = true
         return connections[victim].inUse <= 0 ? connections[victim].id : nil
+    }
+
+    /// A request on the connection went unanswered past its deadline, and the connection is
+    /// proving it is alive (a PING is out): it takes no new streams until ``answered(_:)``. A
+    /// pool that sizes itself opens a replacement now (it no longer counts this one); a fixed
+    /// pool opens none.
+    mutating func unanswered(_ id: ConnectionID) -> [Connect] {
+        guard let index = index(of: id), case .ready = connections[index].state, !connections[index].unproven else { return [] }
+        connections[index].unproven = true
+        return grow()
+    }
+
+    /// The connection answered its PING: it takes new streams again. The pool may now keep a
+    /// connection more than it plans; ``tick()`` gives one back when the demand allows.
+    mutating func answered(_ id: ConnectionID) -> [Lease] {
+        guard let index = index(of: id), connections[index].unproven else { return [] }
+        connections[index].unproven = false
+        return serveWaiters()
     }
 
     /// GOAWAY received: the connection takes no new streams, and a replacement opens now.
@@ -424,9 +453,9 @@ struct APNsConnectionPoolStateMachine<Waiter> {
         return connect
     }
 
-    /// The streams `connection` carries at most now; `nil` unless it is ready.
+    /// The streams `connection` carries at most now; `nil` unless it is ready and not unproven.
     private func limit(of connection: Connection) -> Int? {
-        guard case .ready(let maxStreams) = connection.state else { return nil }
+        guard case .ready(let maxStreams) = connection.state, !connection.unproven else { return nil }
         return sizing.streams(maxStreams: maxStreams, window: connection.window, bytesPerRequest: bytesPerRequest)
     }
 

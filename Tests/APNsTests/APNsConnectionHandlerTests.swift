@@ -36,6 +36,8 @@ struct APNsConnectionHandlerTests {
                     ready: { maxStreams, _ in events.add("ready \(maxStreams)") },
                     maxStreamsChanged: { events.add("maxStreams \($0)") },
                     goingAway: { code, reason in events.add("goAway \(code) \(reason ?? "-")") },
+                    unanswered: { events.add("unanswered") },
+                    answered: { events.add("answered") },
                     unresponsive: { events.add("unresponsive") },
                     streamsEnded: { count, _ in events.add("ended \(count)") },
                     closed: { events.add("closed") }),
@@ -318,6 +320,45 @@ struct APNsConnectionHandlerTests {
         // A late answer to the cancelled stream is read and dropped.
         try connection.serverSends(.headers, flags: [.endHeaders, .endStream], stream: 1, try connection.responseBlock(status: 200, apnsID: "L"))
         #expect(connection.channel.isActive)
+    }
+
+    /// A ready connection with two requests sent; the first, due in 100 ms, has timed out.
+    /// Returns the connection and the second request's outcome (due in 10 s).
+    static func firstOfTwoTimedOut() throws -> (Connection, EventLoopFuture<APNsStreamOutcome>) {
+        let connection = try Connection()
+        try connection.ready()
+        let late = connection.send(timeout: .milliseconds(100))
+        let patient = connection.send(timeout: .seconds(10))
+        _ = try connection.written()
+        connection.channel.embeddedEventLoop.advanceTime(by: .milliseconds(120))
+        #expect(Self.outcome(late) == "timeout")
+        return (connection, patient)
+    }
+
+    @Test("a request past its deadline: the pool hears of it before the stream ends, a PING goes out, its acknowledgement clears it")
+    func unansweredRequestProvesAlive() throws {
+        let (connection, patient) = try Self.firstOfTwoTimedOut()
+        // Told before the stream's end reaches the pool, so its slot is not leased here again.
+        #expect(connection.events.all.suffix(2) == ["unanswered", "ended 1"])
+        let ping = try #require(try connection.written().first { $0.kind == .ping })
+        #expect(!ping.flags.contains(.ack))
+        try connection.serverSends(.ping, flags: .ack, stream: 0, ping.payload)
+        #expect(connection.events.all.last == "answered")
+        // The next timeout asks again, once.
+        connection.channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        #expect(Self.outcome(patient) == "timeout")
+        #expect(connection.events.all.filter { $0 == "unanswered" }.count == 2)
+        #expect(connection.channel.isActive)
+    }
+
+    @Test("a connection that does not answer the PING after a timeout is closed: what it carries is lost, the pool hears it is unresponsive")
+    func unansweredRequestSilentPeer() throws {
+        let (connection, patient) = try Self.firstOfTwoTimedOut()
+        connection.channel.embeddedEventLoop.advanceTime(by: .milliseconds(1_100))
+        #expect(Self.outcome(patient) == "lost")
+        #expect(connection.events.all.contains("unresponsive"))
+        #expect(!connection.events.all.contains("answered"))
+        #expect(!connection.channel.isActive)
     }
 
     @Test("DATA beyond the receive window the client advertised is a FLOW_CONTROL_ERROR")

@@ -174,6 +174,48 @@ struct APNsConnectionPoolStateMachineTests {
         #expect(machine.connected(1, maxStreams: 10).map(\.waiter) == ["b"])
     }
 
+    @Test("an unproven connection (a request unanswered) takes no new streams; its PING answered, it does; a fixed pool keeps its size")
+    func unansweredConnection() {
+        var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a")
+        #expect(machine.connected(0, maxStreams: 10).map(\.waiter) == ["a"])
+        #expect(machine.unanswered(0).isEmpty, "a fixed pool opens no replacement")
+        #expect(machine.streamLimit(on: 0) == nil)
+        // The timed-out stream ends: its slot serves nobody here.
+        #expect(machine.release(0).isEmpty)
+        #expect(isQueued(machine.lease(waiterID: 2, waiter: "b").result))
+        #expect(machine.leaseIfAvailable().grants.isEmpty)
+        #expect(machine.answered(0).map(\.waiter) == ["b"])
+        #expect(machine.answered(0).isEmpty)
+        #expect(machine.streamLimit(on: 0) == 10)
+        #expect(machine.leaseIfAvailable(wanted: 20).grants == [.init(connection: 0, streams: 9)])
+    }
+
+    @Test("a sized pool replaces an unproven connection at once, not twice when it fails its PING; the ticks give a surplus back")
+    func unansweredInASizedPool() {
+        var machine = Machine(sizing: Self.sizing, maxWaiters: 100)
+        _ = machine.lease(waiterID: 1, waiter: "a", wanted: 10, bytes: 100)
+        _ = machine.connecting(0, maxStreams: 1_000, window: 1 << 20)
+        #expect(machine.targetConnections == 1)
+        #expect(machine.unanswered(0) == [.init(id: 1, delay: .immediately)])
+        #expect(machine.unanswered(0).isEmpty)
+        #expect(machine.goingAway(0) == nil, "the replacement is already opening")
+        #expect(machine.closed(0).connect == nil)
+        #expect(machine.connecting(1, maxStreams: 1_000, window: 1 << 20).connect.isEmpty)
+        // Connection 1 goes quiet and answers its PING: one connection more than planned until
+        // the ticks give one back.
+        #expect(machine.unanswered(1) == [.init(id: 2, delay: .immediately)])
+        _ = machine.connecting(2, maxStreams: 1_000, window: 1 << 20)
+        #expect(machine.answered(1).isEmpty)
+        #expect(machine.statistics.openConnections == 2)
+        let given = (0..<3).compactMap { _ in machine.tick() }
+        #expect(given.count == 1)
+        #expect(machine.statistics.openConnections == 1)
+        // A late event for a connection the pool no longer has changes nothing.
+        #expect(machine.unanswered(0).isEmpty)
+        #expect(machine.answered(0).isEmpty)
+    }
+
     @Test("failed connects back off exponentially and fail waiters; success resets the count")
     func backoff() {
         var machine = Machine(targetConnections: 1, maxWaiters: 10, streamCap: 100)
