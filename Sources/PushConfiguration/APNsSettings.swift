@@ -46,6 +46,14 @@ public struct APNsSettings: Sendable, Equatable {
     /// How often the feedback worker reads the feedback service of each binary app and
     /// environment (`feedback-interval-seconds`), ≥ 1; default 3600.
     public var feedbackInterval: Duration = .seconds(3600)
+    /// How long an app's sending to an environment stays suspended fleet-wide after APNs refused
+    /// its credential there, before the workers try it again
+    /// (`credential-suspension-seconds`), ≥ 1; default 60 (``defaultCredentialSuspension``).
+    public var credentialSuspension: Duration = APNsSettings.defaultCredentialSuspension
+
+    /// A minute: long enough that a refused key does not cost a request per batch in flight, short
+    /// enough that a key fixed in the developer account is back within one.
+    public static let defaultCredentialSuspension: Duration = .seconds(60)
 
     /// Creates APNs settings; every parameter has the documented default.
     public init(

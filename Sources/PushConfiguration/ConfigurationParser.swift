@@ -148,6 +148,7 @@ struct ConfigurationParser {
         }
         settings.binaryQuietPeriod = .milliseconds(try section.integer("binary-quiet-period-ms", default: 500, minimum: 1))
         settings.feedbackInterval = .seconds(try section.integer("feedback-interval-seconds", default: 3600, minimum: 1))
+        settings.credentialSuspension = .seconds(try section.integer("credential-suspension-seconds", default: 60, minimum: 1))
         return settings
     }
 

@@ -63,6 +63,7 @@ indirect enum ConfigurationSchema: Sendable {
                 ("streams-per-connection", .value),
                 ("request-timeout-ms", .value), ("event-loops", .value), ("binary-quiet-period-ms", .value),
                 ("feedback-interval-seconds", .value),
+                ("credential-suspension-seconds", .value),
             ])
         ),
         ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),

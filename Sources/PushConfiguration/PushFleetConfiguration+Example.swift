@@ -33,6 +33,7 @@ extension PushFleetConfiguration {
           min-connections-per-pool: 1            # default 1, ≥ 1: kept open when idle (equal to connections-per-pool: a fixed pool)
           streams-per-connection: 1000           # default 1000, 1...1000 (the server may allow fewer; Apple's 65,535-byte window holds fewer: ~250 of 256 bytes)
           request-timeout-ms: 10000              # default 10000, ≥ 1
+          credential-suspension-seconds: 60      # default 60, ≥ 1: an app whose credential APNs refused stops sending to that environment fleet-wide this long, then tries it again
           # event-loops: 1                       # optional, ≥ 1: threads for a worker's APNs connections; default half the cores
           binary-endpoints: {}                   # optional, apps with transport: binary: {sandbox: {host, port}, …}; default Apple's gateway(.sandbox).push.apple.com:2195
           feedback-endpoints: {}                 # optional: the legacy feedback service; default Apple's feedback(.sandbox).push.apple.com:2196

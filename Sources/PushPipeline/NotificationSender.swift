@@ -96,7 +96,7 @@ final class NotificationSender: Sendable {
         let counters = outlet.counters
         let facts = Settlement.Facts(
             app: app.id, jobID: jobID, environment: job.environment, kind: job.tokenKind,
-            usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID), now: 0, suspension: SuspensionCache.duration)
+            usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID), now: 0, suspension: suspensions.duration)
         let outcomes = SendResultQueue()
         // Sending and settling run side by side. A notification keeps its slot of the in-flight
         // window until its outcome is settled (its sent marker written), so the window bounds
@@ -272,7 +272,7 @@ final class NotificationSender: Sendable {
             }
             outlet.logger.log(
                 level: isNew ? .error : .debug,
-                "APNs refused the \(environment.rawValue) credential of app \(app) (\(reason)): its sending to \(environment.rawValue) is suspended fleet-wide for \(SuspensionCache.duration); the rest of its audience there waits in the resend buffer. Fix the app's key or certificate (`pushfleet credentials check --app \(app)`).",
+                "APNs refused the \(environment.rawValue) credential of app \(app) (\(reason)): its sending to \(environment.rawValue) is suspended fleet-wide for \(suspensions.duration); the rest of its audience there waits in the resend buffer. Fix the app's key or certificate (`pushfleet credentials check --app \(app)`).",
                 metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "job": "\(facts.jobID)"])
         }
 

@@ -29,7 +29,7 @@ struct PipelineStores: Sendable {
         self.resend = ResendBuffer(client: redis, policy: configuration.resend.policy, clock: clock)
         self.limiter = RateLimiter(client: redis)
         self.schedule = JobSchedule(client: redis, clock: clock)
-        self.suspensions = SuspensionCache(store: AppSuspension(client: redis))
+        self.suspensions = SuspensionCache(store: AppSuspension(client: redis), duration: configuration.apns.credentialSuspension)
         self.controls = JobControlCache(store: jobs)
         self.idempotency = IdempotencyKeys(client: redis)
         self.channels = ChannelStore(client: redis)

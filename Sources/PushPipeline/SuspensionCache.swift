@@ -1,4 +1,5 @@
 import APNsCore
+import PushConfiguration
 import PushStore
 import Synchronization
 
@@ -11,15 +12,17 @@ final class SuspensionCache: Sendable {
         var checkedAt: ContinuousClock.Instant
     }
 
-    /// How long a suspension lasts before workers try the credential again.
-    static let duration: Duration = .seconds(60)
+    /// How long a suspension lasts before workers try the credential again
+    /// (`apns.credential-suspension-seconds`).
+    let duration: Duration
     private static let refreshInterval: Duration = .seconds(1)
 
     let store: AppSuspension
     private let entries = Mutex<[String: Entry]>([:])
 
-    init(store: AppSuspension) {
+    init(store: AppSuspension, duration: Duration = APNsSettings.defaultCredentialSuspension) {
         self.store = store
+        self.duration = duration
     }
 
     /// The suspension's reason, or `nil` when the app may send to `environment`.
@@ -49,7 +52,7 @@ final class SuspensionCache: Sendable {
     /// Suspends the app's sending to `environment` fleet-wide for ``duration`` from now (each
     /// call extends it).
     func suspendFleetWide(app: String, environment: APNsEnvironment, reason: String) async throws {
-        try await store.suspend(app: app, environment: environment, for: Self.duration, reason: reason)
+        try await store.suspend(app: app, environment: environment, for: duration, reason: reason)
     }
 
     private static func key(_ app: String, _ environment: APNsEnvironment) -> String {

@@ -32,6 +32,7 @@ import Testing
         #expect(configuration.apns.minConnectionsPerPool == 1)
         #expect(configuration.apns.streamsPerConnection == 1000)
         #expect(configuration.apns.requestTimeout == .seconds(10))
+        #expect(configuration.apns.credentialSuspension == .seconds(60))
 
         #expect(configuration.registry.shards == 16)
         #expect(
@@ -83,6 +84,7 @@ import Testing
               streams-per-connection: 250
               request-timeout-ms: 2500
               event-loops: 3
+              credential-suspension-seconds: 15
             registry: {shards: 1024}
             worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5, settle-patience-ms: 7}
             resend: {max-attempts: 1, base-delay-ms: 0, max-delay-ms: 0, max-age-seconds: 1, lease-ms: 1}
@@ -117,11 +119,11 @@ import Testing
         #expect(configuration.redis.password == "hunter2")
         #expect(configuration.redis.database == 3)
         #expect(configuration.redis.poolSize == 9)
-        #expect(
-            configuration.apns
-                == APNsSettings(
-                    endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
-                    connectionsPerPool: 5, minConnectionsPerPool: 2, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3))
+        var apns = APNsSettings(
+            endpoint: APNsEndpoint(host: "sim.local", port: 2197), caFile: "/etc/pushfleet/ca.pem", port: 2197,
+            connectionsPerPool: 5, minConnectionsPerPool: 2, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3)
+        apns.credentialSuspension = .seconds(15)
+        #expect(configuration.apns == apns)
         #expect(configuration.registry.shards == 1024)
         #expect(
             configuration.worker

@@ -27,6 +27,7 @@ import Testing
         for key in [
             "bootstrap-servers", "group-prefix", "properties", "host", "port", "username", "password", "password-file",
             "database", "pool-size", "endpoint", "ca-file", "connections-per-pool", "streams-per-connection", "request-timeout-ms", "event-loops",
+            "credential-suspension-seconds",
             "shards",
             "chunk-size", "chunks-in-flight", "expansions-in-flight", "notifications-in-flight", "permit-block", "resend-poll-ms",
             "settle-patience-ms",

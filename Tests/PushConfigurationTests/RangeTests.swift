@@ -17,6 +17,7 @@ import Testing
         ("apns", "streams-per-connection", "0", "between 1 and 1000, got 0"),
         ("apns", "streams-per-connection", "1001", "between 1 and 1000, got 1001"),
         ("apns", "request-timeout-ms", "0", "at least 1, got 0"),
+        ("apns", "credential-suspension-seconds", "0", "at least 1, got 0"),
         ("registry", "shards", "0", "between 1 and 1024, got 0"),
         ("registry", "shards", "1025", "between 1 and 1024, got 1025"),
         ("worker", "chunk-size", "0", "between 1 and 1000, got 0"),

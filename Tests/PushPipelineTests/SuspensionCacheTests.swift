@@ -33,4 +33,23 @@ struct SuspensionCacheTests {
             await client.shutdown()
         }
     }
+
+    @Test("a suspension lasts the configured time (apns.credential-suspension-seconds), a minute by default (real redis-server)")
+    func configuredDuration() async throws {
+        try await LocalRedisServer.with { server async throws in
+            let client = RedisClient(configuration: server.configuration)
+            let key = "pf:{news}:suspended:production"
+            for (cache, seconds) in [
+                (SuspensionCache(store: AppSuspension(client: client)), 60),
+                (SuspensionCache(store: AppSuspension(client: client), duration: .seconds(7)), 7),
+            ] {
+                #expect(cache.duration == .seconds(seconds))
+                try await cache.suspendFleetWide(app: "news", environment: .production, reason: "InvalidProviderToken")
+                let left = try #require(try await client.send("PTTL", .string(key)).int)
+                #expect(left > (seconds - 2) * 1_000 && left <= seconds * 1_000, "\(left) ms left of \(seconds) s")
+                try await AppSuspension(client: client).lift(app: "news", environment: .production)
+            }
+            await client.shutdown()
+        }
+    }
 }

@@ -120,6 +120,9 @@ struct FaultPlan {
     var chosenKillInterval: Duration?
     var killInterval: Duration { chosenKillInterval ?? (quick ? .seconds(4) : .seconds(20)) }
     var rebalanceInterval: Duration { quick ? .seconds(1) : .seconds(3) }
+    /// `apns.credential-suspension-seconds` of the workers: the default minute, 10 s in quick
+    /// mode, where the provider-token-revoked scenario would otherwise spend a minute waiting.
+    var credentialSuspensionSeconds: Int { quick ? 10 : 60 }
 }
 
 enum FaultScenario: String, CaseIterable, Codable {
@@ -169,7 +172,8 @@ enum FaultScenario: String, CaseIterable, Codable {
         case .apnsStorm: "for \(plan.storm): 2% 500, 3% 503, 2% 429, GOAWAY every 2,000 streams, a reset every 5,000, 30% TLS handshakes aborted"
         case .apnsSlow: "answers slowed to 1–2 s for \(plan.storm)"
         case .apnsSilent: "every connection goes silent after 300 streams for \(plan.storm)"
-        case .providerTokenRevoked: "the provider key refused (403 InvalidProviderToken) for \(plan.storm), then trusted again"
+        case .providerTokenRevoked:
+            "the provider key refused (403 InvalidProviderToken) for \(plan.storm), then trusted again (suspension \(plan.credentialSuspensionSeconds) s)"
         }
     }
 }
@@ -211,7 +215,10 @@ struct FaultRun {
         defer { try? FileManager.default.removeItem(at: stack.directory) }
         let fleet = WorkerFleet(
             binary: pushfleet, stack: stack, logLevel: workerLogLevel,
-            environment: ["PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection)])
+            environment: [
+                "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection),
+                "PUSHFLEET__APNS__CREDENTIAL_SUSPENSION_SECONDS": String(plan.credentialSuspensionSeconds),
+            ])
         return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
             try await CampaignHarness.register(plan.devices, shards: stack.options.registryShards, redis: redis)
             return try await campaign(stack: stack, fleet: fleet, producer: producer, redis: redis)
