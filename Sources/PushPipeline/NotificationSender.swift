@@ -303,13 +303,7 @@ final class NotificationSender: Sendable {
         }
 
         func deadLetter(_ letters: [DeadLetter], resendsGivenUp: Int) async throws {
-            if let first = letters.first {
-                try await outlet.deadLetter(letters)
-                outlet.counters.add(.deadLetteredNotifications, letters.count)
-                outlet.logger.warning(
-                    "dead-lettered \(letters.count) notification(s) of job \(facts.jobID), the first for \(first.reason): \(first.message)",
-                    metadata: ["app": "\(facts.app)", "job": "\(facts.jobID)", "reason": "\(first.reason)"])
-            }
+            try await outlet.deadLetterNotifications(letters, jobID: facts.jobID)
             if resendsGivenUp > 0 {
                 try await sender.increment([.deadLettered: resendsGivenUp], jobID: facts.jobID)
             }

@@ -88,6 +88,18 @@ final class PipelineOutlet: Sendable {
         }
     }
 
+    /// Dead-letters notifications of job `jobID` that will not be sent: publishes the letters,
+    /// counts them (``WorkerCounters/Name/deadLetteredNotifications``) and says so in one log line
+    /// with the first letter's reason and message. No-op without letters.
+    func deadLetterNotifications(_ letters: [DeadLetter], jobID: String) async throws {
+        guard let first = letters.first else { return }
+        try await deadLetter(letters)
+        counters.add(.deadLetteredNotifications, letters.count)
+        logger.warning(
+            "dead-lettered \(letters.count) notification(s) of job \(jobID), the first for \(first.reason): \(first.message)",
+            metadata: ["app": "\(first.app ?? "")", "job": "\(jobID)", "reason": "\(first.reason)"])
+    }
+
     /// Lists letters Kafka has in the dead-letter log (``DeadLetterLog``), those of configured
     /// apps only: the API answers for no other app, and a message naming made-up apps must not
     /// make keys for them. Redis away is waited for, as for every other Redis call of a stage;

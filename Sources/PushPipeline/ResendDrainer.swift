@@ -75,8 +75,7 @@ struct ResendDrainer: Sendable {
                 reason: "job-spec-missing", message: "the job's payload is no longer stored; cannot send again",
                 app: app.id, jobID: jobID, token: $0.token.hex, attempts: $0.attempts, deadLetteredAt: now)
         }
-        try await outlet.deadLetter(letters)
-        outlet.counters.add(.deadLetteredNotifications, letters.count)
+        try await outlet.deadLetterNotifications(letters, jobID: jobID)
         let removed = try await resend.complete(app: app.id, entries)
         try await jobs.increment(jobID: jobID, [.deadLettered: removed.filter { $0 }.count])
     }
