@@ -170,7 +170,7 @@ SCREENSHOTS=$(mktemp -d)
 run_phase 10 "the console in headless Chromium (Tests/console)" \
   env PUSHFLEET_BIN="$BIN_DIR/pushfleet" PUSHFLEET_CONSOLE_SCREENSHOTS="$SCREENSHOTS" \
   python3 -m pytest -q Tests/console
-for page in overview compose compose-error live report campaigns test-send devices cancelled dead-letters; do
+for page in overview hours compose compose-error live report campaigns test-send devices cancelled dead-letters; do
   test -s "$SCREENSHOTS/$page.png" || { echo "the console tests did not save $page.png" >&2; exit 1; }
 done
 rm -rf "$SCREENSHOTS"

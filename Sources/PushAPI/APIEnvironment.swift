@@ -22,6 +22,7 @@ final class APIEnvironment: Sendable {
     let testSender: TestSender
     let activityTokens: ActivityTokenStore
     let deadLetters: DeadLetterLog
+    let hours: HourStatistics
     let metrics: APIMetrics
     let maxBodyBytes: Int
     let logger: Logger
@@ -40,6 +41,7 @@ final class APIEnvironment: Sendable {
         let jobs = JobStore(client: redis)
         self.jobs = jobs
         deadLetters = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
+        hours = HourStatistics(client: redis)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
         jobOperator = JobOperator(producer: producer, jobs: jobs)
         self.redis = redis

@@ -1,4 +1,5 @@
 import APNsCore
+public import Foundation
 
 /// One app PushFleet sends for (`apps.<id>:`).
 public struct AppSettings: Sendable, Equatable {
@@ -38,6 +39,9 @@ public struct AppSettings: Sendable, Equatable {
     /// How the app's notifications reach APNs (`transport`): `http2` (the default) or `binary`,
     /// the legacy binary interface, for gateways that still speak it (certificates only).
     public var transport: AppTransport = .http2
+    /// The time zone the app's hour-of-day statistics are kept in (`time-zone`): an IANA name
+    /// (`Europe/Paris`), validated against the machine's time zone database; default `UTC`.
+    public var timeZone: String = "UTC"
 
     /// Creates app settings. `burst: nil` (the default) resolves to `max(1, ⌈ratePerSecond⌉)`; the
     /// other parameters have the documented defaults.
@@ -86,4 +90,12 @@ public enum AppTransport: String, Sendable, Equatable, CaseIterable {
     case http2
     /// APNs's legacy binary interface (command 2 frames, error responses, the feedback service).
     case binary
+}
+
+extension AppSettings {
+    /// ``timeZone`` as a `TimeZone`; UTC for a name the machine does not know (the
+    /// configuration refuses those).
+    public var statisticsTimeZone: TimeZone {
+        TimeZone(identifier: timeZone) ?? TimeZone(identifier: "UTC")!
+    }
 }

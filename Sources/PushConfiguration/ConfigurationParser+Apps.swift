@@ -66,7 +66,18 @@ extension ConfigurationParser {
             apiKeys: try apiKeys(section, key: "api-keys"),
             apiKeysFile: try section.path("api-keys-file", baseDirectory: baseDirectory))
         settings.transport = transport
+        settings.timeZone = try timeZone(section, key: "time-zone")
         return settings
+    }
+
+    /// `apps.<id>.time-zone`: an IANA time zone name the machine's time zone database knows;
+    /// default `UTC`.
+    func timeZone(_ section: ConfigSection, key: String) throws(ConfigurationError) -> String {
+        guard let name = try section.string(key) else { return "UTC" }
+        guard TimeZone(identifier: name) != nil else {
+            throw section.error(key, "'\(name)' is not a time zone of the IANA database (e.g. Europe/Paris, America/New_York, UTC)")
+        }
+        return name
     }
 
     /// `apps.<id>.environments`: a non-empty list of `sandbox` / `production` without duplicates

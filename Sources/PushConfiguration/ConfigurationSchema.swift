@@ -123,6 +123,7 @@ indirect enum ConfigurationSchema: Sendable {
                     ),
                     ("rate-per-second", .value), ("burst", .value), ("sleep-after", .value),
                     ("sleep-ms", .value), ("connections-per-pool", .value), ("api-keys", .value), ("api-keys-file", .value),
+                    ("time-zone", .value),
                 ]))
         ),
     ])

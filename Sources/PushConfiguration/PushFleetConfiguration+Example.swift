@@ -89,6 +89,7 @@ extension PushFleetConfiguration {
             connections-per-pool: null           # optional ≥ 1, overrides apns.connections-per-pool
             api-keys: []                         # HTTP API keys as SHA-256 digests: ["sha256:<64 hex>", …] (`printf %s KEY | sha256sum`); "sha256:<64 hex> device" for a key shipped in the app (bind, tags, receipts only)
             api-keys-file: null                  # optional: a file of more digests, one per line in the same form (a mounted secret), read again every 2 s
+            time-zone: UTC                       # default UTC; an IANA name (Europe/Paris): the hours of the app's hour-of-day statistics
 
         # Relative file paths (key-file, ca-file, password-file, …) are resolved against this file's directory.
         # Environment variables PUSHFLEET__<SECTION>__<KEY>… override or add a value before validation, e.g.

@@ -32,3 +32,14 @@ public enum Audience: Hashable, Sendable {
         }
     }
 }
+
+extension Audience {
+    /// The tags a tag audience selects by (`all` and `any`, not `none`), without repeats; none
+    /// for the other selectors. The hour-of-day statistics count a job's sends and receipts
+    /// for each.
+    public var addressedTags: [String] {
+        guard case .tags(let expression) = self else { return [] }
+        var seen = Set<String>()
+        return (expression.all + expression.any).filter { seen.insert($0).inserted }
+    }
+}

@@ -1,19 +1,23 @@
 public import Foundation
 
 extension DeliveryChunk {
-    /// The chunk as compact JSON: the job's JSON with `chunk` and `positions` added.
+    /// The chunk as compact JSON: the job's JSON with `chunk` and `positions` added, and `tags`
+    /// when the job addressed tags.
     public func jsonData() -> Data {
         guard case .object(var object) = job.jsonValue else {
             preconditionFailure("a job encodes as an object")
         }
         object["chunk"] = .string(chunkID)
         object["positions"] = .array(positions.map { .number(JSONNumber(Int($0))) })
+        if !addressedTags.isEmpty {
+            object["tags"] = .array(addressedTags.map(JSONValue.string))
+        }
         return JSONValue.object(object).compactData()
     }
 
     /// Parses and validates a chunk: the job rules of ``PushJob/validate()``, plus an `id`, a
-    /// `chunk` id, a token audience of at most ``maxTokens`` and one position (0 ... 2³² − 1)
-    /// per token.
+    /// `chunk` id, a token audience of at most ``maxTokens``, one position (0 ... 2³² − 1)
+    /// per token, and `tags` (optional) a list of non-empty strings.
     public static func decodeAndValidate(from data: Data) throws(MessageValidationError) -> DeliveryChunk {
         let json: JSONValue
         do {
@@ -38,6 +42,12 @@ extension DeliveryChunk {
             positions.append(position)
         }
         object["positions"] = nil
+        let tagsPath = FieldPath.root.key("tags")
+        let addressedTags = try object["tags"]?.decodeStringArray(at: tagsPath) ?? []
+        if let index = addressedTags.firstIndex(where: \.isEmpty) {
+            throw MessageValidationError(tagsPath.index(index), .invalidValue, "tag must not be empty")
+        }
+        object["tags"] = nil
         let job = try PushJob(json: .object(object))
         try job.validate()
         guard job.id != nil else {
@@ -54,6 +64,6 @@ extension DeliveryChunk {
         guard positions.count == tokens.count else {
             throw MessageValidationError(positionsPath, .invalidValue, "has \(positions.count) positions for \(tokens.count) tokens")
         }
-        return DeliveryChunk(job: job, chunkID: chunkID, tokens: tokens, positions: positions)
+        return DeliveryChunk(job: job, chunkID: chunkID, tokens: tokens, positions: positions, addressedTags: addressedTags)
     }
 }

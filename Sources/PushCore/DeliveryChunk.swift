@@ -20,18 +20,24 @@ public struct DeliveryChunk: Hashable, Sendable {
     /// Each token's position in the job's sent state: its device id (broadcasts, tags,
     /// openids) or its index in the job's token list.
     public let positions: [UInt32]
+    /// The tags the job's audience selected by (``Audience/addressedTags``; none for other
+    /// audiences): the hour-of-day statistics count the chunk's sends for each.
+    public let addressedTags: [String]
 
     /// The job id (always present on a chunk).
     public var jobID: String { job.id ?? "" }
 
     /// A chunk of `tokens` of `job`, at `positions`.
     ///
+    /// `addressedTags`: those of the job's audience when `nil` (`job` is the job as published).
+    ///
     /// - Precondition: `job.id` is set, `tokens` holds 1 to ``maxTokens`` tokens, and
     ///   `positions` one per token.
-    public init(job: PushJob, chunkID: String, tokens: [DeviceToken], positions: [UInt32]) {
+    public init(job: PushJob, chunkID: String, tokens: [DeviceToken], positions: [UInt32], addressedTags: [String]? = nil) {
         precondition(job.id != nil, "a delivery chunk needs the job's id")
         precondition((1...Self.maxTokens).contains(tokens.count), "a chunk holds 1 to \(Self.maxTokens) tokens")
         precondition(positions.count == tokens.count, "a chunk holds one position per token")
+        self.addressedTags = addressedTags ?? job.audience.addressedTags
         var job = job
         job.audience = .tokens(tokens)
         self.job = job

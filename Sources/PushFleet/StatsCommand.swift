@@ -7,12 +7,15 @@ import PushJobs
 import PushStore
 import Redis
 
-/// `pushfleet stats JOB`: a job's statistics from Redis.
+/// `pushfleet stats JOB`: a job's statistics from Redis; `pushfleet stats hours`: an app's
+/// hour-of-day statistics.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
         abstract:
-            "Print a job's statistics: its state (paused, and why), targeted, sent, accepted, failed by reason, removed, kept aside, retried, dead-lettered."
+            "Print a job's statistics: its state (paused, and why), targeted, sent, accepted, failed by reason, removed, kept aside, retried, dead-lettered.",
+        discussion: "`pushfleet stats hours --app APP` prints when the app's notifications are read instead.",
+        subcommands: [Hours.self]
     )
 
     @OptionGroup var options: ProcessOptions
@@ -48,6 +51,53 @@ struct StatsCommand: AsyncParsableCommand {
             print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
         } else {
             report.lines.forEach { print($0) }
+        }
+    }
+}
+
+extension StatsCommand {
+    /// `pushfleet stats hours --app APP [--tag T] [--days N]`: the app's delivery rate by weekday
+    /// and hour of its time zone (`apps.<id>.time-zone`), as `GET /v1/apps/{app}/stats/hours`.
+    struct Hours: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print when an app's notifications are read: sent, delivered and opened by weekday and hour of its time zone.")
+
+        @OptionGroup var options: ProcessOptions
+
+        @Option(help: "The app id.") var app: String
+        @Option(help: "Only the jobs that addressed this tag.") var tag: String?
+        @Option(help: "The days to add up, 1 to \(HourStatistics.maxDays) (default \(HourReport.defaultDays)).") var days = HourReport.defaultDays
+        @Flag(help: "Print the statistics as JSON (the API's HourStatistics).") var json = false
+
+        func validate() throws {
+            guard (1...HourStatistics.maxDays).contains(days) else {
+                throw ValidationError("--days must be 1 to \(HourStatistics.maxDays), is \(days)")
+            }
+        }
+
+        func run() async throws {
+            let configuration = try options.loadConfiguration()
+            guard let settings = configuration.apps[app] else {
+                throw ValidationError("no app '\(app)' in the configuration (apps: \(configuration.apps.keys.sorted().joined(separator: ", ")))")
+            }
+            var logger = Logger(label: "pushfleet.client")
+            logger.logLevel = .error
+            let redis = try configuration.redis.makeClient(clientName: "pushfleet-cli", logger: logger)
+            let grid: HourGrid
+            do {
+                grid = try await HourStatistics(client: redis).week(
+                    app: app, tag: tag, days: days, endingAt: Date(), in: settings.statisticsTimeZone)
+                await redis.shutdown()
+            } catch {
+                await redis.shutdown()
+                throw error
+            }
+            let report = HourReport(app: app, timeZone: settings.timeZone, tag: tag, days: days, grid: grid)
+            if json {
+                print(String(decoding: report.json.compactData(), as: UTF8.self))
+            } else {
+                report.lines.forEach { print($0) }
+            }
         }
     }
 }

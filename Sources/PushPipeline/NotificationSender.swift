@@ -1,6 +1,7 @@
 import APNs
 import APNsCore
 import FlowControl
+import Foundation
 import Kafka
 import Logging
 import NIOCore
@@ -35,6 +36,7 @@ final class NotificationSender: Sendable {
     private let controls: JobControlCache
     private let suspensions: SuspensionCache
     private let resend: ResendBuffer
+    private let hours: HourStatistics
     private let throttle: SendThrottle
     private let inFlight: AsyncPermits
     private let breaker: CampaignBreaker
@@ -44,7 +46,7 @@ final class NotificationSender: Sendable {
 
     init(
         outlet: PipelineOutlet, clients: [String: APNsClient], jobs: JobStore, controls: JobControlCache, suspensions: SuspensionCache,
-        resend: ResendBuffer, limiter: RateLimiter, worker: WorkerSettings, breaker: BreakerSettings
+        resend: ResendBuffer, hours: HourStatistics, limiter: RateLimiter, worker: WorkerSettings, breaker: BreakerSettings
     ) {
         self.outlet = outlet
         self.clients = clients
@@ -52,6 +54,7 @@ final class NotificationSender: Sendable {
         self.controls = controls
         self.suspensions = suspensions
         self.resend = resend
+        self.hours = hours
         self.throttle = SendThrottle(limiter: limiter, permitBlock: worker.permitBlock, counters: outlet.counters)
         self.inFlight = AsyncPermits(worker.notificationsInFlight)
         self.breaker = CampaignBreaker(settings: breaker)
@@ -86,7 +89,9 @@ final class NotificationSender: Sendable {
 
     /// Sends `job` to `deliveries` and settles every outcome as the answers arrive, up to
     /// ``settleBatch`` at a time.
-    func deliver(_ deliveries: [Delivery], of job: PushJob, jobID: String, app: PushApp) async throws {
+    /// `tags`: those the job addressed (``Audience/addressedTags`` of the job as published),
+    /// whose hour-of-day statistics count the sends too.
+    func deliver(_ deliveries: [Delivery], of job: PushJob, jobID: String, app: PushApp, tags: [String]) async throws {
         guard !deliveries.isEmpty else { return }
         guard let client = clients[app.id] else {
             preconditionFailure("every configured app has an APNs client")
@@ -103,6 +108,7 @@ final class NotificationSender: Sendable {
         // what a worker that dies can leave sent and unmarked: what is sent again after a crash.
         async let sending = send(deliveries, as: notification, of: job, jobID: jobID, app: app, through: client, into: outcomes)
         var firstError: (any Error)?
+        var sentCount = 0
         while let arrived = await outcomes.next(upTo: Self.settleBatch, orAfter: settlePatience) {
             var batch: [(Delivery, SendResult)] = []
             batch.reserveCapacity(arrived.count)
@@ -112,7 +118,7 @@ final class NotificationSender: Sendable {
             }
             if firstError == nil {
                 do {
-                    try await settle(batch, of: job, facts: facts)
+                    sentCount += try await settle(batch, of: job, facts: facts)
                 } catch {
                     firstError = error
                 }
@@ -121,6 +127,7 @@ final class NotificationSender: Sendable {
         }
         let (sent, stop) = await sending
         if let firstError { throw firstError }
+        try await countSentHour(sentCount, app: app, tags: tags)
         let unsent: SendResult?
         switch stop {
         case .cancelled: unsent = .cancelled
@@ -229,8 +236,10 @@ final class NotificationSender: Sendable {
 
     /// Carries out the plan for a batch of outcomes (``Settlement``): its steps in their order
     /// (``Settlement/steps(_:)``), the breaker's judgement last.
-    private func settle(_ outcomes: [(Delivery, SendResult)], of job: PushJob, facts template: Settlement.Facts) async throws {
-        guard !outcomes.isEmpty else { return }
+    /// Answers how many of them count as sent.
+    @discardableResult
+    private func settle(_ outcomes: [(Delivery, SendResult)], of job: PushJob, facts template: Settlement.Facts) async throws -> Int {
+        guard !outcomes.isEmpty else { return 0 }
         var facts = template
         facts.now = outlet.clock()
         let plan = Settlement.plan(outcomes, facts: facts)
@@ -246,6 +255,18 @@ final class NotificationSender: Sendable {
         }
         try await Settlement.carryOut(
             Settlement.steps(plan), positions: positions, facts: facts, through: Effects(sender: self, facts: facts))
+        return plan.sentCount
+    }
+
+    /// Adds a chunk's sent notifications to the app's hour-of-day statistics (and those of the
+    /// tags the job addressed), once per chunk: two commands per 1,000 notifications.
+    private func countSentHour(_ count: Int, app: PushApp, tags: [String]) async throws {
+        guard count > 0 else { return }
+        let (hours, timeZone) = (self.hours, app.settings.statisticsTimeZone)
+        let now = Date(timeIntervalSince1970: Double(outlet.clock()) / 1000)
+        try await Retrying.run("counting \(count) sent notification(s) of app \(app.id) into their hour", logger: outlet.logger) {
+            try await hours.add(count, .sent, app: app.id, tags: tags, at: now, in: timeZone)
+        }
     }
 
     /// The settlement's steps over Redis and Kafka, each retried while Redis is away.

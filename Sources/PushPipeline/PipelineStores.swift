@@ -20,6 +20,8 @@ struct PipelineStores: Sendable {
     let activityTokens: ActivityTokenStore
     /// The newest dead letters of each job and app, for the API; `push.dlq` has them all.
     let deadLetterLog: DeadLetterLog
+    /// Sends and receipts by the hour of the day they happened in.
+    let hours: HourStatistics
 
     init(redis: any RedisCommands, configuration: PushFleetConfiguration, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.registry = DeviceRegistry(
@@ -35,5 +37,6 @@ struct PipelineStores: Sendable {
         self.channels = ChannelStore(client: redis)
         self.activityTokens = ActivityTokenStore(client: redis)
         self.deadLetterLog = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
+        self.hours = HourStatistics(client: redis)
     }
 }

@@ -62,7 +62,7 @@ struct ResendDrainer: Sendable {
                 try await giveUp(jobEntries, app: app, jobID: jobID)
                 continue
             }
-            try await sender.deliver(jobEntries.map { Delivery(resending: $0) }, of: job, jobID: jobID, app: app)
+            try await sender.deliver(jobEntries.map { Delivery(resending: $0) }, of: job, jobID: jobID, app: app, tags: job.audience.addressedTags)
         }
         return entries.count
     }

@@ -66,7 +66,7 @@ struct SendStage: Sendable {
                 chunk.tokens.count - pending.count, jobID: jobID, "chunk seen before: skipping tokens already sent",
                 metadata: ["chunk": "\(chunk.chunkID)"])
             span.attributes["pushfleet.sending"] = pending.count
-            try await sender.deliver(pending, of: job, jobID: jobID, app: app)
+            try await sender.deliver(pending, of: job, jobID: jobID, app: app, tags: chunk.addressedTags)
         }
         outlet.counters.add(.chunksSent)
     }

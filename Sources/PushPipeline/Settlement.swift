@@ -154,6 +154,12 @@ enum Settlement {
         var leftForResume = 0
         var workerCounts: [WorkerCounters.Name: Int] = [:]
         var metrics: [MetricKey: Int] = [:]
+
+        /// The notifications of the batch that count as sent (first sends and resends): what the
+        /// app's hour-of-day statistics add to the hour.
+        var sentCount: Int {
+            records.lazy.filter(\.countsAsSent).count + finishedResends.lazy.filter(\.sent).count
+        }
     }
 
     /// The plan for a batch of outcomes of one job.

@@ -111,6 +111,74 @@ import Testing
         }
     }
 
+    @Test func hourStatisticsCountSendsAndReceiptsByHourForTheAppAndTheTagsAJobAddressed() async throws {
+        try await PipelineStack.with { stack in
+            let fans = (0..<6).map(PipelineStack.token)
+            let others = (6..<10).map(PipelineStack.token)
+            try await stack.register(fans, tags: ["fans"])
+            try await stack.register(others)
+            try await stack.withAPI { api, _ in
+                let utc = TimeZone(identifier: "UTC")!
+                let before = LocalHour(Date(), in: utc)
+                var jobs: [String] = []
+                for audience: JSONValue in [["tags": ["any": ["fans"]]], ["broadcast": true]] {
+                    let answer = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(audience))
+                    let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
+                    _ = try await eventually("job \(jobID) completes") {
+                        try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
+                    } until: {
+                        $0?["state"]?.stringValue == "complete"
+                    }
+                    jobs.append(jobID)
+                }
+                let receipts = "/v1/apps/\(Self.app)/receipts"
+                // The tag job: 3 delivered (one twice: counted once), 1 opened; the broadcast: 2 delivered.
+                let posted: [(Int, DeviceToken, String)] = [
+                    (0, fans[0], "delivered"), (0, fans[0], "delivered"), (0, fans[1], "delivered"), (0, fans[2], "delivered"),
+                    (0, fans[0], "opened"), (1, others[0], "delivered"), (1, fans[3], "delivered"),
+                ]
+                for (job, token, event) in posted {
+                    let answer = try await api.request(
+                        "POST", receipts, json: ["job": .string(jobs[job]), "token": .string(token.hex), "event": .string(event)])
+                    #expect(answer.status == 200)
+                }
+                let after = LocalHour(Date(), in: utc)
+
+                func totals(_ query: String) async throws -> (sent: Int, delivered: Int, opened: Int, hours: Set<[Int]>) {
+                    let answer = try await api.request("GET", "/v1/apps/\(Self.app)/stats/hours" + query)
+                    #expect(answer.status == 200)
+                    let cells = try #require(answer.json?.objectValue?["hours"]?.arrayValue)
+                    #expect(cells.count == 168)
+                    var sums = (sent: 0, delivered: 0, opened: 0, hours: Set<[Int]>())
+                    for cell in cells.compactMap(\.objectValue) {
+                        let (sent, delivered, opened) = (cell["sent"]?.intValue ?? 0, cell["delivered"]?.intValue ?? 0, cell["opened"]?.intValue ?? 0)
+                        sums.sent += sent
+                        sums.delivered += delivered
+                        sums.opened += opened
+                        if sent + delivered + opened > 0 {
+                            sums.hours.insert([cell["weekday"]?.intValue ?? 0, cell["hour"]?.intValue ?? 0])
+                        }
+                    }
+                    return sums
+                }
+                let app = try await totals("")
+                #expect(app.sent == fans.count + fans.count + others.count)
+                #expect(app.delivered == 5)
+                #expect(app.opened == 1)
+                #expect(app.hours.isSubset(of: [[before.weekday, before.hour], [after.weekday, after.hour]]))
+                let tag = try await totals("?tag=fans&days=1")
+                #expect(tag.sent == fans.count, "only the job that addressed the tag")
+                #expect(tag.delivered == 3)
+                #expect(tag.opened == 1)
+                #expect(try await totals("?tag=nobody").sent == 0)
+
+                let refused = try await api.request("GET", "/v1/apps/\(Self.app)/stats/hours?days=91")
+                #expect(refused.status == 400)
+                #expect(refused.errorField == "days")
+            }
+        }
+    }
+
     @Test func aCancelledJobStopsSending() async throws {
         try await PipelineStack.with { stack in
             let tokens = (0..<400).map(PipelineStack.token)

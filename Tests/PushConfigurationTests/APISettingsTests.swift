@@ -65,6 +65,18 @@ import Testing
         }
     }
 
+    @Test func theTimeZoneOfHourStatisticsIsAnIANANameDefaultingToUTC() throws {
+        #expect(try parse(minimalYAML).apps["news"]?.timeZone == "UTC")
+        let paris = try #require(try parse(withAppKey("time-zone", "Europe/Paris")).apps["news"])
+        #expect(paris.timeZone == "Europe/Paris")
+        #expect(paris.statisticsTimeZone.identifier == "Europe/Paris")
+        for refused in ["Mars/Olympus_Mons", "Europe/Pariss"] {
+            let error = try #require(parseError(withAppKey("time-zone", refused)), "\(refused)")
+            #expect(error.key == "apps.news.time-zone")
+            #expect(error.message.contains(refused))
+        }
+    }
+
     @Test func kafkaPropertiesThatTurnTLSChecksOffAreNamed() throws {
         #expect(try parse(minimalYAML).kafka.tlsChecksTurnedOff.isEmpty)
         let sound = KafkaSettings(

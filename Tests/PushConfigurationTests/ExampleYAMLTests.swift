@@ -33,7 +33,7 @@ import Testing
             "settle-patience-ms",
             "max-attempts", "base-delay-ms", "max-delay-ms", "max-age-seconds", "lease-ms", "bundle-id",
             "environments", "token", "team-id", "key-id", "key-file", "certificate", "certificate-file", "pkcs12",
-            "passphrase-file", "rate-per-second", "burst", "sleep-after", "sleep-ms",
+            "passphrase-file", "rate-per-second", "burst", "sleep-after", "sleep-ms", "time-zone",
             "topics", "partitions", "jobs", "deliveries", "feedback", "dead-letters", "replication-factor", "min-insync-replicas",
         ] {
             #expect(PushFleetConfiguration.exampleYAML.contains("\(key):"), "\(key)")

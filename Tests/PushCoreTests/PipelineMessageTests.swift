@@ -28,6 +28,32 @@ struct PipelineMessageTests {
         #expect(decoded.messageKey == "job-1/s3-7")
     }
 
+    @Test func aChunkOfATagJobCarriesTheTagsItAddressed() throws {
+        var job = Self.job
+        job.audience = .tags(TagExpression(all: ["fans"], any: ["paris", "lyon"], none: ["muted"]))
+        let chunk = DeliveryChunk(job: job, chunkID: "s0-0", tokens: [Self.token(1)], positions: [9])
+        #expect(chunk.addressedTags == ["fans", "paris", "lyon"])
+        let decoded = try DeliveryChunk.decodeAndValidate(from: chunk.jsonData())
+        #expect(decoded.addressedTags == ["fans", "paris", "lyon"])
+        #expect(decoded == chunk)
+        let broadcast = DeliveryChunk(job: Self.job, chunkID: "s0-0", tokens: [Self.token(1)], positions: [9])
+        #expect(try JSONValue(parsing: broadcast.jsonData()).objectValue?["tags"] == nil)
+
+        var object = try #require(try JSONValue(parsing: chunk.jsonData()).objectValue)
+        for (tags, code) in [(.array(["fans", ""]), MessageValidationError.Code.invalidValue), ("fans", .invalidType), (.array([7]), .invalidType)]
+            as [(JSONValue, MessageValidationError.Code)]
+        {
+            object["tags"] = tags
+            do {
+                _ = try DeliveryChunk.decodeAndValidate(from: JSONValue.object(object).compactData())
+                Issue.record("tags \(tags) were accepted")
+            } catch {
+                #expect(error.code == code, "\(tags)")
+                #expect(error.field.hasPrefix("tags"), "\(tags)")
+            }
+        }
+    }
+
     @Test func chunkRejectsWhatIsNotAChunk() throws {
         let chunk = DeliveryChunk(job: Self.job, chunkID: "t0", tokens: [Self.token(1)], positions: [0])
         var object = try #require(try JSONValue(parsing: chunk.jsonData()).objectValue)

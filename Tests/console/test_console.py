@@ -259,6 +259,42 @@ def test_the_campaign_list_filters_and_the_report_exports(server, browser, state
     until(browser, (downloads / f"{state['job']}.json").exists, "the JSON export is downloaded")
 
 
+def test_the_overview_shows_when_devices_read(server, browser, state):
+    # Receipts of the sports campaign (new devices of it), counted into this hour of the app's time zone.
+    _, before = api(server, "GET", f"/v1/apps/{server.app}/stats/hours?days=28")
+    for index, event in enumerate(["delivered", "delivered", "delivered", "opened"]):
+        token = f"{index % 3 + 1:02x}" * 32
+        status, _ = api(server, "POST", f"/v1/apps/{server.app}/receipts", {"job": state["job"], "token": token, "event": event})
+        assert status == 200
+    status, stats = api(server, "GET", f"/v1/apps/{server.app}/stats/hours?days=28")
+    assert status == 200
+    read = [cell for cell in stats["hours"] if cell["delivered"] > 0]
+    assert sum(cell["delivered"] for cell in read) == sum(cell["delivered"] for cell in before["hours"]) + 3
+    assert sum(cell["opened"] for cell in read) == sum(cell["opened"] for cell in before["hours"]) + 1
+    assert sum(cell["sent"] for cell in stats["hours"]) > 0
+    go(browser, server, "#/overview")
+    until(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#ov-heatmap rect"), "the overview draws the hour heatmap")
+    cells = browser.find_elements(By.CSS_SELECTOR, "#ov-heatmap rect")
+    assert len(cells) == 168
+    weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    for cell in read:
+        rect = browser.find_element(By.CSS_SELECTOR, f'#ov-heatmap rect[data-weekday="{cell["weekday"]}"][data-hour="{cell["hour"]}"]')
+        expected = (f"{weekdays[cell['weekday'] - 1]} {cell['hour']}:00: {100 * cell['delivery-rate']:.1f}% of {cell['sent']:,} delivered, "
+                    f"{cell['opened']:,} opened")
+        assert rect.get_attribute("aria-label") == expected
+    empty = [cell for cell in stats["hours"] if cell["sent"] == 0][0]
+    rect = browser.find_element(By.CSS_SELECTOR, f'#ov-heatmap rect[data-weekday="{empty["weekday"]}"][data-hour="{empty["hour"]}"]')
+    assert rect.get_attribute("aria-label").endswith("nothing sent")
+    assert stats["time-zone"] in text(browser, "ov-hours-caption")
+    best = stats["best"]
+    if best:
+        assert text(browser, "ov-best-hour").startswith(f"Best hour: {weekdays[best['weekday'] - 1]} {best['hour']}:00")
+    else:
+        assert "not yet known" in text(browser, "ov-best-hour")
+    browser.execute_script("document.getElementById('ov-hours').scrollIntoView()")
+    shot(browser, "hours")
+
+
 def test_a_test_send_shows_what_apns_answered(server, browser):
     go(browser, server, "#/test")
     until(browser, lambda: browser.find_element(By.ID, "page-test").is_displayed(), "the test send page opens")

@@ -227,9 +227,46 @@ pages.overview = async () => {
     ]);
   };
   await refresh().catch((error) => toast(error.message));
+  await showHours().catch((error) => toast(error.message));
   const timer = setInterval(() => refresh().catch(() => {}), 3000);
   return () => clearInterval(timer);
 };
+
+const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const hourName = (cell) => `${WEEKDAYS[cell.weekday - 1]} ${cell.hour}:00`;
+
+// The hour-of-day statistics as a heatmap: a row per weekday, a column per hour of the app's
+// time zone, darker where a larger share of what was sent was delivered; each cell is labelled.
+async function showHours() {
+  const stats = await api("GET", appPath("/stats/hours?days=28"));
+  $("ov-hours-caption").textContent =
+    `Delivery rate by weekday and hour, last ${stats.days} days, ${stats["time-zone"]} (receipts of the hour over notifications sent in it).`;
+  const size = 18, left = 36, top = 16;
+  const svg = s("svg", { id: "ov-heatmap", width: left + 24 * size, height: top + 7 * size, role: "img",
+    "aria-label": "Delivery rate by weekday and hour" });
+  for (let hour = 0; hour < 24; hour += 3) {
+    svg.append(s("text", { x: left + hour * size + 2, y: 11, class: "heat-label" }, String(hour)));
+  }
+  WEEKDAYS.forEach((name, row) => svg.append(s("text", { x: 0, y: top + row * size + 13, class: "heat-label" }, name)));
+  for (const cell of stats.hours) {
+    const rate = cell["delivery-rate"];
+    const label = rate === null
+      ? `${hourName(cell)}: nothing sent`
+      : `${hourName(cell)}: ${(100 * rate).toFixed(1)}% of ${number(cell.sent)} delivered, ${number(cell.opened)} opened`;
+    const rect = s("rect", {
+      x: left + cell.hour * size, y: top + (cell.weekday - 1) * size, width: size - 2, height: size - 2,
+      fill: rate === null ? "#eef1f4" : `rgba(11, 87, 208, ${(0.12 + 0.88 * Math.min(1, rate)).toFixed(3)})`,
+      "data-weekday": cell.weekday, "data-hour": cell.hour, "data-sent": cell.sent, "aria-label": label,
+    });
+    rect.append(s("title", {}, label));
+    svg.append(rect);
+  }
+  $("ov-hours").replaceChildren(svg);
+  const best = stats.best;
+  $("ov-best-hour").textContent = best
+    ? `Best hour: ${hourName(best)} (${(100 * best["delivery-rate"]).toFixed(1)}% of ${number(best.sent)} delivered).`
+    : "Best hour: not yet known (no hour has had 100 notifications sent).";
+}
 
 function barCell(fraction, label) {
   const svg = s("svg", { width: 160, height: 12, viewBox: "0 0 160 12", role: "img", "aria-label": label });
