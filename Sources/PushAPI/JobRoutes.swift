@@ -92,14 +92,14 @@ enum JobRoutes {
         guard let event = ReceiptEvent(rawValue: try APIValidation.string(body, "event")) else {
             throw APIError.invalid("event", "must be delivered or opened")
         }
-        let job = try await requireJob(jobID, of: app.id, call.api)
+        let spec = try await requireJob(jobID, of: app.id, call.api)
         let counted = try await call.api.jobs.recordReceipt(jobID: jobID, token: token, event: event)
         call.api.metrics.receipt(app: app.id, event: event.rawValue)
         if counted {
             // Counted into the hour it arrived in, for the app and the tags the job addressed.
+            let tags = spec.map(Audience.addressedTags(ofJob:)) ?? []
             let now = Date(timeIntervalSince1970: Double(call.api.clock()) / 1000)
-            try await call.api.hours.add(
-                1, HourEvent(event), app: app.id, tags: job?.audience.addressedTags ?? [], at: now, in: app.statisticsTimeZone)
+            try await call.api.hours.add(1, HourEvent(event), app: app.id, tags: tags, at: now, in: app.statisticsTimeZone)
         }
         return APIResponse.json(["counted": .bool(counted)])
     }
@@ -131,14 +131,13 @@ enum JobRoutes {
     }
 
     /// 404 unless the job is stored and belongs to `app` (another app's job is not found either).
-    /// Refuses a job that is not the app's (404 naming `job`); answers the job as published
-    /// (`nil` for a spec no longer readable as a job, written by another version).
+    /// Refuses a job that is not the app's (404 naming `job`); answers the job's spec as JSON.
     @discardableResult
-    static func requireJob(_ jobID: String, of app: String, _ api: APIEnvironment) async throws -> PushJob? {
+    static func requireJob(_ jobID: String, of app: String, _ api: APIEnvironment) async throws -> JSONValue? {
         guard let stored = try await api.jobs.storedJob(jobID: jobID), stored.app == app else {
             throw APIError.notFound("no job '\(jobID)' of app \(app)", field: "job")
         }
-        return stored.job
+        return stored.json
     }
 
     static func statusJSON(_ jobID: String, app: String, _ api: APIEnvironment) async throws -> JSONValue {

@@ -42,4 +42,11 @@ extension Audience {
         var seen = Set<String>()
         return (expression.all + expression.any).filter { seen.insert($0).inserted }
     }
+
+    /// The addressed tags of a stored job's JSON, decoding only its `audience`; none when it has
+    /// no readable audience (a receipt's hot path: the rest of the job is not needed).
+    public static func addressedTags(ofJob json: JSONValue) -> [String] {
+        guard let audience = json.objectValue?["audience"] else { return [] }
+        return (try? Audience(json: audience, at: FieldPath.root.key("audience")))?.addressedTags ?? []
+    }
 }

@@ -1,3 +1,4 @@
+import APNsCore
 public import Foundation
 
 /// Where an instant falls in a time zone: its local calendar day, weekday and hour. The
@@ -16,12 +17,17 @@ public struct LocalHour: Hashable, Sendable {
         self.hour = hour
     }
 
-    /// The local day, weekday and hour of `date` in `timeZone`.
+    /// The local day, weekday and hour of `date` in `timeZone`: the zone's offset at that
+    /// instant, then the proleptic Gregorian calendar in integer arithmetic (``CivilDays``; a
+    /// receipt's hot path: no `Calendar`).
     public init(_ date: Date, in timeZone: TimeZone) {
-        let parts = Self.calendar(timeZone).dateComponents([.year, .month, .day, .hour, .weekday], from: date)
-        self.init(
-            day: Self.dayName(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1),
-            weekday: Self.isoWeekday(gregorian: parts.weekday ?? 1), hour: parts.hour ?? 0)
+        let local = Int((date.timeIntervalSince1970).rounded(.down)) + timeZone.secondsFromGMT(for: date)
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let seconds = local - days * 86_400
+        let (year, month, day) = CivilDays.date(daysSince1970: days)
+        // 1970-01-01 was a Thursday (ISO 4).
+        let weekday = ((days % 7 + 7) % 7 + 3) % 7 + 1
+        self.init(day: Self.dayName(year: year, month: month, day: day), weekday: weekday, hour: seconds / 3_600)
     }
 
     /// The `count` local days ending with the day of `date` in `timeZone`, newest first, each with
@@ -41,11 +47,6 @@ public struct LocalHour: Hashable, Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         return calendar
-    }
-
-    /// Foundation's weekday (1 Sunday … 7 Saturday) as ISO 8601's (1 Monday … 7 Sunday).
-    static func isoWeekday(gregorian: Int) -> Int {
-        (gregorian + 5) % 7 + 1
     }
 
     private static func dayName(year: Int, month: Int, day: Int) -> String {

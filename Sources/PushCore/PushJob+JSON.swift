@@ -4,7 +4,7 @@ public import Foundation
 extension PushJob: Codable {
     static let fieldNames: Set<String> = [
         "id", "app", "environment", "audience", "notification", "headers", "throttle", "idempotency-key",
-        "send-at", "collapse-by-job",
+        "send-at", "collapse-by-job", "name",
     ]
 
     /// Decodes a job from parsed JSON, checking its shape: unknown top-level keys, missing
@@ -48,6 +48,7 @@ extension PushJob: Codable {
             sendAt = date
         }
         collapseByJob = try object["collapse-by-job"]?.decodeBool(at: path.key("collapse-by-job")) ?? true
+        name = try object["name"]?.decodeString(at: path.key("name"))
     }
 
     /// The job as JSON, keys in schema order, optional fields left out when absent. `send-at`
@@ -64,6 +65,7 @@ extension PushJob: Codable {
         object["idempotency-key"] = idempotencyKey.map(JSONValue.string)
         object["send-at"] = sendAt.map { .string(RFC3339Timestamp.string(from: $0)) }
         object["collapse-by-job"] = collapseByJob ? nil : .bool(false)
+        object["name"] = name.map(JSONValue.string)
         return .object(object)
     }
 

@@ -43,6 +43,12 @@ extension PushJob {
         if let idempotencyKey {
             try Self.validateIdentifier(idempotencyKey, at: root.key("idempotency-key"))
         }
+        if let name {
+            try Self.validateIdentifier(name, at: root.key("name"))
+            if name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                throw MessageValidationError(root.key("name"), .invalidValue, "must not hold control characters")
+            }
+        }
         try notification.validate(at: root.key("notification"), pushType: headers.pushType)
         if headers.pushType == .liveactivity, notification.aps?["event"]?.stringValue == "start" {
             guard notification.aps?["attributes-type"] != nil else {

@@ -34,6 +34,9 @@ public struct PushJob: Hashable, Sendable {
     /// (``collapseID(jobID:)``), so that a copy sent twice replaces the first on the device.
     /// `collapse-by-job: false` in the JSON turns it off; on by default.
     public var collapseByJob: Bool
+    /// What people call the campaign (`name`): shown in place of its id by the console, the
+    /// reports and the CLI; 1 to 128 characters without control characters. Optional.
+    public var name: String?
 
     public init(
         id: String? = nil,
@@ -45,7 +48,8 @@ public struct PushJob: Hashable, Sendable {
         throttle: ThrottleOverride? = nil,
         idempotencyKey: String? = nil,
         sendAt: Date? = nil,
-        collapseByJob: Bool = true
+        collapseByJob: Bool = true,
+        name: String? = nil
     ) {
         self.id = id
         self.app = app
@@ -57,5 +61,6 @@ public struct PushJob: Hashable, Sendable {
         self.idempotencyKey = idempotencyKey
         self.sendAt = sendAt
         self.collapseByJob = collapseByJob
+        self.name = name
     }
 }

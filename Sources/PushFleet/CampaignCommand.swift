@@ -41,6 +41,9 @@ struct NotificationOptions: ParsableArguments {
     @Option(help: "A second campaign with the same key for the same app is not sent again.")
     var idempotencyKey: String?
 
+    @Option(help: "What people call the campaign, shown in place of its id (1 to 128 characters).")
+    var name: String?
+
     /// The job as JSON, with a new id and the receipt key in the payload, validated as the
     /// workers will.
     func job(app id: String, audience: JSONValue, session: ClientSession) throws -> PushJob {
@@ -66,6 +69,7 @@ struct NotificationOptions: ParsableArguments {
         ]
         if let sendAt { object["send-at"] = .string(sendAt) }
         if let idempotencyKey { object["idempotency-key"] = .string(idempotencyKey) }
+        if let name { object["name"] = .string(name) }
         do {
             return try PushJob.decodeAndValidate(from: JSONValue.object(object).compactData())
         } catch {

@@ -7,50 +7,59 @@ import PushJobs
 import PushStore
 import Redis
 
-/// `pushfleet stats JOB`: a job's statistics from Redis; `pushfleet stats hours`: an app's
-/// hour-of-day statistics.
+/// `pushfleet stats JOB` (`stats job JOB`): a job's statistics from Redis; `pushfleet stats
+/// hours`: an app's hour-of-day statistics.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract:
-            "Print a job's statistics: its state (paused, and why), targeted, sent, accepted, failed by reason, removed, kept aside, retried, dead-lettered.",
-        discussion: "`pushfleet stats hours --app APP` prints when the app's notifications are read instead.",
-        subcommands: [Hours.self]
+        abstract: "Print a job's statistics (`stats JOB`), or when an app's notifications are read (`stats hours --app APP`).",
+        subcommands: [Job.self, Hours.self],
+        defaultSubcommand: Job.self
     )
+}
 
-    @OptionGroup var options: ProcessOptions
+extension StatsCommand {
+    /// `pushfleet stats JOB`: a job's statistics from Redis.
+    struct Job: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Print a job's statistics: its state (paused, and why), targeted, sent, accepted, failed by reason, removed, kept aside, retried, dead-lettered. `stats JOB` is short for it (`stats job hours` for a job named hours)."
+        )
 
-    @Argument(help: "The job id.")
-    var job: String
+        @OptionGroup var options: ProcessOptions
 
-    @Flag(help: "Print the status as JSON (the API's JobStatus).")
-    var json = false
+        @Argument(help: "The job id.")
+        var job: String
 
-    func run() async throws {
-        let configuration = try options.loadConfiguration()
-        var logger = Logger(label: "pushfleet.client")
-        logger.logLevel = .error
-        let redis = try configuration.redis.makeClient(clientName: "pushfleet-cli", logger: logger)
-        let jobs = JobStore(client: redis)
-        let report: JobReport
-        let spec: [UInt8]?
-        do {
-            report = try await JobReport.load(jobID: job, from: jobs)
-            spec = try await jobs.spec(jobID: job)
-            await redis.shutdown()
-        } catch {
-            await redis.shutdown()
-            throw error
-        }
-        if spec == nil && report == JobReport(jobID: job, counters: [:]) {
-            FileHandle.standardError.write(Data("no statistics for job '\(job)' (unknown, or expired)\n".utf8))
-            throw ExitCode(2)
-        }
-        if json {
-            let app = spec.flatMap(JobStore.app(ofSpec:)) ?? ""
-            print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
-        } else {
-            report.lines.forEach { print($0) }
+        @Flag(help: "Print the status as JSON (the API's JobStatus).")
+        var json = false
+
+        func run() async throws {
+            let configuration = try options.loadConfiguration()
+            var logger = Logger(label: "pushfleet.client")
+            logger.logLevel = .error
+            let redis = try configuration.redis.makeClient(clientName: "pushfleet-cli", logger: logger)
+            let jobs = JobStore(client: redis)
+            let report: JobReport
+            let spec: [UInt8]?
+            do {
+                report = try await JobReport.load(jobID: job, from: jobs)
+                spec = try await jobs.spec(jobID: job)
+                await redis.shutdown()
+            } catch {
+                await redis.shutdown()
+                throw error
+            }
+            if spec == nil && report == JobReport(jobID: job, counters: [:]) {
+                FileHandle.standardError.write(Data("no statistics for job '\(job)' (unknown, or expired)\n".utf8))
+                throw ExitCode(2)
+            }
+            if json {
+                let app = spec.flatMap(JobStore.app(ofSpec:)) ?? ""
+                print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
+            } else {
+                report.lines.forEach { print($0) }
+            }
         }
     }
 }

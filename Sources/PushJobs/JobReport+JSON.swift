@@ -19,7 +19,8 @@ extension JobReport {
             ]
         }
         return [
-            "job": .string(jobID), "app": .string(app), "state": .string(state.rawValue), "stopped": reason,
+            "job": .string(jobID), "name": name.map(JSONValue.string) ?? .null, "app": .string(app), "state": .string(state.rawValue),
+            "stopped": reason,
             "breaker": .string(control.breaker.rawValue),
             "rate-per-second": control.ratePerSecond.flatMap { JSONNumber($0) }.map(JSONValue.number) ?? .null,
             "targeted": number(targeted), "expanded": number(expanded), "sent": number(sent),

@@ -1,11 +1,14 @@
 import APNsCore
 import Foundation
+import PushCore
 import PushStore
 
 /// A job's statistics as `pushfleet stats` and the API show them, computed from its counters
 /// (``JobStore/statistics(jobID:)``) and its control state (``JobStore/control(jobID:)``).
 package struct JobReport: Sendable, Hashable {
     package var jobID: String
+    /// The campaign's name (the job's `name`), when it has one.
+    package var name: String?
     /// Tokens the audience resolved to (for shard jobs: the sum over the shards scanned so far).
     package var targeted: Int
     /// Tokens published in chunks.
@@ -141,7 +144,9 @@ package struct JobReport: Sendable, Hashable {
 
     /// Reads a job's counters and control state.
     package static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
-        JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
+        var report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
+        report.name = try await jobs.storedJob(jobID: jobID)?.json?.objectValue?["name"]?.stringValue
+        return report
     }
 
     /// How APNs's answer is classified for a `failed:<reason>` counter: by the documented
@@ -159,10 +164,10 @@ package struct JobReport: Sendable, Hashable {
 
     /// The figures as `name value` lines for people.
     package var lines: [String] {
-        var lines = [
-            "job            \(jobID)",
-            "state          \(state)" + (duplicateJob ? " (skipped: its idempotency key belongs to another job)" : ""),
-        ]
+        var lines =
+            ["job            \(jobID)"] + (name.map { ["name           \($0)"] } ?? []) + [
+                "state          \(state)" + (duplicateJob ? " (skipped: its idempotency key belongs to another job)" : "")
+            ]
         if let reason = control.reason, control.state != .running {
             let who = control.pausedBy.map { " by the \($0.rawValue)" } ?? ""
             lines.append("  reason       \(reason)\(who)")

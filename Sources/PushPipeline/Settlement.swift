@@ -155,8 +155,8 @@ enum Settlement {
         var workerCounts: [WorkerCounters.Name: Int] = [:]
         var metrics: [MetricKey: Int] = [:]
 
-        /// The notifications of the batch that count as sent (first sends and resends): what the
-        /// app's hour-of-day statistics add to the hour.
+        /// The notifications of the batch that count as sent (reached APNs, accepted or refused;
+        /// first sends and resends): what the app's hour-of-day statistics add to the hour.
         var sentCount: Int {
             records.lazy.filter(\.countsAsSent).count + finishedResends.lazy.filter(\.sent).count
         }

@@ -2,8 +2,8 @@ public import Foundation
 public import PushCore
 import Redis
 
-/// What the hour-of-day statistics count: notifications accepted by APNs, and the receipts
-/// devices post.
+/// What the hour-of-day statistics count: notifications that reached APNs (accepted or refused,
+/// as a job counts `sent`), and the receipts devices post.
 package enum HourEvent: String, Sendable, CaseIterable {
     case sent
     case delivered

@@ -17,12 +17,13 @@ import Testing
 @Suite(.serialized) struct APIJobTests {
     static let app = EmbeddedStack.app
 
-    static func pushBody(_ audience: JSONValue, throttle: JSONValue? = nil) -> JSONValue {
+    static func pushBody(_ audience: JSONValue, throttle: JSONValue? = nil, name: JSONValue? = nil) -> JSONValue {
         var body: JSONObject = [
             "environment": "sandbox", "audience": audience,
             "notification": ["aps": ["alert": "hello"]], "headers": ["push-type": "alert"],
         ]
         if let throttle { body["throttle"] = throttle }
+        if let name { body["name"] = name }
         return .object(body)
     }
 
@@ -121,16 +122,21 @@ import Testing
                 let utc = TimeZone(identifier: "UTC")!
                 let before = LocalHour(Date(), in: utc)
                 var jobs: [String] = []
-                for audience: JSONValue in [["tags": ["any": ["fans"]]], ["broadcast": true]] {
-                    let answer = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(audience))
+                for (audience, name) in [(["tags": ["any": ["fans"]]], "Fans only"), (["broadcast": true], nil)] as [(JSONValue, String?)] {
+                    let answer = try await api.request(
+                        "POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(audience, name: name.map(JSONValue.string)))
                     let jobID = try #require(answer.json?.objectValue?["job"]?.stringValue)
-                    _ = try await eventually("job \(jobID) completes") {
+                    let status = try await eventually("job \(jobID) completes") {
                         try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
                     } until: {
                         $0?["state"]?.stringValue == "complete"
                     }
+                    #expect(status?["name"] == name.map(JSONValue.string) ?? .null, "a campaign's report carries its name")
                     jobs.append(jobID)
                 }
+                let badName = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["broadcast": true], name: "bell\u{7}"))
+                #expect(badName.status == 400)
+                #expect(badName.errorField == "name")
                 let receipts = "/v1/apps/\(Self.app)/receipts"
                 // The tag job: 3 delivered (one twice: counted once), 1 opened; the broadcast: 2 delivered.
                 let posted: [(Int, DeviceToken, String)] = [

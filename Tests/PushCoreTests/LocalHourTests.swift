@@ -32,12 +32,31 @@ struct LocalHourTests {
         #expect(LocalHour.days(endingAt: mondayNight, count: 0, in: newYork).isEmpty)
     }
 
-    @Test func isoWeekdaysStartOnMonday() {
-        #expect((1...7).map(LocalHour.isoWeekday(gregorian:)) == [7, 1, 2, 3, 4, 5, 6])
+    @Test func theArithmeticAgreesWithFoundationsCalendar() throws {
+        for name in ["UTC", "Europe/Paris", "America/St_Johns", "Asia/Kathmandu", "Pacific/Chatham", "America/Los_Angeles"] {
+            let zone = try #require(TimeZone(identifier: name))
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            // Every 7,919 s (a prime: every minute of the hour comes round) from 1969 to 2031.
+            var instant = Date(timeIntervalSince1970: -31_536_000)
+            while instant.timeIntervalSince1970 < 1_956_528_000 {
+                let parts = calendar.dateComponents([.year, .month, .day, .hour, .weekday], from: instant)
+                let expected = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+                let local = LocalHour(instant, in: zone)
+                #expect(local.day == expected && local.hour == parts.hour! && local.weekday == (parts.weekday! + 5) % 7 + 1, "\(name) \(instant)")
+                if local.day != expected || local.hour != parts.hour! { return }
+                instant += 7_919
+            }
+        }
     }
 
     @Test func aJobAddressesTheTagsItSelectsBy() {
         #expect(Audience.tags(TagExpression(all: ["a", "b"], any: ["b", "c"], none: ["d"])).addressedTags == ["a", "b", "c"])
         #expect(Audience.broadcast.addressedTags.isEmpty)
+        let job = try! JSONValue(parsing: Data(#"{"app":"a","audience":{"tags":{"any":["x","y"],"none":["z"]}},"notification":7}"#.utf8))
+        #expect(Audience.addressedTags(ofJob: job) == ["x", "y"], "read from the audience alone")
+        #expect(Audience.addressedTags(ofJob: ["audience": ["broadcast": true]]).isEmpty)
+        #expect(Audience.addressedTags(ofJob: ["audience": 7]).isEmpty)
+        #expect(Audience.addressedTags(ofJob: ["app": "a"]).isEmpty)
     }
 }

@@ -135,6 +135,10 @@ struct ValidationRuleTests {
             to: .string(String(repeating: "é", count: 129)),
             field: "idempotency-key", code: .invalidValue),
         .init("unknown top-level key", set: "priority", to: 10, field: "priority", code: .unknownField),
+        .init("empty name", set: "name", to: "", field: "name", code: .invalidValue),
+        .init("name over 128 characters", set: "name", to: .string(String(repeating: "é", count: 129)), field: "name", code: .invalidValue),
+        .init("name with a control character", set: "name", to: "Spring\u{85}sale", field: "name", code: .invalidValue),
+        .init("name not a string", set: "name", to: 7, field: "name", code: .invalidType),
         .init(
             "send-at without offset", set: "send-at", to: "2026-03-20T09:00:00",
             field: "send-at", code: .invalidValue),

@@ -239,6 +239,18 @@ struct CLITests {
                 let status = try JSONValue(parsing: Data(one.standardOutput.utf8)).objectValue
                 #expect(status?["accepted"]?.intValue == 1)
                 #expect(status?["state"]?.stringValue == "complete")
+
+                // Both campaigns' notifications that reached APNs (990 + 10 refused + 1), in the hours they were sent.
+                let hours = try await CLIProcess.run(["stats", "hours", "--config", stack.configurationPath, "--app", Self.app, "--json"])
+                #expect(hours.status == 0, "\(hours.standardError)")
+                let cells = try JSONValue(parsing: Data(hours.standardOutput.utf8)).objectValue?["hours"]?.arrayValue ?? []
+                #expect(cells.count == 168)
+                #expect(
+                    cells.reduce(0) { $0 + ($1.objectValue?["sent"]?.intValue ?? 0) } == 1001, "sent as a job counts it: accepted or refused by APNs")
+                let table = try await CLIProcess.run(["stats", "hours", "--config", stack.configurationPath, "--app", Self.app, "--days", "7"])
+                #expect(table.status == 0, "\(table.standardError)")
+                #expect(table.standardOutput.contains("sent 1001, delivered 0, opened 0"), "\(table.standardOutput)")
+                #expect(table.standardOutput.contains("last 7 day(s), UTC"))
             }
         }
     }
@@ -268,6 +280,14 @@ struct CLITests {
             #expect(badRate.standardError.contains("above 0"))
             let notSuspect = try await CLIProcess.run(["devices", "restore", "--config", stack.configurationPath, "--app", Self.app])
             #expect(notSuspect.status == 64, "name tokens or --all")
+            let noStats = try await CLIProcess.run(["stats", "--config", stack.configurationPath, "no-such-job"])
+            #expect(noStats.status == 2, "a job id still reads the job's statistics: \(noStats.standardError)")
+            let badDays = try await CLIProcess.run(["stats", "hours", "--config", stack.configurationPath, "--app", Self.app, "--days", "91"])
+            #expect(badDays.status == 64)
+            #expect(badDays.standardError.contains("--days must be 1 to 90"))
+            let unknownApp = try await CLIProcess.run(["stats", "hours", "--config", stack.configurationPath, "--app", "nope"])
+            #expect(unknownApp.status == 64)
+            #expect(unknownApp.standardError.contains("no app 'nope'"))
         }
     }
 }

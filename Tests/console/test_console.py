@@ -168,6 +168,7 @@ def test_compose_a_tag_campaign_with_estimate_size_and_a_field_error(server, bro
     assert estimate["devices"] == sports
     until(browser, lambda: text(browser, "estimate") == expected, f"the estimate is the API's: {expected}")
 
+    fill(browser, "c-name", "Match day kick-off")
     fill(browser, "c-title", "Kick-off")
     fill(browser, "c-body", "The match starts in 10 minutes")
     fill(browser, "c-custom", '{"match": 42}')
@@ -199,7 +200,10 @@ def test_send_it_pause_resume_and_watch_the_live_page_reach_100_percent(server, 
     until(browser, lambda: "#/jobs/" in browser.current_url, "sending opens the campaign's live page")
     job = browser.current_url.split("#/jobs/")[1]
     state["job"] = job
-    until(browser, lambda: text(browser, "job-heading") == f"Campaign {job}", "the live page names the job")
+    until(browser, lambda: text(browser, "job-heading") == "Match day kick-off" and text(browser, "job-id") == f"Campaign {job}",
+          "the live page is headed by the campaign's name, its id beneath")
+    _, named = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert named["name"] == "Match day kick-off"
     # At 5 notifications/s the campaign takes about 13 s: pause it once it is under way.
     until(browser, lambda: text(browser, "job-percent") not in ("0%", "100%"), "the progress moves")
     browser.find_element(By.ID, "job-pause").click()
@@ -245,7 +249,7 @@ def test_the_campaign_list_filters_and_the_report_exports(server, browser, state
     until(browser, lambda: state["job"] in text(browser, "jobs-table"), "the campaign is listed again")
     shot(browser, "campaigns")
 
-    browser.find_element(By.LINK_TEXT, state["job"]).click()
+    browser.find_element(By.LINK_TEXT, "Match day kick-off").click()
     until(browser, lambda: text(browser, "job-percent") == "100%", "the report opens from the list")
     _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{state['job']}")
     for reason, count in status["failed-by-reason"].items():

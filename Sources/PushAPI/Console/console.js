@@ -279,10 +279,17 @@ function stateBadge(state) {
   return h("span", { class: `state state-${state}` }, state);
 }
 
+// A campaign in a list: its name (or, without one, its id) as the link to its page; a name has
+// the id beneath it.
+function campaignCell(status) {
+  const link = h("a", { href: `#/jobs/${encodeURIComponent(status.job)}`, class: status.name ? null : "mono" }, status.name || status.job);
+  return status.name ? h("span", {}, link, h("span", { class: "meta mono campaign-id" }, status.job)) : link;
+}
+
 function jobTable(entries) {
   return table(["Campaign", "State", "Listed", "Targeted", "Accepted", "Failed", "Scheduled for"],
     entries.map(({ status, "listed-at": listedAt }) => [
-      h("a", { href: `#/jobs/${encodeURIComponent(status.job)}`, class: "mono" }, status.job),
+      campaignCell(status),
       stateBadge(status.state), time(listedAt), number(status.targeted), number(status.accepted), number(status.failed),
       status["scheduled-at"] ? time(status["scheduled-at"]) : "–",
     ]), [3, 4, 5]);
@@ -339,6 +346,7 @@ const compose = {
     if ($("c-collapse-id").value) headers["collapse-id"] = $("c-collapse-id").value;
     if ($("c-expiration").value) headers.expiration = Math.floor(new Date($("c-expiration").value).getTime() / 1000);
     const job = { environment: $("c-environment").value, audience: this.audience(), notification, headers };
+    if ($("c-name").value.trim()) job.name = $("c-name").value.trim();
     const throttle = {};
     if ($("c-rate").value !== "") throttle["rate-per-second"] = Number($("c-rate").value);
     if ($("c-sleep-after").value !== "") throttle["sleep-after"] = Number($("c-sleep-after").value);
@@ -570,6 +578,7 @@ $("jobs-filter").addEventListener("submit", (event) => { event.preventDefault();
 async function jobPage(jobID) {
   showPage("job");
   $("job-heading").textContent = `Campaign ${jobID}`;
+  $("job-id").textContent = "";
   $("job-error").textContent = "";
   $("job-dead-letters-link").href = `#/dead-letters?job=${encodeURIComponent(jobID)}`;
   const points = [];
@@ -580,6 +589,9 @@ async function jobPage(jobID) {
 
   const render = (status) => {
     latest = status;
+    // A named campaign is headed by its name, its id beneath.
+    $("job-heading").textContent = status.name || `Campaign ${jobID}`;
+    $("job-id").textContent = status.name ? `Campaign ${jobID}` : "";
     const now = Date.now();
     const done = status.accepted + status.failed;
     if (last && now > last.at) points.push({ at: now, rate: Math.max(0, (done - last.done) * 1000 / (now - last.at)) });
