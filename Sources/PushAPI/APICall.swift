@@ -62,9 +62,16 @@ struct APICall {
     ///
     /// - Throws: ``APIError`` 400 naming `limit`.
     func limit(default fallback: Int, max: Int) throws -> Int {
-        try query("limit").map { text -> Int in
-            guard let value = Int(text), (1...max).contains(value) else {
-                throw APIError.invalid("limit", "must be a whole number from 1 to \(max)")
+        try wholeNumber("limit", default: fallback, in: 1...max)
+    }
+
+    /// The query parameter `name`: a whole number within `range`; `fallback` when absent.
+    ///
+    /// - Throws: ``APIError`` 400 naming the parameter.
+    func wholeNumber(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws -> Int {
+        try query(name).map { text -> Int in
+            guard let value = Int(text), range.contains(value) else {
+                throw APIError.invalid(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return value
         } ?? fallback

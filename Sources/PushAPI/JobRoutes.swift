@@ -130,8 +130,8 @@ enum JobRoutes {
         return reason
     }
 
-    /// 404 unless the job is stored and belongs to `app` (another app's job is not found either).
-    /// Refuses a job that is not the app's (404 naming `job`); answers the job's spec as JSON.
+    /// 404 unless the job is stored and belongs to `app` (another app's job is not found either);
+    /// answers the job's spec as JSON.
     @discardableResult
     static func requireJob(_ jobID: String, of app: String, _ api: APIEnvironment) async throws -> JSONValue? {
         guard let stored = try await api.jobs.storedJob(jobID: jobID), stored.app == app else {

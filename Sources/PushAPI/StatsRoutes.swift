@@ -19,13 +19,7 @@ enum StatsRoutes {
     /// with at least 100 sent (null when none has).
     static func hours(_ call: inout APICall) async throws -> Response {
         let app = call.app
-        let days =
-            try call.query("days").map { text -> Int in
-                guard let value = Int(text), (1...HourStatistics.maxDays).contains(value) else {
-                    throw APIError.invalid("days", "must be a whole number from 1 to \(HourStatistics.maxDays)")
-                }
-                return value
-            } ?? HourReport.defaultDays
+        let days = try call.wholeNumber("days", default: HourReport.defaultDays, in: 1...HourStatistics.maxDays)
         let tag = try call.query("tag").map { try APIValidation.text($0, field: "tag", what: "a tag") }
         let now = Date(timeIntervalSince1970: Double(call.api.clock()) / 1000)
         let grid = try await call.api.hours.week(app: app.id, tag: tag, days: days, endingAt: now, in: app.statisticsTimeZone)

@@ -1,4 +1,3 @@
-import APNsCore
 public import Foundation
 
 /// Where an instant falls in a time zone: its local calendar day, weekday and hour. The
@@ -18,16 +17,14 @@ public struct LocalHour: Hashable, Sendable {
     }
 
     /// The local day, weekday and hour of `date` in `timeZone`: the zone's offset at that
-    /// instant, then the proleptic Gregorian calendar in integer arithmetic (``CivilDays``; a
+    /// instant, then the proleptic Gregorian calendar in integer arithmetic (as RFC 3339 dates; a
     /// receipt's hot path: no `Calendar`).
     public init(_ date: Date, in timeZone: TimeZone) {
         let local = Int((date.timeIntervalSince1970).rounded(.down)) + timeZone.secondsFromGMT(for: date)
-        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
-        let seconds = local - days * 86_400
-        let (year, month, day) = CivilDays.date(daysSince1970: days)
+        let (days, seconds) = RFC3339Timestamp.floorDivision(local, by: 86_400)
         // 1970-01-01 was a Thursday (ISO 4).
-        let weekday = ((days % 7 + 7) % 7 + 3) % 7 + 1
-        self.init(day: Self.dayName(year: year, month: month, day: day), weekday: weekday, hour: seconds / 3_600)
+        let weekday = RFC3339Timestamp.floorDivision(days + 3, by: 7).remainder + 1
+        self.init(day: RFC3339Timestamp.fullDate(daysSince1970: days), weekday: weekday, hour: seconds / 3_600)
     }
 
     /// The `count` local days ending with the day of `date` in `timeZone`, newest first, each with
@@ -47,13 +44,5 @@ public struct LocalHour: Hashable, Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         return calendar
-    }
-
-    private static func dayName(year: Int, month: Int, day: Int) -> String {
-        func padded(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
     }
 }

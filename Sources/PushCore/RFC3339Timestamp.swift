@@ -65,23 +65,33 @@ public enum RFC3339Timestamp {
     /// fraction only when it is not zero.
     public static func string(from date: Date) -> String {
         let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
-        let (days, millisecondOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
-        let (dayOffset, dayMilliseconds) =
-            millisecondOfDay < 0
-            ? (days - 1, millisecondOfDay + 86_400_000) : (days, millisecondOfDay)
-        let (year, month, day) = CivilDays.date(daysSince1970: dayOffset)
+        let (dayOffset, dayMilliseconds) = floorDivision(milliseconds, by: 86_400_000)
         let secondOfDay = dayMilliseconds / 1000
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
         var text =
-            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
+            fullDate(daysSince1970: dayOffset) + "T"
             + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if dayMilliseconds % 1000 != 0 {
             text += "." + pad(dayMilliseconds % 1000, 3)
         }
         return text + "Z"
+    }
+
+    /// RFC 3339's `full-date`, `YYYY-MM-DD`, of the day `days` after 1970-01-01.
+    static func fullDate(daysSince1970 days: Int) -> String {
+        let (year, month, day) = CivilDays.date(daysSince1970: days)
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+    }
+
+    /// `value` split into whole `divisor`s, rounded towards minus infinity, and the remainder
+    /// (never negative): an instant before 1970 falls on the day before, not day 0.
+    static func floorDivision(_ value: Int, by divisor: Int) -> (quotient: Int, remainder: Int) {
+        let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
     private static func daysInMonth(_ month: Int, year: Int) -> Int {

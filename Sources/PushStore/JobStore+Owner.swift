@@ -7,11 +7,16 @@ extension JobStore {
     package func storedJob(jobID: String) async throws -> (app: String?, json: JSONValue?)? {
         guard let spec = try await spec(jobID: jobID) else { return nil }
         let json = try? JSONValue(parsing: Data(spec))
-        return (json?.objectValue?["app"]?.stringValue, json)
+        return (json.flatMap(Self.app(ofJSON:)), json)
     }
 
     /// The `app` a job's spec (its JSON) names, or nil.
     package static func app(ofSpec spec: [UInt8]) -> String? {
-        (try? JSONValue(parsing: Data(spec)))?.objectValue?["app"]?.stringValue
+        (try? JSONValue(parsing: Data(spec))).flatMap(app(ofJSON:))
+    }
+
+    /// The `app` a job's parsed spec names, or nil.
+    static func app(ofJSON json: JSONValue) -> String? {
+        json.objectValue?["app"]?.stringValue
     }
 }
