@@ -61,13 +61,34 @@ public struct PushAPIClient: Sendable {
         for (name, value) in headers {
             request.headers.replaceOrAdd(name: name, value: value)
         }
-        let response = try await Self.client.execute(request, timeout: .seconds(30))
-        let received = try await response.body.collect(upTo: Self.maxBodyBytes)
+        let response: HTTPClientResponse
+        let received: ByteBuffer
+        do {
+            response = try await Self.client.execute(request, timeout: Self.timeout)
+            received = try await response.body.collect(upTo: Self.maxBodyBytes)
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw TimedOut(method: method, path: path, after: Self.timeout)
+        }
         var fields: [String: String] = [:]
         for (name, value) in response.headers {
             fields[name] = fields[name].map { "\($0), \(value)" } ?? value
         }
         return Answer(status: Int(response.status.code), headers: fields, body: Data(buffer: received))
+    }
+
+    /// How long a request may take, its answer's body included.
+    static let timeout = TimeAmount.seconds(30)
+
+    /// A request whose answer did not arrive within ``timeout``: names the request, which the
+    /// HTTP client's own error does not.
+    public struct TimedOut: Error, CustomStringConvertible {
+        public let method: String
+        public let path: String
+        let after: TimeAmount
+
+        public var description: String {
+            "\(method) \(path) got no complete answer within \(after.nanoseconds / 1_000_000_000) s"
+        }
     }
 
     /// The largest answer read (a device export of a large app is the biggest).

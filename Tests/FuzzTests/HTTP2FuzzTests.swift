@@ -105,8 +105,8 @@ struct HTTP2FuzzTests {
     }
 
     @Test("server bytes: no crash, well-formed client frames, every request answered once the connection is gone")
-    func serverBytes() throws {
-        FuzzRun.run("http2", corpus: try Self.seeds() + FuzzRun.corpus("http2")) { input, mutator in
+    func serverBytes() async throws {
+        await FuzzRun.run("http2", corpus: try Self.seeds() + FuzzRun.corpus("http2")) { input, mutator in
             _ = try converse(input, pieces: mutator.below(4) + 1, firstCut: mutator.below(max(input.count, 1)), timesOut: mutator.below(2) == 0)
         }
     }

@@ -148,21 +148,43 @@ enum FuzzRun {
     /// all, from the run's seed salted with the target's name (FNV-1a), so each target has its
     /// own stream of inputs. `check` gets the mutator for any further choices it draws. Records
     /// each failing input with the seed that replays it, and stops after five.
-    static func run(_ target: String, corpus: [[UInt8]], _ check: ([UInt8], inout Mutator) throws -> Void) {
-        let salt = target.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
-        var mutator = Mutator(seed: seed ^ salt, corpus: corpus)
-        var failures = 0
-        for iteration in 0..<max(iterations, corpus.count) {
-            let input = iteration < corpus.count ? corpus[iteration] : mutator.input()
-            do {
-                try check(input, &mutator)
-            } catch {
-                failures += 1
-                Issue.record("\(target): \(error) — \(describe(input, iteration: iteration))")
-                if failures >= 5 { return }
+    ///
+    /// The run is seconds of work without a suspension point, so it runs on a thread of its own
+    /// (``offCooperativePool(_:)``), and its findings are recorded afterwards, in the test's task.
+    static func run(_ target: String, corpus: [[UInt8]], _ check: @escaping @Sendable ([UInt8], inout Mutator) throws -> Void) async {
+        let findings = await offCooperativePool { () -> [String] in
+            let salt = target.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+            var mutator = Mutator(seed: seed ^ salt, corpus: corpus)
+            var findings: [String] = []
+            for iteration in 0..<max(iterations, corpus.count) {
+                let input = iteration < corpus.count ? corpus[iteration] : mutator.input()
+                do {
+                    try check(input, &mutator)
+                } catch {
+                    findings.append("\(target): \(error) — \(describe(input, iteration: iteration))")
+                    if findings.count >= 5 { break }
+                }
             }
+            return findings
+        }
+        for finding in findings {
+            Issue.record(Comment(rawValue: finding))
         }
     }
+
+    /// Runs `body` on the fuzz runs' own thread and returns its result. Swift's cooperative pool
+    /// has as many threads as the machine has cores (two on CI): a test that holds one for
+    /// seconds of CPU work holds up every other test of the process, in-process servers included
+    /// (the fuzz suite on both threads kept an API test's requests waiting past their 30 s
+    /// deadline). One serial queue for every run: fuzzing takes at most one core, never a thread
+    /// of the pool.
+    static func offCooperativePool<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: body()) }
+        }
+    }
+
+    private static let queue = DispatchQueue(label: "pushfleet.tests.fuzz")
 
     /// `Tests/FuzzTests/corpus/<name>/`, plus the repository files given by relative path.
     static func corpus(_ name: String, plus repositoryPaths: [String] = []) -> [[UInt8]] {
