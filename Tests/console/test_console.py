@@ -362,6 +362,42 @@ def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser, state):
     assert status == 200 and device["openid"] == "user-3" and sorted(device["tags"]) == ["sports", "vip"]
 
 
+def test_compose_previews_the_lock_screen(server, browser):
+    go(browser, server, "#/compose")
+    until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")
+    fill(browser, "c-title", "Kick-off <b>now</b>")
+    fill(browser, "c-subtitle", "Group A")
+    fill(browser, "c-body", "goal " * 200)
+    until(browser, lambda: text(browser, "c-lock-title") == "Kick-off <b>now</b>", "the title shows as typed, markup as text")
+    assert text(browser, "c-lock-subtitle") == "Group A"
+    assert text(browser, "c-lock-app").lower() == server.app.lower()
+    assert text(browser, "c-lock-note") == ""
+    body = browser.find_element(By.ID, "c-lock-body")
+    assert body.text.startswith("goal goal")
+    lines = browser.execute_script(
+        "const body = arguments[0]; const line = parseFloat(getComputedStyle(body).lineHeight);"
+        "return [Math.round(body.clientHeight / line), body.scrollHeight > body.clientHeight + 1];", body)
+    assert lines == [4, True], "a long body is cut after four lines, as the lock screen cuts it"
+    shot(browser, "compose-lock-screen")
+
+    for field in ("c-title", "c-subtitle", "c-body"):
+        browser.find_element(By.ID, field).clear()
+    fill(browser, "c-sound", "default")
+    until(browser, lambda: text(browser, "c-lock-note") == "Without an alert the device shows nothing (a sound or a badge at most).",
+          "a payload without an alert shows no banner")
+    assert not browser.find_element(By.ID, "c-lock-banner").is_displayed()
+    Select(browser.find_element(By.ID, "c-push-type")).select_by_visible_text("background")
+    until(browser, lambda: text(browser, "c-lock-note") == "A background push shows no banner on the lock screen.",
+          "a background push shows no banner")
+    Select(browser.find_element(By.ID, "c-push-type")).select_by_visible_text("alert")
+    fill(browser, "c-sound", "")
+    fill(browser, "c-body", "Back to normal")
+    until(browser, lambda: text(browser, "c-lock-body") == "Back to normal" and text(browser, "c-lock-note") == "",
+          "the banner comes back with the text")
+    assert browser.find_element(By.ID, "c-lock-banner").is_displayed()
+    assert severe_console_errors(browser) == []
+
+
 def test_cancel_a_scheduled_campaign(server, browser):
     go(browser, server, "#/compose")
     until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")

@@ -324,6 +324,7 @@ const compose = {
     } else {
       const alert = {};
       if ($("c-title").value) alert.title = $("c-title").value;
+      if ($("c-subtitle").value) alert.subtitle = $("c-subtitle").value;
       if ($("c-body").value) alert.body = $("c-body").value;
       if (Object.keys(alert).length > 0) aps.alert = alert;
       if ($("c-sound").value) aps.sound = $("c-sound").value;
@@ -360,6 +361,30 @@ const compose = {
   },
 };
 
+// What a locked iPhone shows of `payload` sent as `pushType`: the banner's title, subtitle and
+// body, or only a note saying why there is no banner (or that the device fills the text in).
+function lockScreen(payload, pushType) {
+  const none = (note) => ({ banner: false, title: "", subtitle: "", body: "", note });
+  if (pushType !== "alert") return none(`A ${pushType} push shows no banner on the lock screen.`);
+  const alert = payload && payload.aps ? payload.aps.alert : undefined;
+  if (typeof alert === "string") return { banner: alert !== "", title: "", subtitle: "", body: alert, note: alert === "" ? "An empty alert shows nothing." : "" };
+  if (alert === null || typeof alert !== "object") return none("Without an alert the device shows nothing (a sound or a badge at most).");
+  const text = (key) => (typeof alert[key] === "string" ? alert[key] : "");
+  const shown = { banner: true, title: text("title"), subtitle: text("subtitle"), body: text("body"), note: "" };
+  const localized = ["title-loc-key", "subtitle-loc-key", "loc-key"].filter((key) => typeof alert[key] === "string");
+  if (localized.length > 0) shown.note = `The device fills in the localized text of ${localized.map((key) => `${key} ${alert[key]}`).join(", ")}.`;
+  if (!shown.title && !shown.subtitle && !shown.body && localized.length === 0) return none("An alert without text shows nothing.");
+  return shown;
+}
+
+function showLockScreen(payload, pushType) {
+  const shown = lockScreen(payload, pushType);
+  $("c-lock-banner").hidden = !shown.banner;
+  $("c-lock-app").textContent = session.app || "";
+  for (const part of ["title", "subtitle", "body"]) $(`c-lock-${part}`).textContent = shown[part];
+  $("c-lock-note").textContent = shown.note;
+}
+
 function markField(form, field) {
   for (const control of form.querySelectorAll("[data-field]")) {
     const name = control.dataset.field;
@@ -379,6 +404,7 @@ const checkCompose = debounce(async () => {
   const { job, local } = compose.job();
   const payload = job.notification;
   $("c-preview").textContent = JSON.stringify(payload, null, 2);
+  showLockScreen(payload, job.headers["push-type"]);
   const form = $("compose-form");
   if (local.length > 0) {
     $("c-error").textContent = `${local[0][0]}: ${local[0][1]}`;
@@ -394,6 +420,7 @@ const checkCompose = debounce(async () => {
     $("c-error").textContent = "";
     markField(form, null);
     $("c-preview").textContent = JSON.stringify(check.payload, null, 2);
+    showLockScreen(check.payload, check["push-type"]);
     $("c-size").textContent = `${number(check["payload-bytes"])} of ${number(check["payload-limit"])} bytes (${check["push-type"]})`;
     $("c-size-meter").max = check["payload-limit"];
     $("c-size-meter").value = check["payload-bytes"];
