@@ -211,20 +211,24 @@ enum DeviceRoutes {
 
     /// `GET …/devices/{token}/campaigns?limit=N`: of the app's `N` newest jobs (default 50, at
     /// most ``JobListRoutes/maxLimit``), those the device confirmed with receipts (`delivered`,
-    /// `opened`), newest first. The only record of which campaigns reached a device is its
-    /// receipts: a job's sent state is kept by position, not by token.
+    /// `opened`), newest first, each with its name (null without one). The only record of which
+    /// campaigns reached a device is its receipts: a job's sent state is kept by position, not by
+    /// token.
     static func campaigns(_ call: inout APICall) async throws -> Response {
         let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let limit = try call.limit(default: 50, max: JobListRoutes.maxLimit)
         let listed = try await call.api.jobs.index.recent(app: app.id, limit: limit)
-        let receipts = try await call.api.jobs.receipts(of: token, jobIDs: listed.map(\.jobID))
-        let campaigns: [JSONValue] = listed.compactMap { jobID, at in
-            guard let events = receipts[jobID] else { return nil }
-            return [
-                "job": .string(jobID), "listed-at": .number(JSONNumber(Int(at))),
+        let jobs = call.api.jobs
+        let receipts = try await jobs.receipts(of: token, jobIDs: listed.map(\.jobID))
+        var campaigns: [JSONValue] = []
+        for (jobID, at) in listed {
+            guard let events = receipts[jobID] else { continue }
+            let name = try await jobs.storedJob(jobID: jobID)?.json?.objectValue?["name"]?.stringValue
+            campaigns.append([
+                "job": .string(jobID), "name": name.map(JSONValue.string) ?? .null, "listed-at": .number(JSONNumber(Int(at))),
                 "events": .array(ReceiptEvent.allCases.filter(events.contains).map { .string($0.rawValue) }),
-            ]
+            ])
         }
         return APIResponse.json(["token": .string(token.hex), "campaigns": .array(campaigns)])
     }

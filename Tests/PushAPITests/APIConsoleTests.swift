@@ -12,8 +12,12 @@ import Testing
 @Suite(.serialized) struct APIConsoleTests {
     static let app = EmbeddedStack.app
 
-    static func job(_ audience: JSONValue, headers: JSONValue = ["push-type": "alert"]) -> JSONValue {
-        ["environment": "sandbox", "audience": audience, "notification": ["aps": ["alert": "hello"], "article": 42], "headers": headers]
+    static func job(_ audience: JSONValue, headers: JSONValue = ["push-type": "alert"], name: String? = nil) -> JSONValue {
+        var job: JSONObject = [
+            "environment": "sandbox", "audience": audience, "notification": ["aps": ["alert": "hello"], "article": 42], "headers": headers,
+        ]
+        job["name"] = name.map(JSONValue.string)
+        return .object(job)
     }
 
     @Test func theConsoleIsServedWithItsHeadersAndNothingElseUnderItsPath() async throws {
@@ -145,9 +149,9 @@ import Testing
             try await stack.register([first, second])
             try await stack.withAPI { api, _ in
                 var jobs: [String] = []
-                for _ in 0..<3 {
-                    let published = try await api.request(
-                        "POST", "/v1/apps/\(Self.app)/push", json: Self.job(["tokens": [.string(first.hex), .string(second.hex)]]))
+                for index in 0..<3 {
+                    let job = Self.job(["tokens": [.string(first.hex), .string(second.hex)]], name: index == 2 ? "Spring sale" : nil)
+                    let published = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: job)
                     jobs.append(try #require(published.json?.objectValue?["job"]?.stringValue))
                 }
                 for (job, event) in [(jobs[0], "delivered"), (jobs[2], "delivered"), (jobs[2], "opened")] {
@@ -160,6 +164,7 @@ import Testing
                 #expect(answer.status == 200)
                 let campaigns = try #require(answer.json?.objectValue?["campaigns"]?.arrayValue).compactMap { $0.objectValue }
                 #expect(campaigns.map { $0["job"]?.stringValue } == [jobs[2], jobs[0]], "newest first, only the confirmed ones")
+                #expect(campaigns.map { $0["name"] } == ["Spring sale", .null], "each with its name, null without one")
                 #expect(campaigns.first?["events"] == ["delivered", "opened"])
                 #expect(campaigns.last?["events"] == ["delivered"])
 

@@ -334,6 +334,7 @@ def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser, state):
     assert text(browser, "dev-environment") == user["environment"] and text(browser, "dev-openid") == "user-3"
     until(browser, lambda: state["job"] in text(browser, "dev-campaigns") and "delivered" in text(browser, "dev-campaigns"),
           "the campaign the device confirmed is listed")
+    assert "Match day kick-off" in text(browser, "dev-campaigns"), "by its name, the id beneath"
 
     fill(browser, "dev-tag-add", "vip")
     browser.find_element(By.ID, "dev-tag-add-btn").click()

@@ -739,7 +739,7 @@ async function showDeviceCampaigns(token) {
     $("dev-campaigns").replaceChildren(answer.campaigns.length === 0
       ? h("p", { class: "meta" }, "No receipts from this device in the app's 50 newest campaigns.")
       : table(["Campaign", "Listed", "Receipts"], answer.campaigns.map((campaign) => [
-        h("a", { href: `#/jobs/${encodeURIComponent(campaign.job)}`, class: "mono" }, campaign.job),
+        campaignCell(campaign),
         time(campaign["listed-at"]), campaign.events.join(", "),
       ])));
   } catch (error) {
