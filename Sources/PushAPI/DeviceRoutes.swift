@@ -224,7 +224,7 @@ enum DeviceRoutes {
         var campaigns: [JSONValue] = []
         for (jobID, at) in listed {
             guard let events = receipts[jobID] else { continue }
-            let name = try await jobs.storedJob(jobID: jobID)?.json?.objectValue?["name"]?.stringValue
+            let name = try await jobs.name(jobID: jobID)
             campaigns.append([
                 "job": .string(jobID), "name": name.map(JSONValue.string) ?? .null, "listed-at": .number(JSONNumber(Int(at))),
                 "events": .array(ReceiptEvent.allCases.filter(events.contains).map { .string($0.rawValue) }),

@@ -145,7 +145,7 @@ package struct JobReport: Sendable, Hashable {
     /// Reads a job's counters and control state.
     package static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
         var report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
-        report.name = try await jobs.storedJob(jobID: jobID)?.json?.objectValue?["name"]?.stringValue
+        report.name = try await jobs.name(jobID: jobID)
         return report
     }
 

@@ -10,6 +10,12 @@ extension JobStore {
         return (json.flatMap(Self.app(ofJSON:)), json)
     }
 
+    /// The campaign's name a stored job's spec carries (`name`); nil without one, or when the
+    /// job is unknown or expired.
+    package func name(jobID: String) async throws -> String? {
+        try await storedJob(jobID: jobID)?.json?.objectValue?["name"]?.stringValue
+    }
+
     /// The `app` a job's spec (its JSON) names, or nil.
     package static func app(ofSpec spec: [UInt8]) -> String? {
         (try? JSONValue(parsing: Data(spec))).flatMap(app(ofJSON:))
