@@ -25,6 +25,8 @@ final class APIEnvironment: Sendable {
     let hours: HourStatistics
     let metrics: APIMetrics
     let maxBodyBytes: Int
+    /// How long after its publication a campaign can be recalled (`jobs.recall-window-hours`).
+    let recallWindow: Duration
     let logger: Logger
     let clock: @Sendable () -> Int64
 
@@ -36,6 +38,7 @@ final class APIEnvironment: Sendable {
         testSender = TestSender(apns: apns)
         activityTokens = ActivityTokenStore(client: redis)
         apps = configuration.apps
+        recallWindow = configuration.jobs.recallWindow
         self.keys = keys
         registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
         let jobs = JobStore(client: redis)
@@ -43,7 +46,7 @@ final class APIEnvironment: Sendable {
         deadLetters = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
         hours = HourStatistics(client: redis)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
-        jobOperator = JobOperator(producer: producer, jobs: jobs)
+        jobOperator = JobOperator(producer: producer, jobs: jobs, publisher: publisher)
         self.redis = redis
         readiness = ReadinessProbe(redis: redis, admin: admin)
         self.metrics = metrics

@@ -6,7 +6,7 @@ import PushCore
 import PushJobs
 import PushStore
 
-/// `/v1/apps/{app}/jobs/{job}` (status; pause, resume, abort, rate) and `/v1/apps/{app}/receipts`.
+/// `/v1/apps/{app}/jobs/{job}` (status; pause, resume, abort, rate, recall) and `/v1/apps/{app}/receipts`.
 enum JobRoutes {
     static let routes: [APIRoute] = [
         APIRoute(.get, "/v1/apps/{app}/jobs/{job}", "getJobStatus", status),
@@ -15,6 +15,7 @@ enum JobRoutes {
         APIRoute(.post, "/v1/apps/{app}/jobs/{job}/abort", "abortJob", abort),
         APIRoute(.post, "/v1/apps/{app}/jobs/{job}/cancel", "cancelJob", abort),
         APIRoute(.put, "/v1/apps/{app}/jobs/{job}/rate", "setJobRate", rate),
+        APIRoute(.post, "/v1/apps/{app}/jobs/{job}/recall", "recallJob", recall),
         APIRoute(.post, "/v1/apps/{app}/receipts", "postReceipt", scope: .device, receipt),
     ]
 
@@ -81,6 +82,56 @@ enum JobRoutes {
         }
         try await requireJob(jobID, of: app.id, call.api)
         return try await control(jobID, app: app.id, call.api) { try await $0.setRate(jobID: jobID, rate) }
+    }
+
+    /// `POST …/recall`, optional body `{"overwrite-with": {"notification": {…}, "headers": {…}}}`:
+    /// what is not yet sent of the campaign is cancelled, and a recall job goes to every device
+    /// that accepted it: a withdraw, or the new content under the campaign's collapse id. 202
+    /// with the recall's job id; 409 when the campaign was recalled already or is past the recall
+    /// window, or cannot be recalled.
+    static func recall(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let jobID = try APIValidation.jobID(try call.parameter("job"))
+        let overwrite = try await overwriteContent(&call)
+        try await requireJob(jobID, of: app.id, call.api)
+        let outcome: JobOperator.RecallOutcome
+        do {
+            outcome = try await call.api.jobOperator.recall(
+                jobID: jobID, overwriteWith: overwrite, at: call.api.clock(), window: call.api.recallWindow)
+        } catch let refusal as RecallRefusal {
+            if refusal.field == "job" { throw APIError(.conflict, refusal.code.rawValue, refusal.message, field: refusal.field) }
+            throw APIError.invalid(refusal.field, refusal.message, code: refusal.code.rawValue)
+        } catch let already as JobOperator.AlreadyRecalled {
+            throw APIError(.conflict, "recalled-already", already.description, field: "job")
+        } catch let invalid as JobOperator.InvalidRecall {
+            // The content is the overwrite's; anything else of the recall job is the campaign's.
+            let field = invalid.error.field
+            let own = field.hasPrefix("notification") || field.hasPrefix("headers")
+            throw APIError.invalid(own ? "overwrite-with." + field : field, invalid.error.message, code: invalid.error.code.rawValue)
+        } catch let error as JobPublisher.JobTooLarge {
+            throw APIError(.contentTooLarge, "payload-too-large", error.description, field: "job")
+        }
+        let location = "/v1/apps/\(app.id)/jobs/\(outcome.recallID)"
+        return APIResponse.json(
+            [
+                "job": .string(outcome.recallID), "recall-of": .string(jobID), "mode": .string(outcome.mode.rawValue),
+                "cancelled": .bool(outcome.cancelled), "status": .string(location),
+            ], status: .accepted, headers: [.location: location])
+    }
+
+    /// The optional body of `POST …/recall`: `overwrite-with`'s notification and headers.
+    private static func overwriteContent(_ call: inout APICall) async throws -> (notification: APNsPayload, headers: PushHeaders?)? {
+        guard let body = try await call.optionalJSONObject() else { return nil }
+        try APIValidation.onlyKeys(body, ["overwrite-with"])
+        guard let value = body["overwrite-with"], value != .null else { return nil }
+        guard let content = value.objectValue else {
+            throw APIError.invalid("overwrite-with", "must be an object: {\"notification\": {…}, \"headers\": {…}}")
+        }
+        do {
+            return try PushJob.overwriteContent(content, at: "overwrite-with")
+        } catch {
+            throw APIError.invalid(error.field, error.message, code: error.code.rawValue)
+        }
     }
 
     static func receipt(_ call: inout APICall) async throws -> Response {

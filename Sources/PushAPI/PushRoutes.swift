@@ -136,6 +136,9 @@ enum PushRoutes {
             _ = given
             throw APIError.invalid("id", "the server assigns the job id; leave it out")
         }
+        if body["recall"] != nil {
+            throw APIError.invalid("recall", "a recall is asked for with POST /v1/apps/\(app.id)/jobs/{job}/recall, not published")
+        }
         if let given = body["app"], given != .string(app.id) {
             throw APIError.invalid("app", "must be '\(app.id)', the app of the path, or left out")
         }

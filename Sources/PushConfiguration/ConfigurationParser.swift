@@ -17,6 +17,7 @@ struct ConfigurationParser {
             worker: try worker(file.section("worker")),
             resend: try resend(file.section("resend")),
             breaker: try breaker(file.section("breaker")),
+            jobs: try jobs(file.section("jobs")),
             metrics: try metrics(file.section("metrics")),
             api: try api(file.section("api")),
             tracing: try tracing(file.section("tracing")),
@@ -179,6 +180,11 @@ struct ConfigurationParser {
             throw section.error("max-rejected-share", "must be at most 1, got \(share)")
         }
         return BreakerSettings(watchNotifications: watch, minNotifications: minimum, maxRejectedShare: share)
+    }
+
+    /// `jobs:`.
+    func jobs(_ section: ConfigSection) throws(ConfigurationError) -> JobsSettings {
+        JobsSettings(recallWindow: .seconds(3600 * (try section.integer("recall-window-hours", default: 24, minimum: 1, maximum: 168))))
     }
 
     /// `worker:`.

@@ -87,6 +87,7 @@ indirect enum ConfigurationSchema: Sendable {
                 ("watch-notifications", .value), ("min-notifications", .value), ("max-rejected-share", .value),
             ])
         ),
+        ("jobs", .section([("recall-window-hours", .value)])),
         ("metrics", .section([("port", .value)])),
         ("tracing", .section([("otlp-endpoint", .value), ("sample-rate", .value)])),
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),

@@ -61,6 +61,8 @@ extension PushFleetConfiguration {
           watch-notifications: 2000              # default 2000, ≥ 1: a job is watched until this many notifications have a final outcome
           min-notifications: 200                 # default 200, 1...watch-notifications: outcomes needed before the share below is judged
           max-rejected-share: 0.1                # default 0.1, 0...1: more BadDeviceToken / DeviceTokenNotForTopic (and undocumented refusals) than this pauses the job
+        jobs:                                    # what operators may do to published jobs
+          recall-window-hours: 24                # default 24, 1...168: a campaign can be recalled or overwritten this long after its publication
         metrics:
           port: null                             # optional 0...65535: workers serve /healthz, /readyz and /metrics on it
         tracing:                                 # a campaign as one trace, exported over OTLP/HTTP (docs/operations.md)

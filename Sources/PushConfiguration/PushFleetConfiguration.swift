@@ -17,6 +17,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
     public var resend: ResendSettings
     /// The campaign circuit breaker (`breaker:`); defaults as documented on ``BreakerSettings``.
     public var breaker: BreakerSettings
+    /// What operators may do to published jobs (`jobs:`); defaults as documented on ``JobsSettings``.
+    public var jobs: JobsSettings
     /// Metrics settings (`metrics:`); default no metrics port.
     public var metrics: MetricsSettings
     /// HTTP API settings (`api:`); defaults as documented on ``APISettings``.
@@ -31,7 +33,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         kafka: KafkaSettings, redis: RedisSettings = RedisSettings(), apns: APNsSettings = APNsSettings(),
         registry: RegistrySettings = RegistrySettings(), worker: WorkerSettings = WorkerSettings(),
         resend: ResendSettings = ResendSettings(), breaker: BreakerSettings = BreakerSettings(),
-        metrics: MetricsSettings = MetricsSettings(),
+        jobs: JobsSettings = JobsSettings(), metrics: MetricsSettings = MetricsSettings(),
         api: APISettings = APISettings(), tracing: TracingSettings = TracingSettings(), apps: [String: AppSettings]
     ) {
         self.kafka = kafka
@@ -41,6 +43,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         self.worker = worker
         self.resend = resend
         self.breaker = breaker
+        self.jobs = jobs
         self.metrics = metrics
         self.api = api
         self.tracing = tracing

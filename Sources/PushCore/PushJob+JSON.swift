@@ -4,7 +4,7 @@ public import Foundation
 extension PushJob: Codable {
     static let fieldNames: Set<String> = [
         "id", "app", "environment", "audience", "notification", "headers", "throttle", "idempotency-key",
-        "send-at", "collapse-by-job", "name",
+        "send-at", "collapse-by-job", "name", "recall",
     ]
 
     /// Decodes a job from parsed JSON, checking its shape: unknown top-level keys, missing
@@ -49,6 +49,7 @@ extension PushJob: Codable {
         }
         collapseByJob = try object["collapse-by-job"]?.decodeBool(at: path.key("collapse-by-job")) ?? true
         name = try object["name"]?.decodeString(at: path.key("name"))
+        recall = try object["recall"].map { value throws(MessageValidationError) in try JobRecall(json: value, at: path.key("recall")) }
     }
 
     /// The job as JSON, keys in schema order, optional fields left out when absent. `send-at`
@@ -66,6 +67,7 @@ extension PushJob: Codable {
         object["send-at"] = sendAt.map { .string(RFC3339Timestamp.string(from: $0)) }
         object["collapse-by-job"] = collapseByJob ? nil : .bool(false)
         object["name"] = name.map(JSONValue.string)
+        object["recall"] = recall?.jsonValue
         return .object(object)
     }
 

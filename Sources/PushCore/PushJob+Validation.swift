@@ -50,6 +50,10 @@ extension PushJob {
             }
         }
         try notification.validate(at: root.key("notification"), pushType: headers.pushType)
+        if let recall {
+            try Self.validateIdentifier(recall.jobID, at: root.key("recall").key("job"))
+            try recall.validate(self)
+        }
         if headers.pushType == .liveactivity, notification.aps?["event"]?.stringValue == "start" {
             guard notification.aps?["attributes-type"] != nil else {
                 throw MessageValidationError(

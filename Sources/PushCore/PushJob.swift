@@ -37,6 +37,9 @@ public struct PushJob: Hashable, Sendable {
     /// What people call the campaign (`name`): shown in place of its id by the console, the
     /// reports and the CLI; 1 to 128 characters without control characters. Optional.
     public var name: String?
+    /// The earlier campaign this job recalls (`recall`), when it is a recall: set by
+    /// ``recall(id:overwriteWith:publishedAt:now:window:)``, not by producers.
+    public var recall: JobRecall?
 
     public init(
         id: String? = nil,

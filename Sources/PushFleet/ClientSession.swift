@@ -44,10 +44,10 @@ struct ClientSession {
         return JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
     }
 
-    /// Pauses, resumes, cancels published jobs, or changes their rate.
+    /// Pauses, resumes, cancels, recalls published jobs, or changes their rate.
     var jobOperator: JobOperator {
         guard let producer else { preconditionFailure("a session without Kafka cannot operate on jobs") }
-        return JobOperator(producer: producer, jobs: jobs)
+        return JobOperator(producer: producer, jobs: jobs, publisher: publisher)
     }
 
     /// Opens Redis (and Kafka when `kafka`), runs `body`, and closes them whatever happens.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushConfiguration
 import PushCore
 import PushJobs
 import PushStore
@@ -8,14 +9,14 @@ import PushStore
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
-        abstract: "Pause, resume, abort a published job, or change its rate.",
+        abstract: "Pause, resume, abort, recall a published job, or change its rate.",
         discussion: """
             A job the circuit breaker paused (see `pushfleet stats JOB`) waits for an operator: `resume` says its answers \
             are genuine (it goes on, and the registry changes they call for are applied), `abort` ends it (nothing more is \
             sent, and nothing it found out changes the registry). After fixing a configuration, abort the job and publish it \
             again.
             """,
-        subcommands: [Pause.self, Resume.self, Abort.self, Rate.self])
+        subcommands: [Pause.self, Resume.self, Abort.self, Rate.self, Recall.self])
 
     /// `pushfleet jobs pause JOB`
     struct Pause: AsyncParsableCommand {
@@ -95,6 +96,87 @@ struct JobsCommand: AsyncParsableCommand {
             let value = rate == "none" ? nil : Double(rate)
             try await JobsCommand.operate(job, options: options, done: "rate set") { jobOperator, _ in
                 try await jobOperator.setRate(jobID: job, value)
+            }
+        }
+    }
+
+    /// `pushfleet jobs recall JOB [--overwrite-with job.json]`
+    struct Recall: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Recall a campaign: what is not yet sent is cancelled; every device that accepted it gets a withdraw, or new content.",
+            discussion: """
+                The recall is a job of its own, throttled like any other, to the devices whose notification APNs \
+                accepted. Without --overwrite-with each gets a background push {"aps": {"content-available": 1}, \
+                "pushfleet": {"withdraw": "<job>"}}, for the app to remove the notification it shows; with it, the file's \
+                notification (and headers, else the campaign's) under the campaign's collapse id, which replaces the \
+                notification on the device. A campaign is recalled once, within jobs.recall-window-hours (default 24) \
+                of its publication. Exit status: 0 published, 2 unknown job, 5 the campaign cannot be recalled \
+                (recalled already, past the window, a channel or activity audience, no collapse id to overwrite), \
+                65 an overwrite file that is not valid.
+                """)
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The campaign's job id.") var job: String
+        @Option(help: "A job file (JSON) whose notification, and headers if it has them, replace the campaign's on the devices.")
+        var overwriteWith: String?
+
+        func run() async throws {
+            let content = try overwriteWith.map(Self.content(ofFile:))
+            try await ClientSession.with(options, kafka: true) { session in
+                let window = session.configuration.jobs.recallWindow
+                let outcome: JobOperator.RecallOutcome
+                do {
+                    outcome = try await session.jobOperator.recall(
+                        jobID: job, overwriteWith: content, at: Int64(Date().timeIntervalSince1970 * 1000), window: window)
+                } catch let unknown as JobOperator.UnknownJob {
+                    printError("pushfleet: \(unknown)")
+                    throw ExitCode(2)
+                } catch let refusal as RecallRefusal {
+                    printError("pushfleet: \(refusal.field == "job" ? "" : "\(refusal.field): ")\(refusal.message)")
+                    throw ExitCode(refusal.field == "job" ? 5 : 65)
+                } catch let already as JobOperator.AlreadyRecalled {
+                    printError("pushfleet: \(already)")
+                    throw ExitCode(5)
+                } catch let invalid as JobOperator.InvalidRecall {
+                    printError("pushfleet: the recall of job \(job) is not a valid job: \(invalid)")
+                    throw ExitCode(65)
+                }
+                let report = try await JobReport.load(jobID: outcome.recallID, from: session.jobs)
+                if options.json {
+                    let app = try await session.jobs.storedJob(jobID: outcome.recallID)?.app ?? ""
+                    print(String(decoding: report.json(app: app).compactData(), as: UTF8.self))
+                } else {
+                    print(
+                        "▸ job \(job) recalled (\(outcome.mode.rawValue)) by job \(outcome.recallID)\(outcome.cancelled ? "; what was not sent is cancelled" : "")"
+                    )
+                    print("    follow it: pushfleet stats \(outcome.recallID)")
+                }
+            }
+        }
+
+        /// The notification and headers of a job file, checked for shape.
+        static func content(ofFile path: String) throws -> (notification: APNsPayload, headers: PushHeaders?) {
+            let file: JSONObject
+            do {
+                guard let object = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: path))).objectValue else {
+                    printError("pushfleet: \(path): a job file holds a JSON object")
+                    throw ExitCode(65)
+                }
+                file = object
+            } catch let exit as ExitCode {
+                throw exit
+            } catch {
+                printError("pushfleet: \(path): \(error)")
+                throw ExitCode(65)
+            }
+            var content = JSONObject()
+            content["notification"] = file["notification"]
+            content["headers"] = file["headers"]
+            do {
+                return try PushJob.overwriteContent(content, at: "overwrite-with")
+            } catch {
+                printError("pushfleet: \(path): \(error)")
+                throw ExitCode(65)
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Kafka
 import PushCore
 import PushStore
@@ -14,10 +15,12 @@ import PushStore
 package struct JobOperator: Sendable {
     let producer: KafkaProducer
     let jobs: JobStore
+    let publisher: JobPublisher
 
-    package init(producer: KafkaProducer, jobs: JobStore) {
+    package init(producer: KafkaProducer, jobs: JobStore, publisher: JobPublisher) {
         self.producer = producer
         self.jobs = jobs
+        self.publisher = publisher
     }
 
     /// A job the store does not know (never published, or expired).
@@ -56,6 +59,73 @@ package struct JobOperator: Sendable {
     /// Cancels a job: nothing more of it is sent, and its held registry changes are discarded.
     package func cancel(jobID: String, reason: String, at: Int64) async throws -> JobStore.ControlUpdate {
         try await jobs.update(jobID: jobID, .cancel(reason: reason, at: at))
+    }
+
+    /// A campaign recalled already: each is recalled once.
+    package struct AlreadyRecalled: Error, CustomStringConvertible {
+        package let jobID: String
+        package let recall: JobStore.RecallLink
+        package var description: String { "job \(jobID) was recalled already (\(recall.mode.rawValue)) by job \(recall.jobID)" }
+    }
+
+    /// A recall whose job does not validate (its overwriting content, most often).
+    package struct InvalidRecall: Error, CustomStringConvertible {
+        package let error: MessageValidationError
+        package var description: String { error.description }
+    }
+
+    /// What ``recall(jobID:overwriteWith:at:window:)`` did.
+    package struct RecallOutcome: Sendable {
+        /// The recall's own job.
+        package var recallID: String
+        package var mode: JobRecall.Mode
+        /// Whether the campaign was still going and is cancelled now.
+        package var cancelled: Bool
+    }
+
+    /// Recalls a campaign: what is not yet sent of it is cancelled (as ``cancel(jobID:reason:at:)``
+    /// does), and a recall job of its own (``PushJob/recall(id:overwriteWith:publishedAt:now:window:)``)
+    /// is published: a withdraw to every device that accepted the campaign, or, with
+    /// `overwriteWith`, new content under the campaign's collapse id. A campaign is recalled
+    /// once, within `window` of its publication.
+    ///
+    /// - Throws: ``UnknownJob``; ``RecallRefusal``; ``AlreadyRecalled``; ``InvalidRecall``;
+    ///   ``JobPublisher/JobTooLarge``; Kafka and Redis errors (the recall can then be asked for again).
+    package func recall(
+        jobID: String, overwriteWith: (notification: APNsPayload, headers: PushHeaders?)?, at now: Int64, window: Duration
+    ) async throws -> RecallOutcome {
+        guard let spec = try await jobs.spec(jobID: jobID), var campaign = try? PushJob(json: JSONValue(parsing: Data(spec))) else {
+            throw UnknownJob(jobID: jobID)
+        }
+        campaign.id = jobID
+        if let link = try await jobs.recalledBy(jobID: jobID) { throw AlreadyRecalled(jobID: jobID, recall: link) }
+        let publishedAt = try await jobs.index.listedAt(app: campaign.app, jobID: jobID).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        let recallID = UUID().uuidString.lowercased()
+        let recalling = try campaign.recall(
+            id: recallID, overwriteWith: overwriteWith, publishedAt: publishedAt, now: Date(timeIntervalSince1970: Double(now) / 1000),
+            window: TimeInterval(window.components.seconds))
+        do {
+            try recalling.validate()
+        } catch {
+            throw InvalidRecall(error: error)
+        }
+        let mode = recalling.recall?.mode ?? .withdraw
+        if let link = try await jobs.claimRecall(of: jobID, by: recallID, mode: mode) { throw AlreadyRecalled(jobID: jobID, recall: link) }
+        do {
+            var cancelled = false
+            if !(try await JobReport.load(jobID: jobID, from: jobs).isComplete) {
+                do {
+                    cancelled = try await cancel(jobID: jobID, reason: "recalled by job \(recallID)", at: now).changed
+                } catch is JobControl.Refusal {
+                    // Cancelled already: nothing of it is left to send.
+                }
+            }
+            _ = try await publisher.publish(recalling)
+            return RecallOutcome(recallID: recallID, mode: mode, cancelled: cancelled)
+        } catch {
+            try? await jobs.releaseRecall(of: jobID, by: recallID, mode: mode)
+            throw error
+        }
     }
 
     /// Sets (or with `nil` removes) the job's rate, in notifications per second; it nests

@@ -16,7 +16,7 @@ public struct JobPublisher: Sendable {
     /// The custom payload key that carries the job id to the device, next to `aps`:
     /// `{"pushfleet": {"job": "<id>"}}`; the app's notification service extension reads it and
     /// reports receipts with it.
-    public static let receiptKey = "pushfleet"
+    public static let receiptKey = JobRecall.payloadKey
 
     /// The largest job (its JSON) a Kafka message carries: librdkafka's default
     /// `message.max.bytes` (1,000,000) less room for the key and headers.

@@ -31,6 +31,11 @@ extension JobReport {
             "dead-lettered": number(deadLettered), "cancelled": number(cancelled),
             "delivered": number(delivered), "opened": number(opened),
             "scheduled-at": scheduledAt.map(number) ?? .null,
+            "recall-of": recallOf.map(Self.json) ?? .null, "recalled-by": recalledBy.map(Self.json) ?? .null,
         ]
+    }
+
+    private static func json(_ link: JobStore.RecallLink) -> JSONValue {
+        ["job": .string(link.jobID), "mode": .string(link.mode.rawValue)]
     }
 }

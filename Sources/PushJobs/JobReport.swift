@@ -9,6 +9,10 @@ package struct JobReport: Sendable, Hashable {
     package var jobID: String
     /// The campaign's name (the job's `name`), when it has one.
     package var name: String?
+    /// The campaign this job recalls, and how (its spec's `recall`).
+    package var recallOf: JobStore.RecallLink?
+    /// The job that recalls this one, and how.
+    package var recalledBy: JobStore.RecallLink?
     /// Tokens the audience resolved to (for shard jobs: the sum over the shards scanned so far).
     package var targeted: Int
     /// Tokens published in chunks.
@@ -145,7 +149,14 @@ package struct JobReport: Sendable, Hashable {
     /// Reads a job's counters and control state.
     package static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
         var report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
-        report.name = try await jobs.name(jobID: jobID)
+        let spec = try await jobs.storedJob(jobID: jobID)?.json?.objectValue
+        report.name = spec?["name"]?.stringValue
+        if let recall = spec?["recall"]?.objectValue, let campaign = recall["job"]?.stringValue,
+            let mode = recall["mode"]?.stringValue.flatMap(JobRecall.Mode.init(rawValue:))
+        {
+            report.recallOf = JobStore.RecallLink(jobID: campaign, mode: mode)
+        }
+        report.recalledBy = try await jobs.recalledBy(jobID: jobID)
         return report
     }
 
@@ -177,6 +188,12 @@ package struct JobReport: Sendable, Hashable {
         }
         if let rate = control.ratePerSecond {
             lines.append("rate           \(rate)/s (set by an operator)")
+        }
+        if let recallOf {
+            lines.append("recall of      job \(recallOf.jobID) (\(recallOf.mode.rawValue))")
+        }
+        if let recalledBy {
+            lines.append("recalled by    job \(recalledBy.jobID) (\(recalledBy.mode.rawValue))")
         }
         lines += [
             "breaker        \(control.breaker.rawValue)",

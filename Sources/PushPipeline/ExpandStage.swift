@@ -89,13 +89,17 @@ struct ExpandStage: Sendable {
             _ = try await Retrying.run("storing job \(jobID)", logger: outlet.logger) {
                 try await jobs.saveSpec(jobID: jobID, json: spec)
             }
+            if let recall = job.recall {
+                try await awaitSettled(campaign: recall.jobID, recall: jobID)
+            }
             let stop: JobStop?
             switch audience {
             case .channel(let channelID):
                 stop = try await broadcast(on: channelID, job: job, jobID: jobID, app: app, message: message)
             case .list(let tokens):
-                try await setCounters([.targeted: tokens.count], jobID: jobID)
-                stop = try await publishList(tokens, positions: tokens.indices.map { UInt32($0) }, prefix: "t", of: job, jobID: jobID)
+                let list = try await narrowed(tokens, positions: tokens.indices.map { UInt32($0) }, by: narrowing(of: job), jobID: jobID)
+                try await setCounters([.targeted: list.tokens.count], jobID: jobID)
+                stop = try await publishList(list.tokens, positions: list.positions, prefix: "t", of: job, jobID: jobID)
             case .activity(let activity):
                 stop = try await expandActivity(activity, of: job, jobID: jobID, app: app)
             case .openIDs(let openIDs):
@@ -227,13 +231,13 @@ struct ExpandStage: Sendable {
         let resolution = try await Retrying.run("resolving openids of job \(jobID)", logger: outlet.logger) {
             try await registry.resolveOpenIDs(app: job.tokenKind.registry(of: app.id), environment: job.environment, openIDs: openIDs)
         }
+        let ordered = try await narrowed(resolution.byID.tokens, positions: resolution.byID.ids, by: narrowing(of: job), jobID: jobID)
         try await setCounters(
             [
-                .targeted: resolution.tokens.count, .unknownOpenIDs: resolution.unknownCount,
+                .targeted: ordered.tokens.count, .unknownOpenIDs: resolution.unknownCount,
                 .otherEnvironment: resolution.otherEnvironmentCount, .suspectDevices: resolution.suspectCount,
             ], jobID: jobID)
-        let ordered = resolution.byID
-        return try await publishList(ordered.tokens, positions: ordered.ids, prefix: "o", of: job, jobID: jobID)
+        return try await publishList(ordered.tokens, positions: ordered.positions, prefix: "o", of: job, jobID: jobID)
     }
 
     /// A broadcast or tag job: one shard task per task of the registry layout, back to `push.jobs`.
@@ -265,21 +269,26 @@ struct ExpandStage: Sendable {
         let filter: ScanFilter
         switch job.audience {
         case .broadcast: filter = .devices
-        case .tags(let expression): filter = .tags(expression)
+        // A recall of a tag campaign scans every device: one that lost the tag since still shows
+        // the campaign, and the sent state keeps only those that got it.
+        case .tags(let expression): filter = job.recall == nil ? .tags(expression) : .devices
         case .tokens, .openIDs, .channel, .activity: return nil
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
         var pages = registry.pages(
             app: job.tokenKind.registry(of: job.app), task: task, environment: job.environment, filter: filter, pageSize: chunkSize
         ).makeAsyncIterator()
-        func nextPage() async throws -> ShardScanPage? {
-            try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: outlet.logger) {
+        let narrowing = try await narrowing(of: job)
+        func nextPage() async throws -> (tokens: [DeviceToken], positions: [UInt32])? {
+            let page = try await Retrying.run("scanning shard \(task) of job \(jobID)", logger: outlet.logger) {
                 try await pages.next()
             }
+            guard let page else { return nil }
+            return try await narrowed(page.tokens, positions: page.ids, by: narrowing, jobID: jobID)
         }
         var stop = try await stop(of: jobID)
         while stop == nil, let page = try await nextPage() {
-            stop = try await streamer.add(page.tokens, positions: page.ids)
+            stop = try await streamer.add(page.tokens, positions: page.positions)
         }
         if stop == nil { stop = try await streamer.finish() }
         switch stop {

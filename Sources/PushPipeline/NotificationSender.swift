@@ -347,9 +347,18 @@ final class NotificationSender: Sendable {
                 try await resend.complete(app: app, finished.map(\.entry))
             }
             var counts: [JobCounter: Int] = [:]
+            var accepted: [DeviceToken] = []
             for (item, wasPresent) in zip(finished, removed) where wasPresent {
                 counts[item.counter, default: 0] += 1
                 if item.sent { counts[.sent, default: 0] += 1 }
+                if item.counter == .accepted { accepted.append(item.entry.token) }
+            }
+            // A resend has no position in the sent state: a recall of the job finds these here.
+            let (jobs, jobID) = (sender.jobs, facts.jobID)
+            if !accepted.isEmpty {
+                try await Retrying.run("recording \(accepted.count) accepted resend(s) of job \(jobID)", logger: outlet.logger) {
+                    try await jobs.recordAcceptedResends(jobID: jobID, tokens: accepted)
+                }
             }
             try await sender.increment(counts, jobID: facts.jobID)
         }

@@ -46,6 +46,19 @@ package final class JobIndex: Sendable {
         }
     }
 
+    /// When the app's job was first seen (ms since 1970); nil when it is not listed (unknown,
+    /// or dropped from the index).
+    ///
+    /// - Throws: ``StoreError`` naming `app` or `jobID`; `RedisClientError`.
+    package func listedAt(app: String, jobID: String) async throws -> Int64? {
+        try StoreValidation.app(app)
+        try StoreValidation.jobID(jobID)
+        let reply = try await client.send("ZSCORE", .string(Self.key(app: app)), .string(jobID))
+        if reply.isNull { return nil }
+        guard let score = reply.string.flatMap(Double.init) else { throw StoreError.unexpected(reply, from: "ZSCORE of job \(jobID) of app \(app)") }
+        return Int64(score)
+    }
+
     /// `pf:{<app>}:jobs`
     static func key(app: String) -> String {
         "pf:{\(app)}:jobs"

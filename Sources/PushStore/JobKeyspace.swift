@@ -27,6 +27,12 @@ struct JobKeyspace: Sendable {
     var deadLetters: String { base + "dead-letters" }
     /// STRING: who is sending chunk `chunkID` now (a lease with a TTL).
     func lease(chunkID: String) -> String { base + "lease:" + chunkID }
+    /// SET of binary tokens whose notification APNs accepted on a resend from the buffer (a
+    /// resend has no position in the sent state): what a recall adds to the positions accepted.
+    var acceptedResends: String { base + "accepted-resends" }
+    /// STRING `<mode> <recall job id>`: the job that recalls this one (`SET NX`: one recall
+    /// per campaign).
+    var recalledBy: String { base + "recalled-by" }
     /// SET of binary tokens that reported `event` (delivered, opened).
     func receipts(_ event: ReceiptEvent) -> String { base + "receipts:" + event.rawValue }
 
@@ -39,8 +45,8 @@ struct JobKeyspace: Sendable {
 /// The keys of one range of a job's sent state: positions `range × 65,536 ..< (range + 1) ×
 /// 65,536` (device ids, or indexes in a token job's list), in their own hash slot
 /// `{sent:<jobID>:<range>}`, so that a job's sent state spreads over the cluster and no key
-/// holds more than one range's 8 KiB of bits (about 16 KiB allocated, Redis growing strings
-/// ahead). The prefix differs from the job's own `{job:…}`: a job id may hold `:`, and the range,
+/// holds more than one range's 16 KiB of bits (markers, and refused bits where an outcome was no
+/// acceptance). The prefix differs from the job's own `{job:…}`: a job id may hold `:`, and the range,
 /// a number, is always last, so no two (job, range) pairs and no job share a key.
 struct SentRangeKeyspace: Sendable {
     /// Positions per range.
@@ -54,7 +60,8 @@ struct SentRangeKeyspace: Sendable {
     }
 
     /// STRING, a bitmap: bit `position mod 65,536` is set once the position reached a final
-    /// outcome (its sent marker).
+    /// outcome (its sent marker); bit 65,536 + `position mod 65,536` when that outcome was not
+    /// APNs's acceptance (its refused bit: a recall goes to the marked positions without one).
     var sent: String { base + "sent" }
     /// HASH counter name → integer: the outcome counters of the range's positions (``JobStore/statistics(jobID:)`` adds them up).
     var stats: String { base + "stats" }

@@ -55,32 +55,55 @@ enum JobScripts {
 
     /// Records final outcomes in one range of a job's sent state: for each outcome sets the
     /// position's bit and, only if it was not set, counts the outcome's counter (and `sent`
-    /// when its flag is `1`). A position listed twice counts once: the first outcome wins.
+    /// when its flag is not `0`). A position listed twice counts once: the first outcome wins.
     /// Increments are summed per counter and written once each. Refreshes both TTLs. The bits
-    /// are set by one `BITFIELD` per 1,000 outcomes (its `SET`s run in order and answer each
+    /// are set by one `BITFIELD` per 900 outcomes (its `SET`s run in order and answer each
     /// bit's previous value), not one `SETBIT` each: a command call costs Redis more than a bit.
+    /// 900, not more: with the refused bits a call has up to 7,200 arguments, and Lua's `unpack`
+    /// takes fewer than 8,000. (A settle batch holds at most 250 outcomes.)
+    ///
+    /// An outcome other than APNs's acceptance (flag `0` or `1`) also sets the position's refused
+    /// bit, at offset 65,536 + its marker's, in the same `BITFIELD`; an accepted one (flag `2`)
+    /// adds nothing, so the common case costs what it did before the bits existed. A recall goes
+    /// to the positions with a marker and no refused bit (``JobStore/wasAccepted(jobID:positions:)``):
+    /// the devices that got the notification. When a position's outcome comes a second time (a
+    /// chunk delivered again), the device got it if either send was accepted: an accepted second
+    /// outcome clears the refused bit, and a refused second outcome clears the one it just set when
+    /// the first was accepted (the bit was clear). Those rare repairs are a second `BITFIELD`.
     ///
     /// KEYS: the range's bitmap, the range's stats. ARGV: TTL ms, then triples of bit offset,
-    /// counter name, counts-as-sent (`1` or `0`).
+    /// counter name, flag (`0`: not sent; `1`: sent, not accepted; `2`: sent and accepted).
     /// Returns the number of new markers.
     static let recordOutcomes = RedisScript(
         """
         local counts, order = {}, {}
         local new, sent = 0, 0
         local outcomes = (#ARGV - 1) / 3
-        for first = 0, outcomes - 1, 1000 do
-          local last = math.min(first + 1000, outcomes) - 1
-          local operations = {}
+        for first = 0, outcomes - 1, 900 do
+          local last = math.min(first + 900, outcomes) - 1
+          local operations, refused = {}, {}
           for k = first, last do
             operations[#operations + 1] = 'SET'
             operations[#operations + 1] = 'u1'
             operations[#operations + 1] = ARGV[2 + 3 * k]
             operations[#operations + 1] = 1
           end
-          local before = redis.call('BITFIELD', KEYS[1], unpack(operations))
+          local answers = last - first + 1
           for k = first, last do
+            if ARGV[4 + 3 * k] ~= '2' then
+              operations[#operations + 1] = 'SET'
+              operations[#operations + 1] = 'u1'
+              operations[#operations + 1] = 65536 + tonumber(ARGV[2 + 3 * k])
+              operations[#operations + 1] = 1
+              answers = answers + 1
+              refused[k] = answers
+            end
+          end
+          local before = redis.call('BITFIELD', KEYS[1], unpack(operations))
+          local repairs = {}
+          for k = first, last do
+            local i = 2 + 3 * k
             if before[k - first + 1] == 0 then
-              local i = 2 + 3 * k
               new = new + 1
               local counter = ARGV[i + 1]
               if counts[counter] == nil then
@@ -88,10 +111,18 @@ enum JobScripts {
                 order[#order + 1] = counter
               end
               counts[counter] = counts[counter] + 1
-              if ARGV[i + 2] == '1' then
+              if ARGV[i + 2] ~= '0' then
                 sent = sent + 1
               end
+            elseif ARGV[i + 2] == '2' or before[refused[k]] == 0 then
+              repairs[#repairs + 1] = 'SET'
+              repairs[#repairs + 1] = 'u1'
+              repairs[#repairs + 1] = 65536 + tonumber(ARGV[i])
+              repairs[#repairs + 1] = 0
             end
+          end
+          if #repairs > 0 then
+            redis.call('BITFIELD', KEYS[1], unpack(repairs))
           end
         end
         for _, counter in ipairs(order) do

@@ -23,7 +23,7 @@ public final class JobStore: Sendable {
     /// How long a job's keys live after their last write.
     package let specTimeToLive: Duration
     let client: any RedisCommands
-    private let timeToLiveMilliseconds: Int64
+    let timeToLiveMilliseconds: Int64
     /// Ranges this process has added to a job's `ranges` set ("<job>/<range>"), and when.
     private let knownRanges = Mutex([String: ContinuousClock.Instant]())
 
@@ -183,6 +183,22 @@ public final class JobStore: Sendable {
     ///
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     package func hasMarkers(jobID: String, positions: [UInt32]) async throws -> [Bool] {
+        try await bits(jobID: jobID, positions: positions, from: 0, what: "sent markers")
+    }
+
+    /// For each position, whether APNs accepted the job's notification to it, in order: the
+    /// devices a recall of the job goes to. A position accepted has its sent marker and no
+    /// refused bit (``JobScripts/recordOutcomes``). Two `BITFIELD_RO` per range, pipelined.
+    ///
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
+    package func wasAccepted(jobID: String, positions: [UInt32]) async throws -> [Bool] {
+        let markers = try await bits(jobID: jobID, positions: positions, from: 0, what: "sent markers")
+        let refused = try await bits(jobID: jobID, positions: positions, from: SentRangeKeyspace.positions, what: "refused bits")
+        return zip(markers, refused).map { $0 && !$1 }
+    }
+
+    /// The bits at `from` + each position's offset in its range's bitmap, in order.
+    private func bits(jobID: String, positions: [UInt32], from base: Int, what: String) async throws -> [Bool] {
         try StoreValidation.jobID(jobID)
         guard !positions.isEmpty else { return [] }
         let byRange = Dictionary(grouping: positions.indices, by: { SentRangeKeyspace.range(of: positions[$0]) }).sorted { $0.key < $1.key }
@@ -190,17 +206,17 @@ public final class JobStore: Sendable {
             var command: [RedisArgument] = ["BITFIELD_RO", .string(SentRangeKeyspace(jobID: jobID, range: range).sent)]
             command.reserveCapacity(2 + 3 * indexes.count)
             for index in indexes {
-                command += ["GET", "u1", .integer(SentRangeKeyspace.offset(of: positions[index]))]
+                command += ["GET", "u1", .integer(base + SentRangeKeyspace.offset(of: positions[index]))]
             }
             return command
         }
         var answers = [Bool](repeating: false, count: positions.count)
         for ((_, indexes), reply) in zip(byRange, try await client.checkedPipeline(commands)) {
             guard let flags = reply.array, flags.count == indexes.count else {
-                throw StoreError.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state")
+                throw StoreError.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s \(what)")
             }
             for (index, flag) in zip(indexes, flags) {
-                guard let value = flag.int else { throw StoreError.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s sent state") }
+                guard let value = flag.int else { throw StoreError.unexpected(reply, from: "BITFIELD_RO of job \(jobID)'s \(what)") }
                 answers[index] = value == 1
             }
         }
@@ -232,7 +248,7 @@ public final class JobStore: Sendable {
             for record in records {
                 arguments.append(.integer(SentRangeKeyspace.offset(of: record.position)))
                 arguments.append(.string(record.counter.name))
-                arguments.append(record.countsAsSent ? "1" : "0")
+                arguments.append(record.counter == .accepted ? "2" : record.countsAsSent ? "1" : "0")
             }
             return RedisScriptCall(JobScripts.recordOutcomes, keys: [.string(keys.sent), .string(keys.stats)], arguments: arguments)
         }

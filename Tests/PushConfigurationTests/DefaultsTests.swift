@@ -88,6 +88,7 @@ import Testing
             registry: {shards: 1024}
             worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5, settle-patience-ms: 7}
             resend: {max-attempts: 1, base-delay-ms: 0, max-delay-ms: 0, max-age-seconds: 1, lease-ms: 1}
+            jobs: {recall-window-hours: 48}
             metrics: {port: 0}
             apps:
               news:
@@ -135,6 +136,7 @@ import Testing
                 == ResendSettings(
                     maxAttempts: 1, baseDelay: .zero, maxDelay: .zero, maxAge: .seconds(1), lease: .milliseconds(1)))
         #expect(configuration.metrics.port == 0)
+        #expect(configuration.jobs.recallWindow == .seconds(48 * 3600))
 
         let news = try #require(configuration.apps["news"])
         #expect(news.environments == [.production])

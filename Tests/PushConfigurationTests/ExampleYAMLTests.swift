@@ -15,6 +15,8 @@ import Testing
         #expect(configuration.worker == WorkerSettings())
         #expect(configuration.resend == ResendSettings())
         #expect(configuration.metrics == MetricsSettings())
+        #expect(configuration.jobs == JobsSettings())
+        #expect(configuration.jobs.recallWindow == .seconds(24 * 3600))
         #expect(
             configuration.apps == [
                 "news": AppSettings(
@@ -28,7 +30,7 @@ import Testing
             "bootstrap-servers", "group-prefix", "properties", "host", "port", "username", "password", "password-file",
             "database", "pool-size", "endpoint", "ca-file", "connections-per-pool", "streams-per-connection", "request-timeout-ms", "event-loops",
             "credential-suspension-seconds",
-            "shards",
+            "shards", "recall-window-hours",
             "chunk-size", "chunks-in-flight", "expansions-in-flight", "notifications-in-flight", "permit-block", "resend-poll-ms",
             "settle-patience-ms",
             "max-attempts", "base-delay-ms", "max-delay-ms", "max-age-seconds", "lease-ms", "bundle-id",

@@ -32,6 +32,8 @@ import Testing
         ("resend", "base-delay-ms", "-1", "at least 0, got -1"),
         ("resend", "max-age-seconds", "0", "at least 1"),
         ("resend", "lease-ms", "0", "at least 1"),
+        ("jobs", "recall-window-hours", "0", "between 1 and 168, got 0"),
+        ("jobs", "recall-window-hours", "169", "between 1 and 168, got 169"),
         ("metrics", "port", "-1", "between 0 and 65535, got -1"),
         ("metrics", "port", "65536", "between 0 and 65535, got 65536"),
     ]

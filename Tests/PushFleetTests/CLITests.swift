@@ -4,6 +4,7 @@ import EmbeddedStack
 import Foundation
 import PipelineTestSupport
 import PushCore
+import PushJobs
 import PushStore
 import Testing
 
@@ -251,6 +252,53 @@ struct CLITests {
                 #expect(table.status == 0, "\(table.standardError)")
                 #expect(table.standardOutput.contains("sent 1001, delivered 0, opened 0"), "\(table.standardOutput)")
                 #expect(table.standardOutput.contains("last 7 day(s), UTC"))
+            }
+        }
+    }
+
+    @Test("jobs recall withdraws a campaign from the devices that got it; a bad file, a second recall and an unknown job exit as documented")
+    func jobsRecall() async throws {
+        let tokens = (0..<100).map(PipelineStack.token)
+        let uninstalled = Array(tokens.suffix(10))
+        try await PipelineStack.with(simulator: { simulator in
+            simulator.devices.unregistered = Dictionary(uniqueKeysWithValues: uninstalled.map { ($0.hex, 1) })
+        }) { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { _ in
+                let config = ["--config", stack.configurationPath]
+                let sent = try await CLIProcess.run(
+                    ["campaign"] + config + ["--app", Self.app, "--broadcast", "--title", "Hello", "--follow", "--timeout", "120", "--json"])
+                #expect(sent.status == 0, "\(sent.standardError)")
+                let campaign = try #require(try JSONValue(parsing: Data(sent.standardOutput.utf8)).objectValue?["job"]?.stringValue)
+
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("recall-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let own = directory.appendingPathComponent("own-collapse.json")
+                try Data(#"{"notification": {"aps": {"alert": "x"}}, "headers": {"push-type": "alert", "collapse-id": "mine"}}"#.utf8).write(to: own)
+                let badFile = try await CLIProcess.run(["jobs", "recall"] + config + [campaign, "--overwrite-with", own.path])
+                #expect(badFile.status == 65 && badFile.standardError.contains("overwrite-with.headers.collapse-id"), "\(badFile.standardError)")
+                let missing = try await CLIProcess.run(
+                    ["jobs", "recall"] + config + [campaign, "--overwrite-with", directory.appendingPathComponent("none").path])
+                #expect(missing.status == 65)
+
+                let recall = try await CLIProcess.run(["jobs", "recall"] + config + [campaign])
+                #expect(recall.status == 0, "\(recall.standardError)")
+                #expect(recall.standardOutput.contains("recalled (withdraw) by job"), "\(recall.standardOutput)")
+                let recallID = try #require(try await stack.jobs.recalledBy(jobID: campaign)?.jobID)
+                let done = try await eventually("the withdraw to finish") {
+                    try await stack.report(recallID)
+                } until: {
+                    $0.isComplete
+                }
+                #expect(done.accepted == tokens.count - uninstalled.count, "only the devices that accepted the campaign")
+
+                let again = try await CLIProcess.run(["jobs", "recall"] + config + [campaign])
+                #expect(again.status == 5 && again.standardError.contains("recalled already"), "\(again.standardError)")
+                let stats = try await CLIProcess.run(["stats"] + config + [campaign])
+                #expect(stats.standardOutput.contains("recalled by    job \(recallID) (withdraw)"), "\(stats.standardOutput)")
+                let unknown = try await CLIProcess.run(["jobs", "recall"] + config + ["no-such-job"])
+                #expect(unknown.status == 2)
             }
         }
     }

@@ -167,7 +167,12 @@ struct JobStoreTests {
             #expect((statistics["accepted"] ?? 0) + (statistics["retried"] ?? 0) == 900)
             #expect(statistics["accepted"] == newA)
             #expect(statistics["sent"] == newA)
-            #expect(try await client.send("BITCOUNT", .string(SentRangeKeyspace(jobID: job, range: 0).sent)).int == 900)
+            let bitmap = RedisArgument.string(SentRangeKeyspace(jobID: job, range: 0).sent)
+            #expect(try await client.send("BITCOUNT", bitmap, "0", "8191").int == 900, "one marker per position")
+            #expect(
+                try await client.send("BITCOUNT", bitmap, "8192", "16383").int == 300,
+                "a refused bit for each position B's worker retried and A's never accepted")
+            #expect(try await store.wasAccepted(jobID: job, positions: (0..<900).map { UInt32($0) }).filter { $0 }.count == 600)
         }
     }
 
@@ -186,14 +191,15 @@ struct JobStoreTests {
             var slots = Set<RedisHashSlot>()
             for range in ranges {
                 let size = try await client.memoryUsage(range.sent)
-                // 8 KiB of bits; Redis grows a string to twice what SETBIT needs.
-                #expect(size < 2 * 8_192 + 256, "no key holds more than a range's bitmap")
+                // 8 KiB of markers (and as much of refused bits where an outcome is refused).
+                #expect(size < 4 * 8_192 + 256, "no key holds more than a range's bitmaps")
                 bytes += size + (try await client.memoryUsage(range.stats))
                 slots.insert(RedisHashSlot(key: range.sent))
             }
             #expect(ranges.count == 16)
             #expect(slots.count == ranges.count, "each range in its own slot")
-            // A bit per position, plus each range's counters: well under 4 bytes per token.
+            // A bit per position (every outcome accepted: no refused bits), plus each range's
+            // counters: well under a byte per token.
             #expect(Double(bytes) / Double(count) < 0.5)
             #expect(try await store.statistics(jobID: job) == ["accepted": count, "sent": count])
         }

@@ -181,6 +181,7 @@ def test_the_routes_are_the_contracts():
         "GET /v1/apps/{app}/jobs/{job}/dead-letters", "GET /v1/apps/{app}/dead-letters",
         "GET /v1/apps/{app}/devices/{token}/campaigns",
         "GET /v1/apps/{app}/stats/hours",
+        "POST /v1/apps/{app}/jobs/{job}/recall",
     ])
 
 
@@ -218,10 +219,10 @@ def test_v1_operations_document_the_common_errors(path, method, operation):
     assert {"400", "401", "403", "404"} <= statuses
     if "requestBody" in operation:
         assert {"413", "415"} <= statuses
-    if operation["operationId"] in ("publishPush", "cancelJob"):
+    if operation["operationId"] in ("publishPush", "cancelJob", "recallJob"):
         assert "409" in statuses
     success = [s for s in statuses if s.startswith("2")]
-    created = {"publishPush": ["202"], "createChannel": ["201"]}
+    created = {"publishPush": ["202"], "recallJob": ["202"], "createChannel": ["201"]}
     assert success == created.get(operation["operationId"], ["200"])
 
 
@@ -267,12 +268,13 @@ def test_external_references_point_into_the_job_schema():
 
 
 def test_push_request_is_the_job_schema_without_id_and_with_optional_app():
-    """PushRequest takes every property of the job schema but `id`, each by reference to the job
-    schema's own definition of it, the same required properties but `app`, and the same allOf rules."""
+    """PushRequest takes every property of the job schema but `id` and `recall` (a recall is asked
+    for with POST …/jobs/{job}/recall), each by reference to the job schema's own definition of it,
+    the same required properties but `app`, and the same allOf rules."""
     request = SPEC["components"]["schemas"]["PushRequest"]
     assert request["type"] == JOB_SCHEMA["type"] == "object"
     assert request["additionalProperties"] is False and JOB_SCHEMA["additionalProperties"] is False
-    assert set(request["properties"]) == set(JOB_SCHEMA["properties"]) - {"id"}
+    assert set(request["properties"]) == set(JOB_SCHEMA["properties"]) - {"id", "recall"}
     for name, schema in request["properties"].items():
         # The job schema's own property, or the definition that property refers to.
         own = JOB_SCHEMA["properties"][name]
