@@ -456,6 +456,62 @@ def test_tokens_uploaded_from_a_file_become_the_audience(server, browser, downlo
     until(browser, lambda: text(browser, "estimate") == "2 devices in sandbox", "the estimate counts the uploaded tokens")
 
 
+def test_recall_and_overwrite_ask_first_then_open_the_recall(server, browser, state):
+    # Overwrite the sent campaign: the confirmation says what happens; keeping it publishes nothing.
+    go(browser, server, f"#/jobs/{state['job']}")
+    until(browser, lambda: text(browser, "job-percent") == "100%", "the campaign's page opens")
+    assert text(browser, "job-recall-link") == "Not recalled"
+    _, campaign = api(server, "GET", f"/v1/apps/{server.app}/jobs/{state['job']}")
+    browser.find_element(By.ID, "job-overwrite").click()
+    until(browser, lambda: browser.find_element(By.ID, "job-recall-confirm").is_displayed(), "overwrite asks first")
+    assert f"{campaign['accepted']:,} devices" in text(browser, "job-recall-what")
+    assert browser.find_element(By.ID, "job-overwrite-title").is_displayed()
+    browser.find_element(By.ID, "job-recall-back").click()
+    until(browser, lambda: not browser.find_element(By.ID, "job-recall-confirm").is_displayed(), "keeping it closes the question")
+    _, kept = api(server, "GET", f"/v1/apps/{server.app}/jobs/{state['job']}")
+    assert kept["recalled-by"] is None, "nothing is published without a confirmation"
+
+    browser.find_element(By.ID, "job-overwrite").click()
+    browser.find_element(By.ID, "job-recall-go").click()
+    until(browser, lambda: "new title or body" in text(browser, "job-recall-error"), "an empty overwrite is refused in the page")
+    fill(browser, "job-overwrite-title", "Kick-off moved")
+    fill(browser, "job-overwrite-body", "The match starts at 21:00")
+    shot(browser, "recall-confirm")
+    browser.find_element(By.ID, "job-recall-go").click()
+    until(browser, lambda: "#/jobs/" in browser.current_url and state["job"] not in browser.current_url, "the recall's page opens")
+    recall = browser.current_url.split("#/jobs/")[1]
+    until(browser, lambda: text(browser, "job-heading") == "Overwrite: Match day kick-off", "the recall is named after the campaign")
+    until(browser, lambda: "complete" in text(browser, "job-state"), "the overwrite finishes", timeout=120)
+    assert text(browser, "job-recall-link") == f"Recall of {state['job']} (overwrite)"
+    assert not browser.find_element(By.ID, "job-recall").is_enabled(), "a recall is not recalled"
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{recall}")
+    assert status["recall-of"] == {"job": state["job"], "mode": "overwrite"}
+    # user-3's device, unbound and bound again by the device test, has a new device id since: the
+    # campaign's sent state cannot tell that it got the campaign.
+    assert status["targeted"] == campaign["accepted"] - 1, "the overwrite goes to the devices that got the campaign"
+    browser.find_element(By.LINK_TEXT, state["job"]).click()
+    until(browser, lambda: text(browser, "job-recall-link") == f"Recalled by {recall} (overwrite)", "the campaign links its recall")
+    assert not browser.find_element(By.ID, "job-overwrite").is_enabled(), "a campaign is recalled once"
+
+    # Withdraw another campaign.
+    tokens = [f"{n:064x}" for n in range(0xC0FFEE, 0xC0FFEE + 5)]
+    _, published = api(server, "POST", f"/v1/apps/{server.app}/push", {
+        "environment": "sandbox", "audience": {"tokens": tokens}, "notification": {"aps": {"alert": "Half-time quiz"}},
+        "headers": {"push-type": "alert"}})
+    go(browser, server, f"#/jobs/{published['job']}")
+    until(browser, lambda: "complete" in text(browser, "job-state"), "the second campaign finishes")
+    browser.find_element(By.ID, "job-recall").click()
+    until(browser, lambda: "asked to remove it" in text(browser, "job-recall-what"), "recall says it withdraws")
+    assert not browser.find_element(By.ID, "job-overwrite-title").is_displayed()
+    browser.find_element(By.ID, "job-recall-go").click()
+    until(browser, lambda: published["job"] not in browser.current_url, "the withdraw's page opens")
+    until(browser, lambda: "complete" in text(browser, "job-state"), "the withdraw finishes", timeout=120)
+    withdraw = browser.current_url.split("#/jobs/")[1]
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{withdraw}")
+    assert status["recall-of"] == {"job": published["job"], "mode": "withdraw"}
+    assert status["accepted"] == len(tokens)
+
+
 def test_every_control_has_a_label_and_text_keeps_its_contrast(server, browser):
     for page in ("overview", "compose", "test", "jobs", "devices", "dead-letters"):
         go(browser, server, f"#/{page}")
@@ -482,8 +538,10 @@ def test_the_console_is_usable_with_the_keyboard(server, browser):
     if focused.get_attribute("id") == "main":
         focused.send_keys(Keys.SHIFT, Keys.TAB)
         focused = browser.switch_to.active_element
+    # The overview's heading has the focus (every page's does when it opens): Tab goes through the
+    # page's own links, one per campaign of the week, then wraps to the skip link and the page links.
     stops = []
-    for _ in range(12):
+    for _ in range(60):
         stops.append(focused.text or focused.get_attribute("id"))
         if focused.text == "Compose":
             break

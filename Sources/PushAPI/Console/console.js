@@ -607,6 +607,8 @@ async function jobPage(jobID) {
   $("job-heading").textContent = `Campaign ${jobID}`;
   $("job-id").textContent = "";
   $("job-error").textContent = "";
+  $("job-recall-confirm").hidden = true;
+  $("job-recall-error").textContent = "";
   $("job-dead-letters-link").href = `#/dead-letters?job=${encodeURIComponent(jobID)}`;
   const points = [];
   let last = null;
@@ -638,6 +640,14 @@ async function jobPage(jobID) {
     $("job-pause").disabled = status.state !== "in-progress" && status.state !== "queued";
     $("job-resume").disabled = status.state !== "paused";
     $("job-cancel").disabled = final;
+    // A campaign is recalled once, and a recall is not recalled.
+    const link = (prefix, other) => [prefix, h("a", { href: `#/jobs/${encodeURIComponent(other.job)}`, class: "mono" }, other.job), ` (${other.mode})`];
+    $("job-recall-link").replaceChildren(...(status["recalled-by"] ? link("Recalled by ", status["recalled-by"])
+      : status["recall-of"] ? link("Recall of ", status["recall-of"]) : ["Not recalled"]));
+    const recallable = !status["recalled-by"] && !status["recall-of"];
+    $("job-recall").disabled = !recallable;
+    $("job-overwrite").disabled = !recallable;
+    if (!recallable) $("job-recall-confirm").hidden = true;
     figures($("job-figures"), [
       ["targeted", number(status.targeted), "job-targeted"], ["sent", number(status.sent)],
       ["accepted", number(status.accepted), "job-accepted"], ["failed", number(status.failed), "job-failed"],
@@ -694,7 +704,45 @@ async function jobPage(jobID) {
       $("job-error").textContent = error.text || error.message;
     }
   };
+  // Recall and overwrite wait for a confirmation that says what they do.
+  let recallMode = null;
+  const askRecall = (mode) => () => {
+    recallMode = mode;
+    $("job-recall-error").textContent = "";
+    const stillGoing = latest.state !== "complete" && latest.state !== "cancelled";
+    $("job-recall-what").textContent = (stillGoing ? "What is not yet sent is cancelled. " : "")
+      + (mode === "withdraw"
+        ? `The ${number(latest.accepted)} devices that got it are asked to remove it (a background push).`
+        : `The ${number(latest.accepted)} devices that got it are sent this in its place:`);
+    $("job-overwrite-fields").hidden = mode !== "overwrite";
+    $("job-recall-confirm").hidden = false;
+    $(mode === "overwrite" ? "job-overwrite-title" : "job-recall-go").focus();
+  };
+  const recall = async () => {
+    $("job-recall-error").textContent = "";
+    let body;
+    if (recallMode === "overwrite") {
+      const alert = { title: $("job-overwrite-title").value.trim(), body: $("job-overwrite-body").value.trim() };
+      if (!alert.title && !alert.body) {
+        $("job-recall-error").textContent = "Write the new title or body first.";
+        return;
+      }
+      body = { "overwrite-with": { notification: { aps: { alert } } } };
+    }
+    try {
+      const answer = await api("POST", appPath(`/jobs/${encodeURIComponent(jobID)}/recall`), body);
+      $("job-recall-confirm").hidden = true;
+      toast(`${answer.mode}: job ${answer.job} published`);
+      location.hash = `#/jobs/${encodeURIComponent(answer.job)}`;
+    } catch (error) {
+      $("job-recall-error").textContent = error.text || error.message;
+    }
+  };
   const handlers = {
+    "job-recall": askRecall("withdraw"),
+    "job-overwrite": askRecall("overwrite"),
+    "job-recall-go": recall,
+    "job-recall-back": () => { $("job-recall-confirm").hidden = true; },
     "job-pause": control("pause", { reason: "paused in the console" }),
     "job-resume": control("resume"),
     "job-cancel": control("cancel", { reason: "cancelled in the console" }),
@@ -785,6 +833,9 @@ $("dev-tag-form").addEventListener("submit", async (event) => {
     $("dev-error").textContent = error.text;
   }
 });
+for (const id of ["job-overwrite-title", "job-overwrite-body"]) {
+  $(id).addEventListener("input", () => { $("job-recall-error").textContent = ""; });
+}
 $("dev-unbind").addEventListener("click", () => {
   $("dev-unbind-confirm").hidden = false;
   $("dev-unbind-confirm").focus();
