@@ -155,7 +155,9 @@ extension PushJob {
         }
         var recalling = PushJob(
             app: app, environment: environment, audience: audience, notification: JobRecall.withdrawPayload(of: campaign),
-            headers: PushHeaders(pushType: .background, priority: .considerDevicePower),
+            // An alert sent to another of the app's topics is withdrawn there (a background push's
+            // topic has no suffix either); any other push type's topic carries its own suffix.
+            headers: PushHeaders(pushType: .background, priority: .considerDevicePower, topic: headers.pushType == .alert ? headers.topic : nil),
             throttle: throttle, collapseByJob: false)
         recalling.id = recallID
         recalling.name = name.map { String("Recall: \($0)".unicodeScalars.prefix(Self.maxIdentifierLength)) }

@@ -149,14 +149,15 @@ package struct JobReport: Sendable, Hashable {
     /// Reads a job's counters and control state.
     package static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
         var report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
-        let spec = try await jobs.storedJob(jobID: jobID)?.json?.objectValue
+        let (json, recalledBy) = try await jobs.specAndRecall(jobID: jobID)
+        let spec = json?.objectValue
         report.name = spec?["name"]?.stringValue
         if let recall = spec?["recall"]?.objectValue, let campaign = recall["job"]?.stringValue,
             let mode = recall["mode"]?.stringValue.flatMap(JobRecall.Mode.init(rawValue:))
         {
             report.recallOf = JobStore.RecallLink(jobID: campaign, mode: mode)
         }
-        report.recalledBy = try await jobs.recalledBy(jobID: jobID)
+        report.recalledBy = recalledBy
         return report
     }
 

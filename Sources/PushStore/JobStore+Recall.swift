@@ -1,4 +1,5 @@
 public import APNsCore
+import Foundation
 public import PushCore
 import Redis
 
@@ -70,6 +71,22 @@ extension JobStore {
         try StoreValidation.jobID(jobID)
         _ = try await client.runScript(
             Self.releaseRecallScript, keys: [.string(JobKeyspace(jobID: jobID).recalledBy)], arguments: [.string("\(mode.rawValue) \(recallID)")])
+    }
+
+    /// A stored job's spec, parsed (nil when unknown, expired or not JSON), and the job that
+    /// recalls it: one round trip (both keys are in the job's slot), for its report.
+    ///
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
+    package func specAndRecall(jobID: String) async throws -> (json: JSONValue?, recalledBy: RecallLink?) {
+        try StoreValidation.jobID(jobID)
+        let keys = JobKeyspace(jobID: jobID)
+        let replies = try await client.checkedPipeline([["GET", .string(keys.spec)], ["GET", .string(keys.recalledBy)]])
+        let json = replies[0].bytes.flatMap { try? JSONValue(parsing: Data($0)) }
+        if replies[1].isNull { return (json, nil) }
+        guard let link = replies[1].string.flatMap(Self.recallLink) else {
+            throw StoreError.unexpected(replies[1], from: "GET of job \(jobID)'s recall")
+        }
+        return (json, link)
     }
 
     /// The job that recalls `jobID`, if any.

@@ -35,6 +35,9 @@ struct JobRecallTests {
         #expect(recall.name == "Recall: Spring sale")
         #expect(recall.collapseID(jobID: "r-1") == nil)
         try recall.validate()
+        let widget = try Self.campaign { $0 = $0.setting("com.example.news.widget", at: ["headers", "topic"]) }
+        #expect(try Self.recall(widget).headers.topic == "com.example.news.widget", "withdrawn on the topic it was shown on")
+        #expect(try Self.recall(campaign).headers.topic == nil, "the app's bundle id")
         // The JSON round trip keeps the link.
         #expect(try Fixtures.decode(recall.jsonValue) == recall)
     }

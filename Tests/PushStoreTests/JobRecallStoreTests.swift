@@ -62,6 +62,13 @@ struct JobRecallStoreTests {
             try await store.releaseRecall(of: job, by: "r-1", mode: .withdraw)
             #expect(try await store.claimRecall(of: job, by: "r-3", mode: .overwrite) == nil)
             #expect(try await store.recalledBy(jobID: job) == JobStore.RecallLink(jobID: "r-3", mode: .overwrite))
+
+            // A report reads the spec and the link in one round trip.
+            #expect(try await store.specAndRecall(jobID: "r-3") == (nil, nil))
+            try await store.saveSpec(jobID: job, json: Array(#"{"name":"Spring sale"}"#.utf8))
+            let (spec, link) = try await store.specAndRecall(jobID: job)
+            #expect(spec?.objectValue?["name"]?.stringValue == "Spring sale")
+            #expect(link == JobStore.RecallLink(jobID: "r-3", mode: .overwrite))
         }
     }
 }
