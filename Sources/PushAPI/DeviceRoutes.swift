@@ -221,12 +221,13 @@ enum DeviceRoutes {
         let listed = try await call.api.jobs.index.recent(app: app.id, limit: limit)
         let jobs = call.api.jobs
         let receipts = try await jobs.receipts(of: token, jobIDs: listed.map(\.jobID))
+        let confirmed = listed.filter { receipts[$0.jobID] != nil }
+        let names = try await jobs.names(jobIDs: confirmed.map(\.jobID))
         var campaigns: [JSONValue] = []
-        for (jobID, at) in listed {
+        for (jobID, at) in confirmed {
             guard let events = receipts[jobID] else { continue }
-            let name = try await jobs.name(jobID: jobID)
             campaigns.append([
-                "job": .string(jobID), "name": name.map(JSONValue.string) ?? .null, "listed-at": .number(JSONNumber(Int(at))),
+                "job": .string(jobID), "name": names[jobID].map(JSONValue.string) ?? .null, "listed-at": .number(JSONNumber(Int(at))),
                 "events": .array(ReceiptEvent.allCases.filter(events.contains).map { .string($0.rawValue) }),
             ])
         }

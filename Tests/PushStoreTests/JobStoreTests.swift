@@ -20,6 +20,17 @@ struct JobStoreTests {
         }
     }
 
+    @Test func namesAreReadTogetherAndJobsWithoutOneAreLeftOut() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            try await store.saveSpec(jobID: "a", json: utf8(#"{"app":"news","name":"Spring sale"}"#))
+            try await store.saveSpec(jobID: "b", json: utf8(#"{"app":"news"}"#))
+            try await store.saveSpec(jobID: "c", json: [0xFF, 0x00])
+            #expect(try await store.names(jobIDs: ["a", "b", "c", "gone"]) == ["a": "Spring sale"])
+            #expect(try await store.names(jobIDs: []) == [:])
+        }
+    }
+
     @Test func specIsBinarySafe() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
