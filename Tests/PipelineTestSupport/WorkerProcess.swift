@@ -2,6 +2,8 @@ import EmbeddedStack
 import Foundation
 import LocalRedis
 import PushAPI
+import PushConfiguration
+import PushJobs
 import Spawn
 import Testing
 
@@ -102,5 +104,33 @@ package final class WorkerProcess: Sendable {
             }
         }
         return URL(fileURLWithPath: ".build/debug")
+    }
+}
+
+extension WorkerProcess {
+    /// Waits until `workers` (started `observable`) together hold every partition of each of
+    /// their three consumer groups, and, with `eachHoldingSome`, each of them holds some of the
+    /// job and delivery partitions: their groups are stable with every worker in them, so no
+    /// rebalance moves work between them once a campaign starts.
+    package static func awaitGroups(_ workers: [WorkerProcess], stack: PipelineStack, eachHoldingSome: Bool = false) async throws {
+        let prefix = stack.configuration.kafka.groupPrefix
+        let options = stack.stack.options
+        let partitions = [
+            WorkerRole.expand.group(prefix: prefix): Int(options.jobPartitions),
+            WorkerRole.send.group(prefix: prefix): Int(options.deliveryPartitions),
+            WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
+        ]
+        let busy = [WorkerRole.expand.group(prefix: prefix), WorkerRole.send.group(prefix: prefix)]
+        _ = try await eventually("\(workers.count) worker(s) to hold every partition") {
+            var each: [[String: Int]] = []
+            for worker in workers {
+                each.append(try await worker.assignedPartitions())
+            }
+            return each
+        } until: { each in
+            let held = each.reduce(into: [String: Int]()) { $0.merge($1, uniquingKeysWith: +) }
+            guard held.filter({ partitions[$0.key] != nil }) == partitions else { return false }
+            return !eachHoldingSome || each.allSatisfy { worker in busy.allSatisfy { (worker[$0] ?? 0) > 0 } }
+        }
     }
 }

@@ -77,22 +77,7 @@ struct WorkerProcessTests {
 
     /// Waits until `workers` together hold every partition of each of their three groups.
     private static func settled(_ workers: [WorkerProcess], stack: Stack) async throws {
-        let prefix = stack.configuration.kafka.groupPrefix
-        let options = stack.stack.options
-        let partitions = [
-            WorkerRole.expand.group(prefix: prefix): Int(options.jobPartitions),
-            WorkerRole.send.group(prefix: prefix): Int(options.deliveryPartitions),
-            WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
-        ]
-        _ = try await eventually("\(workers.count) worker(s) to hold every partition") {
-            var held: [String: Int] = [:]
-            for worker in workers {
-                held.merge(try await worker.assignedPartitions(), uniquingKeysWith: +)
-            }
-            return held
-        } until: {
-            $0.filter { partitions[$0.key] != nil } == partitions
-        }
+        try await WorkerProcess.awaitGroups(workers, stack: stack)
     }
 }
 
