@@ -40,13 +40,16 @@ public struct APNsPoolSizing: Sendable, Hashable {
     public var shrinkWindowTicks: Int
     /// Notifications per second a pool is sized for at most: twice this times the round trip
     /// bounds the streams it plans for (twice: a stream whose DATA waits for the window is held
-    /// longer than a round trip). Default 100,000 (one worker on a 2-core machine sends up to
-    /// 85,000/s on loopback; benchmarks/results/capacity-wan.md).
+    /// longer than a round trip). Default 250,000: twice what one worker on a 2-core machine
+    /// sends on loopback (a plateau of up to 135,000/s, 2026-11-29), so that the bound never
+    /// decides a worker's rate at a distance. At 100,000 it did once the worker got faster: 69
+    /// connections at 80 ms (100,000 × 2 × 82 ms over 237 streams each) held one worker to about
+    /// 95,000/s while it sent 120,000/s on loopback (benchmarks/results/capacity-wan-quick.md).
     public var plannedRate: Double
 
     public init(
         minimumConnections: Int = 1, maximumConnections: Int = 128, streamCap: Int = 1_000, utilization: Double = 0.9,
-        maximumConnecting: Int = 64, shrinkWindowTicks: Int = 30, plannedRate: Double = 100_000
+        maximumConnecting: Int = 64, shrinkWindowTicks: Int = 30, plannedRate: Double = 250_000
     ) {
         self.plannedRate = max(1, plannedRate)
         self.minimumConnections = max(1, minimumConnections)

@@ -406,4 +406,23 @@ struct APNsPoolSizingTests {
         #expect(APNsPoolSizing.fixed(connections: 3, streamCap: 10).isFixed)
         #expect(!sizing.isFixed)
     }
+
+    @Test("the streams planned: the demand, at most twice the planned rate times the round trip; the default bound leaves a distance alone")
+    func plannedStreams() {
+        let sizing = APNsPoolSizing()
+        // A worker at 80 ms wanting 128 connections' worth of streams (263 each) gets them all.
+        #expect(sizing.plannedStreams(demand: 33_664, roundTrip: .milliseconds(82)) == 33_664)
+        #expect(sizing.connections(forStreams: 33_664, perConnection: 263) == 128)
+        // A planned rate of 100,000/s (the default until 2026-11-29) held it to 69 connections.
+        let slower = APNsPoolSizing(plannedRate: 100_000)
+        let held = slower.plannedStreams(demand: 33_664, roundTrip: .milliseconds(82))
+        #expect((16_400...16_401).contains(held), "100,000 × 2 × 82 ms, rounded up")
+        #expect(slower.connections(forStreams: held, perConnection: 263) == 70)
+        // On loopback the bound keeps a busy worker to one connection.
+        let loopback = sizing.plannedStreams(demand: 32_000, roundTrip: .microseconds(400))
+        #expect((200...201).contains(loopback), "250,000 × 2 × 0.4 ms, rounded up")
+        #expect(sizing.connections(forStreams: loopback, perConnection: 263) == 1)
+        // Before the first answer there is no round trip: the whole demand.
+        #expect(sizing.plannedStreams(demand: 5_000, roundTrip: nil) == 5_000)
+    }
 }

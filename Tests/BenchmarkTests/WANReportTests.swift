@@ -56,3 +56,38 @@ import Testing
         #expect(Statistics.median([4, 1, 3, 2]) == 3, "the upper middle of an even count")
     }
 }
+
+/// Where a campaign's plateau starts and what rate it reads: the steady part after the ramp,
+/// before the tail.
+@Suite struct PlateauTests {
+    /// Samples every 250 ms of a campaign whose rate in each quarter second is `rates`.
+    private func samples(_ rates: [Double]) -> [(seconds: Double, accepted: Int)] {
+        var accepted = 0.0
+        return rates.enumerated().map { index, rate in
+            accepted += rate / 4
+            return (Double(index + 1) * 0.25, Int(accepted))
+        }
+    }
+
+    @Test func aRampOfHandshakesIsNotPartOfThePlateau() throws {
+        // Four quarter seconds of handshakes (nothing, then a trickle), then 100,000/s for 3 s, then
+        // the tail; a fixed 10% window would have started in the ramp.
+        let rates = [0, 2_000, 8_000, 40_000] + Array(repeating: 100_000.0, count: 12) + [30_000]
+        let plateau = try #require(PipelineRun.plateau(of: samples(rates), campaignSeconds: 4.25))
+        #expect(abs(plateau.rate - 100_000) < 1)
+        #expect(plateau.reachedAfterSeconds == 1.25)
+    }
+
+    @Test func ratesThatAlternateReadAsTheirMean() throws {
+        // Waves of chunks settling: 80,000 and 150,000/s in turn; the median of a few of them is a draw.
+        let rates = [60_000.0] + (0..<12).map { $0.isMultiple(of: 2) ? 80_000 : 150_000 } + [10_000]
+        let plateau = try #require(PipelineRun.plateau(of: samples(rates), campaignSeconds: 3.5))
+        #expect(abs(plateau.rate - 115_000) < 1)
+    }
+
+    @Test func aCampaignWithoutASteadyPartHasNoPlateau() {
+        #expect(PipelineRun.plateau(of: [], campaignSeconds: 1) == nil)
+        #expect(PipelineRun.plateau(of: samples([0, 0, 0]), campaignSeconds: 0.75) == nil, "nothing accepted")
+        #expect(PipelineRun.plateau(of: samples([0, 0, 50_000]), campaignSeconds: 0.75) == nil, "the ramp ends with the campaign")
+    }
+}

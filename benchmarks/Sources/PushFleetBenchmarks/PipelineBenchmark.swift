@@ -404,31 +404,43 @@ struct PipelineRun: Codable {
     var latencyPercentiles: [[Double]]
     var samples: [Sample]
 
-    /// The rate at the plateau (the median of the samples' rates between 10% and 90% of the
-    /// campaign's time), and the first sample's time at which the rate reached 90% of it.
+    /// The rate at the plateau (the mean rate from the end of the ramp to 90% of the campaign's
+    /// time), and the first sample's time at which the rate reached 90% of it.
     var plateau: (rate: Double, reachedAfterSeconds: Double)? {
         guard samples.count >= 4 else { return nil }
         return Self.plateau(of: samples.map { ($0.seconds, $0.accepted) }, campaignSeconds: seconds)
     }
 
     /// The plateau of a campaign sampled as (seconds since publication, accepted so far): the
-    /// median rate between 10% and 90% of `campaignSeconds`, and the first time the rate
-    /// reached 90% of it.
+    /// mean rate of its steady part, and the first time the rate reached 90% of it.
+    ///
+    /// The steady part runs from the end of the ramp to 90% of `campaignSeconds` (what comes
+    /// after is the tail: the last chunks settling). The ramp ends at the first sample that
+    /// closes an interval at half the campaign's highest interval rate or more, and not before
+    /// 10% of `campaignSeconds`. At Apple's distance the ramp is a connection's handshakes
+    /// (about 1 s at 80 ms), a third of a CI-sized campaign: a window starting at a fixed 10%
+    /// read part of it as the plateau. The mean over the window, not the median of its
+    /// quarter-second rates: those alternate with the waves of chunks settling (84,000 next to
+    /// 150,000/s at 80 ms), and the median of ten of them is a draw.
     static func plateau(
         of samples: [(seconds: Double, accepted: Int)], campaignSeconds: Double
     ) -> (rate: Double, reachedAfterSeconds: Double)? {
-        var rates: [(seconds: Double, rate: Double)] = []
+        var rates: [(seconds: Double, accepted: Int, rate: Double)] = []
         var previous = (seconds: 0.0, accepted: 0)
         for sample in samples {
             let interval = sample.seconds - previous.seconds
-            if interval > 0 { rates.append((sample.seconds, Double(sample.accepted - previous.accepted) / interval)) }
+            if interval > 0 {
+                rates.append((sample.seconds, sample.accepted, Double(sample.accepted - previous.accepted) / interval))
+            }
             previous = sample
         }
-        let middle = rates.filter { $0.seconds >= campaignSeconds * 0.1 && $0.seconds <= campaignSeconds * 0.9 }.map(\.rate).sorted()
-        guard !middle.isEmpty else { return nil }
-        let median = middle[middle.count / 2]
-        guard let reached = rates.first(where: { $0.rate >= 0.9 * median }) else { return nil }
-        return (median, reached.seconds)
+        guard let highest = rates.map(\.rate).max(), highest > 0,
+            let start = rates.first(where: { $0.rate >= highest / 2 && $0.seconds >= campaignSeconds * 0.1 }),
+            let end = rates.last(where: { $0.seconds <= campaignSeconds * 0.9 }), end.seconds > start.seconds
+        else { return nil }
+        let rate = Double(end.accepted - start.accepted) / (end.seconds - start.seconds)
+        guard let reached = rates.first(where: { $0.rate >= 0.9 * rate }) else { return nil }
+        return (rate, reached.seconds)
     }
 
     var line: String {
