@@ -99,15 +99,12 @@ enum JobRoutes {
             outcome = try await call.api.jobOperator.recall(
                 jobID: jobID, overwriteWith: overwrite, at: call.api.clock(), window: call.api.recallWindow)
         } catch let refusal as RecallRefusal {
-            if refusal.field == "job" { throw APIError(.conflict, refusal.code.rawValue, refusal.message, field: refusal.field) }
+            if refusal.concernsCampaign { throw APIError(.conflict, refusal.code.rawValue, refusal.message, field: refusal.field) }
             throw APIError.invalid(refusal.field, refusal.message, code: refusal.code.rawValue)
         } catch let already as JobOperator.AlreadyRecalled {
             throw APIError(.conflict, "recalled-already", already.description, field: "job")
         } catch let invalid as JobOperator.InvalidRecall {
-            // The content is the overwrite's; anything else of the recall job is the campaign's.
-            let field = invalid.error.field
-            let own = field.hasPrefix("notification") || field.hasPrefix("headers")
-            throw APIError.invalid(own ? "overwrite-with." + field : field, invalid.error.message, code: invalid.error.code.rawValue)
+            throw APIError.invalid(invalid.field, invalid.error.message, code: invalid.error.code.rawValue)
         } catch let error as JobPublisher.JobTooLarge {
             throw APIError(.contentTooLarge, "payload-too-large", error.description, field: "job")
         }

@@ -40,6 +40,13 @@ public struct JobRecall: Hashable, Sendable {
         ["job": .string(jobID), "mode": .string(mode.rawValue)]
     }
 
+    /// The recall a stored job's spec names in its `recall` field; `nil` for a spec that names
+    /// none (a campaign) or one that does not decode.
+    public static func of(spec: JSONValue?) -> JobRecall? {
+        guard let value = spec?.objectValue?["recall"] else { return nil }
+        return try? JobRecall(json: value, at: FieldPath.root.key("recall"))
+    }
+
     init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(["job", "mode"], at: path)
@@ -113,6 +120,15 @@ public struct RecallRefusal: Error, Hashable, Sendable, CustomStringConvertible 
     public let message: String
 
     public var description: String { message }
+
+    /// Whether the campaign cannot be recalled (what it is, or when it was sent), rather than
+    /// the overwriting content being wrong: a conflict with the campaign's state, not bad input.
+    public var concernsCampaign: Bool {
+        switch code {
+        case .isRecall, .audience, .windowPassed, .noCollapseID: true
+        case .notAlert, .reservedKey: false
+        }
+    }
 }
 
 extension PushJob {

@@ -132,8 +132,8 @@ struct JobsCommand: AsyncParsableCommand {
                     printError("pushfleet: \(unknown)")
                     throw ExitCode(2)
                 } catch let refusal as RecallRefusal {
-                    printError("pushfleet: \(refusal.field == "job" ? "" : "\(refusal.field): ")\(refusal.message)")
-                    throw ExitCode(refusal.field == "job" ? 5 : 65)
+                    printError("pushfleet: \(refusal.concernsCampaign ? "" : "\(refusal.field): ")\(refusal.message)")
+                    throw ExitCode(refusal.concernsCampaign ? 5 : 65)
                 } catch let already as JobOperator.AlreadyRecalled {
                     printError("pushfleet: \(already)")
                     throw ExitCode(5)

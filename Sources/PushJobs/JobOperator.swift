@@ -71,7 +71,13 @@ package struct JobOperator: Sendable {
     /// A recall whose job does not validate (its overwriting content, most often).
     package struct InvalidRecall: Error, CustomStringConvertible {
         package let error: MessageValidationError
-        package var description: String { error.description }
+        /// The field at fault as the caller gave it: the overwriting content's under
+        /// `overwrite-with.`; anything else of the recall job is the campaign's.
+        package var field: String {
+            let field = error.field
+            return field.hasPrefix("notification") || field.hasPrefix("headers") ? "overwrite-with." + field : field
+        }
+        package var description: String { "\(field): \(error.message) [\(error.code)]" }
     }
 
     /// What ``recall(jobID:overwriteWith:at:window:)`` did.

@@ -150,13 +150,8 @@ package struct JobReport: Sendable, Hashable {
     package static func load(jobID: String, from jobs: JobStore) async throws -> JobReport {
         var report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
         let (json, recalledBy) = try await jobs.specAndRecall(jobID: jobID)
-        let spec = json?.objectValue
-        report.name = spec?["name"]?.stringValue
-        if let recall = spec?["recall"]?.objectValue, let campaign = recall["job"]?.stringValue,
-            let mode = recall["mode"]?.stringValue.flatMap(JobRecall.Mode.init(rawValue:))
-        {
-            report.recallOf = JobStore.RecallLink(jobID: campaign, mode: mode)
-        }
+        report.name = json?.objectValue?["name"]?.stringValue
+        report.recallOf = JobRecall.of(spec: json).map { JobStore.RecallLink(jobID: $0.jobID, mode: $0.mode) }
         report.recalledBy = recalledBy
         return report
     }

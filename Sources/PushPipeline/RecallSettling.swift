@@ -8,9 +8,9 @@
 /// ``longest``.
 struct RecallSettling: Sendable {
     /// How long the campaign's finished count must stay still.
-    var quietPeriod: Duration = .seconds(10)
+    let quietPeriod: Duration
     /// The longest a recall waits.
-    var longest: Duration = .seconds(60)
+    let longest: Duration
 
     private var lastFinished: Int?
     private var stillSince: Duration = .zero

@@ -94,6 +94,21 @@ struct JobRecallTests {
         #expect(background?.code == .notAlert && background?.field == "overwrite-with.headers.push-type")
         let reserved = refusal { try Self.recall(campaign, overwrite: (APNsPayload(["aps": ["alert": "x"], "pushfleet": [:]]), nil)) }
         #expect(reserved?.code == .reservedKey && reserved?.field == "overwrite-with.notification.pushfleet")
+        // What the campaign is or when it went decides a conflict; the new content, bad input.
+        let windowPassed = try #require(refusal { try Self.recall(campaign, after: Self.day + 1) })
+        #expect(windowPassed.concernsCampaign && windowPassed.field == "job")
+        #expect(try #require(refusal { try Self.recall(plain, overwrite: (content, nil)) }).concernsCampaign)
+        #expect(try #require(refusal { try Self.recall(recall) }).concernsCampaign)
+        #expect(try #require(refusal { try Self.recall(onChannel) }).concernsCampaign)
+        #expect(background?.concernsCampaign == false && reserved?.concernsCampaign == false)
+    }
+
+    @Test func aStoredSpecNamesTheCampaignItRecalls() throws {
+        let recall = try Self.recall(try Self.campaign())
+        #expect(JobRecall.of(spec: recall.jsonValue) == JobRecall(jobID: "spring-sale", mode: .withdraw))
+        #expect(JobRecall.of(spec: try Self.campaign().jsonValue) == nil, "a campaign recalls nothing")
+        #expect(JobRecall.of(spec: recall.jsonValue.setting("erase", at: ["recall", "mode"])) == nil, "a link that does not decode")
+        #expect(JobRecall.of(spec: nil) == nil)
     }
 
     @Test func aRecallJobIsCheckedAsOne() throws {
