@@ -8,6 +8,7 @@ import EmbeddedStack
 import Foundation
 import Histogram
 import Kafka
+import LocalRedis
 import Logging
 import PushCore
 import PushStore
@@ -186,11 +187,17 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
 
     private func runCampaign(workers: Int, stack: EmbeddedStack, producer: KafkaProducer, redis: any RedisCommands) async throws -> PipelineRun {
         print("campaign with \(workers) worker process(es)")
-        let processes = try (0..<workers).map { _ in try startWorker(stack: stack) }
+        let started = try (0..<workers).map { _ in try startWorker(stack: stack) }
+        let processes = started.map(\.process)
         defer {
             for process in processes { process.signal(SIGKILL) }
         }
-        // Warm up: a one-token job proves every worker joined its groups and connected.
+        // Every worker holds its share of each group's partitions before anything is published:
+        // a worker still joining when the broadcast goes out moves partitions in the middle of
+        // it (a CI run of two workers waited 10.5 s for its expansion that way, 2026-11-29).
+        let metricsURLs = started.map(\.metrics)
+        try await WorkerFleet.awaitSettled(CampaignHarness.groupPartitions(stack)) { metricsURLs }
+        // Warm up: a one-token job proves the workers connected to APNs.
         let warmUp = "warm-up-\(workers)"
         try await publish(
             PushJob(
@@ -320,17 +327,21 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
         _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
     }
 
-    private func startWorker(stack: EmbeddedStack) throws -> ChildProcess {
+    /// A worker process, and where its `/metrics` are.
+    private func startWorker(stack: EmbeddedStack) throws -> (process: ChildProcess, metrics: URL) {
+        let port = try LocalRedisServer.freePort()
         var overrides = [
             "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
             "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
+            "PUSHFLEET__METRICS__PORT": String(port),
         ]
         if let settlePatienceMs { overrides["PUSHFLEET__WORKER__SETTLE_PATIENCE_MS"] = String(settlePatienceMs) }
         // Its output and logs go to this process's.
-        return try ChildProcess(
+        let process = try ChildProcess(
             executable: pushfleet, arguments: stack.workerArguments(logLevel: workerLogLevel),
             environment: ProcessInfo.processInfo.environment.merging(overrides) { $1 }, output: .descriptor(STDOUT_FILENO),
             error: .descriptor(STDERR_FILENO))
+        return (process, URL(string: "http://127.0.0.1:\(port)/metrics")!)
     }
 
     private func references(stack: EmbeddedStack) async throws -> (APNsBenchmarkReport.Measurement, APNsBenchmarkReport.Measurement) {
