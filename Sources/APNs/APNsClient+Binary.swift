@@ -25,10 +25,14 @@ extension APNsClient {
     /// has every frame written on it written again, at most
     /// ``APNsClientConfiguration/binaryMaxWrites`` times. Answers read as APNs's HTTP/2 answers
     /// would (``binaryResponse(_:writes:)``): taken is 200, `InvalidToken` a 400 `BadDeviceToken`.
+    ///
+    /// `payloads`, when given, holds each device's own payload, as in ``send(_:to:payloads:onResult:)``.
     public func sendOverBinaryInterface(
-        _ notification: APNsRequest, to tokens: [DeviceToken], onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void
+        _ notification: APNsRequest, to tokens: [DeviceToken], payloads: [ByteBuffer]? = nil,
+        onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void
     ) async {
         guard !tokens.isEmpty else { return }
+        precondition(payloads == nil || payloads!.count == tokens.count, "one payload per token")
         let key = "\(notification.credential.id)/\(notification.environment.rawValue)"
         let endpoint = configuration.endpoint(for: notification.environment, service: .binaryGateway)
         let sslContext: NIOSSLContext
@@ -65,7 +69,7 @@ extension APNsClient {
             for (offset, index) in slice.enumerated() {
                 let identifier = first &+ UInt32(offset)
                 APNsBinaryFrame.writeNotification(
-                    token: tokens[index].bytes, payload: notification.payload, identifier: identifier, expiration: expiration,
+                    token: tokens[index].bytes, payload: payloads?[index] ?? notification.payload, identifier: identifier, expiration: expiration,
                     priority: priority, into: &bytes)
                 window.written(index, identifier: identifier, at: now)
                 writes[index] += 1

@@ -131,10 +131,17 @@ public final class APNsClient: Sendable {
     /// future of its own. Devices are sent to in their order. One whose first answer calls for
     /// another send (a refused stream, an expired provider token, a retry) continues by itself
     /// as in ``send(_:)``.
+    ///
+    /// `payloads`, when given, holds each device's own payload (one per token, in place of the
+    /// notification's): a badge the server keeps differs from device to device.
     public func send(
-        _ notification: APNsRequest, to tokens: [DeviceToken], onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void
+        _ notification: APNsRequest, to tokens: [DeviceToken], payloads: [ByteBuffer]? = nil,
+        onResult: @escaping @Sendable (Int, Result<APNsResponse, APNsError>) -> Void
     ) async {
         guard !tokens.isEmpty else { return }
+        precondition(payloads == nil || payloads!.count == tokens.count, "one payload per token")
+        let payload: (Int) -> ByteBuffer = { index in payloads?[index] ?? notification.payload }
+        let largestPayload = payloads?.lazy.map(\.readableBytes).max() ?? notification.payload.readableBytes
         let pool: APNsConnectionPool
         let tokenManager: APNsProviderTokenManager?
         let providerToken: APNsProviderToken?
@@ -159,7 +166,7 @@ public final class APNsClient: Sendable {
             let grants: [APNsConnectionPool.Grant]
             do {
                 grants = try await pool.lease(
-                    upTo: tokens.count - next, bytes: notification.payload.readableBytes, timeout: configuration.requestTimeout)
+                    upTo: tokens.count - next, bytes: largestPayload, timeout: configuration.requestTimeout)
             } catch {
                 for index in next..<tokens.count { batch.noStream(index: index, error) }
                 break
@@ -174,7 +181,7 @@ public final class APNsClient: Sendable {
                         providerToken: providerToken)
                     submissions.append(
                         APNsConnection.Submission(
-                            headers: headers, payload: notification.payload, timeout: timeout, request: .batch(batch, index: index)))
+                            headers: headers, payload: payload(index), timeout: timeout, request: .batch(batch, index: index)))
                 }
                 grant.connection.execute(submissions)
                 next += grant.streams
@@ -185,9 +192,10 @@ public final class APNsClient: Sendable {
             for await followUp in batch.followUps {
                 let deviceToken = tokens[followUp.index]
                 let apnsID = apnsIDs[followUp.index]
+                let devicePayload = payload(followUp.index)
                 group.addTask {
                     let result = await self.follow(
-                        payload: notification.payload, pool: pool, tokens: tokenManager, providerToken: providerToken,
+                        payload: devicePayload, pool: pool, tokens: tokenManager, providerToken: providerToken,
                         after: followUp.outcome,
                         headers: {
                             Self.headers(for: notification, deviceToken: deviceToken, apnsID: apnsID, authority: authority, providerToken: $0)

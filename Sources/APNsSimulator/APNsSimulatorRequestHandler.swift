@@ -142,7 +142,7 @@ final class APNsSimulatorRequestHandler {
                         pushType: notification.pushType.rawValue, priority: notification.priority,
                         expiration: notification.expiration, collapseID: notification.collapseID,
                         requestAPNsID: notification.apnsID, responseAPNsID: apnsID, status: 200, reason: nil,
-                        payloadBytes: payload.readableBytes))
+                        payloadBytes: payload.readableBytes, payload: String(buffer: payload)))
             }
         case .failure(let rejection):
             let status = rejection.reason.documentedStatus ?? 400

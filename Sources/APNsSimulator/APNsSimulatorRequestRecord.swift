@@ -14,4 +14,6 @@ public struct APNsSimulatorRequestRecord: Sendable, Hashable, Codable {
     public var status: Int
     public var reason: String?
     public var payloadBytes: Int
+    /// The payload of an accepted request, as sent (JSON text).
+    public var payload: String? = nil
 }

@@ -23,6 +23,8 @@ final class APIEnvironment: Sendable {
     let activityTokens: ActivityTokenStore
     let deadLetters: DeadLetterLog
     let hours: HourStatistics
+    /// The badges the server keeps for campaigns with a badge rule.
+    let badges: BadgeStore
     let metrics: APIMetrics
     let maxBodyBytes: Int
     /// How long after its publication a campaign can be recalled (`jobs.recall-window-hours`).
@@ -45,6 +47,7 @@ final class APIEnvironment: Sendable {
         self.jobs = jobs
         deadLetters = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
         hours = HourStatistics(client: redis)
+        badges = BadgeStore(client: redis, markerTimeToLive: jobs.specTimeToLive)
         publisher = JobPublisher(producer: producer, jobs: jobs, idempotency: IdempotencyKeys(client: redis))
         jobOperator = JobOperator(producer: producer, jobs: jobs, publisher: publisher)
         self.redis = redis

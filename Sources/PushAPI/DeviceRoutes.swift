@@ -17,6 +17,8 @@ enum DeviceRoutes {
         APIRoute(.get, "/v1/apps/{app}/devices/{token}", "getDevice", scope: .device, device),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/restore", "restoreDevice", restore),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/campaigns", "getDeviceCampaigns", campaigns),
+        APIRoute(.get, "/v1/apps/{app}/devices/{token}/badge", "getDeviceBadge", scope: .device, badge),
+        APIRoute(.put, "/v1/apps/{app}/devices/{token}/badge", "setDeviceBadge", scope: .device, setBadge),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/tags", "getDeviceTags", scope: .device, tags),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", scope: .device, addTags),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", scope: .device, removeTag),
@@ -97,6 +99,41 @@ enum DeviceRoutes {
             throw notRegistered(token, app: app.id)
         }
         return APIResponse.json(record.jsonValue)
+    }
+
+    /// `GET …/devices/{token}/badge`: the badge the server keeps for the device (0 until a
+    /// campaign with a badge rule counts one).
+    static func badge(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let token = try APIValidation.token(try call.parameter("token"))
+        let device = try await deviceID(token, app: app.id, call.api.registry)
+        let badge = try await call.api.badges.badge(app: app.id, device: device)
+        return APIResponse.json(["token": .string(token.hex), "badge": JSONValue(badge)])
+    }
+
+    /// `PUT …/devices/{token}/badge` with `{"badge": N}`: sets the badge the server keeps for
+    /// the device, as the app does when it is opened (`{"badge": 0}`); the next campaign with a
+    /// badge rule counts from it.
+    static func setBadge(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let token = try APIValidation.token(try call.parameter("token"))
+        let body = try await call.jsonObject()
+        try APIValidation.onlyKeys(body, ["badge"])
+        guard let value = body["badge"] else { throw APIError.invalid("badge", "is required", code: "missing-field") }
+        guard let badge = value.intValue, (0...BadgeRule.maxValue).contains(badge) else {
+            throw APIError.invalid("badge", "must be an integer from 0 to \(BadgeRule.maxValue)")
+        }
+        let device = try await deviceID(token, app: app.id, call.api.registry)
+        try await call.api.badges.set(app: app.id, device: device, to: badge)
+        return APIResponse.json(["token": .string(token.hex), "badge": JSONValue(badge)])
+    }
+
+    /// The id of a registered device of `app`: what its badge is kept by.
+    private static func deviceID(_ token: DeviceToken, app: String, _ registry: DeviceRegistry) async throws -> UInt32 {
+        guard let id = try await registry.deviceIDs(app: app, tokens: [token])[0] else {
+            throw notRegistered(token, app: app)
+        }
+        return id
     }
 
     static func tags(_ call: inout APICall) async throws -> Response {

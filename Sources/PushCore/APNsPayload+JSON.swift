@@ -41,7 +41,14 @@ extension APNsPayload: Codable {
             _ = try APNsAlert(json: value, at: path)
         case "sound":
             _ = try APNsSound(json: value, at: path)
-        case "badge", "stale-date", "timestamp", "dismissal-date":
+        case "badge":
+            if let rule = value.objectValue {
+                try BadgeRule.validate(rule, at: path)
+            } else {
+                let integer = try value.decodeInt(at: path)
+                guard integer >= 0 else { throw MessageValidationError(path, .invalidValue, "must be at least 0") }
+            }
+        case "stale-date", "timestamp", "dismissal-date":
             let integer = try value.decodeInt(at: path)
             guard integer >= 0 else { throw MessageValidationError(path, .invalidValue, "must be at least 0") }
         case "content-available", "mutable-content":

@@ -49,7 +49,7 @@ extension DeliveryChunk {
         }
         object["tags"] = nil
         let job = try PushJob(json: .object(object))
-        try job.validate()
+        try job.validate(inChunk: true)
         guard job.id != nil else {
             throw MessageValidationError(FieldPath.root.key("id"), .missingField, "is required on a delivery chunk")
         }

@@ -24,6 +24,12 @@ extension PushJob {
     /// ranges, and the payload (`aps` present and well-typed, size within the push type's
     /// limit).
     public func validate() throws(MessageValidationError) {
+        try validate(inChunk: false)
+    }
+
+    /// ``validate()``, or, `inChunk`, the rules of a job as a delivery chunk carries it: its
+    /// audience is the chunk's tokens, whatever the job addressed.
+    func validate(inChunk: Bool) throws(MessageValidationError) {
         let root = FieldPath.root
         try Self.validateIdentifier(app, at: root.key("app"))
         if let id {
@@ -50,6 +56,9 @@ extension PushJob {
             }
         }
         try notification.validate(at: root.key("notification"), pushType: headers.pushType)
+        if notification.badgeRule != nil {
+            try validateKeptBadge(at: root.key("notification").key("aps").key("badge"), inChunk: inChunk)
+        }
         if let recall {
             try Self.validateIdentifier(recall.jobID, at: root.key("recall").key("job"))
             try recall.validate(self)
@@ -60,6 +69,31 @@ extension PushJob {
                     root.key("notification").key("aps").key("attributes-type"), .missingField,
                     "is required to start a Live Activity: it names the ActivityAttributes type (and the push-to-start tokens the job goes to)")
             }
+        }
+    }
+
+    /// A badge the server keeps is a device's number in the registry: the job goes to devices of
+    /// the registry (openids, tags, broadcast) with device tokens, and is not a recall (an
+    /// overwrite replaces a notification already counted). A chunk's tokens are such devices,
+    /// at their ids.
+    private func validateKeptBadge(at path: FieldPath, inChunk: Bool) throws(MessageValidationError) {
+        switch audience {
+        case .openIDs, .tags, .broadcast:
+            break
+        case .tokens where inChunk:
+            break
+        case .tokens, .channel, .activity:
+            throw MessageValidationError(
+                path, .invalidValue,
+                "a badge kept by the server (increment or set) needs an audience of registered devices (openids, tags or broadcast), not \(audience.kind); give a number instead")
+        }
+        guard tokenKind == .device else {
+            throw MessageValidationError(
+                path, .invalidValue, "a badge kept by the server is a device's: it takes device tokens, not \(tokenKind.description) tokens")
+        }
+        guard recall == nil else {
+            throw MessageValidationError(
+                path, .invalidValue, "an overwrite replaces a notification already counted: give a number instead of increment or set")
         }
     }
 

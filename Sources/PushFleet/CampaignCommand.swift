@@ -26,6 +26,12 @@ struct NotificationOptions: ParsableArguments {
     @Option(help: "The badge number.")
     var badge: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Add N to each device's badge, kept by the server: each notification carries the device's new number (openids, tags or broadcast).",
+            valueName: "N"))
+    var badgeIncrement: Int?
+
     @Option(help: "apns-push-type (alert, background, voip, …).")
     var pushType: String = "alert"
 
@@ -55,7 +61,11 @@ struct NotificationOptions: ParsableArguments {
         var aps = JSONObject()
         if !alert.isEmpty { aps["alert"] = .object(alert) }
         if let sound { aps["sound"] = .string(sound) }
+        if badge != nil, badgeIncrement != nil {
+            throw ValidationError("--badge and --badge-increment are exclusive: a number for every device, or each device's own")
+        }
         if let badge { aps["badge"] = .number(JSONNumber(badge)) }
+        if let badgeIncrement { aps["badge"] = ["increment": .number(JSONNumber(badgeIncrement))] }
         if pushType == "background" { aps["content-available"] = .number(JSONNumber(1)) }
         var headers: JSONObject = ["push-type": .string(pushType)]
         if let priority { headers["priority"] = .number(JSONNumber(priority)) }

@@ -38,6 +38,7 @@ struct ClientSession {
     }
 
     var jobs: JobStore { JobStore(client: redis) }
+    var badges: BadgeStore { BadgeStore(client: redis) }
 
     var publisher: JobPublisher {
         guard let producer else { preconditionFailure("a session without Kafka cannot publish") }

@@ -10,7 +10,7 @@ struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "Import, export, bind, unbind and tag devices in the registry; list and restore suspect ones.",
-        subcommands: [Import.self, Export.self, Bind.self, Unbind.self, Tags.self, RemoveTag.self, Suspects.self, Restore.self])
+        subcommands: [Import.self, Export.self, Bind.self, Unbind.self, Tags.self, Badge.self, RemoveTag.self, Suspects.self, Restore.self])
 
     /// `pushfleet devices import FILE --app APP`
     struct Import: AsyncParsableCommand {
@@ -239,6 +239,46 @@ struct DevicesCommand: AsyncParsableCommand {
 }
 
 extension DevicesCommand {
+    /// `pushfleet devices badge TOKEN --app APP [--set N]`
+    struct Badge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the badge the server keeps for a device, after setting it.",
+            discussion: """
+                Campaigns whose aps.badge is {"increment": N} or {"set": N} count each device's badge, once per \
+                campaign and device; the app resets it when it is opened (--set 0, or PUT …/devices/{token}/badge). \
+                Exit status: 0, 2 when the device is not registered, 64 usage.
+                """)
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        @Option(help: "The number to set (0 to 65535; 0 removes the badge).") var set: Int?
+        @Argument(help: "The device token (hex).") var token: String
+
+        func validate() throws {
+            if let set, !(0...BadgeRule.maxValue).contains(set) {
+                throw ValidationError("--set must be 0 to \(BadgeRule.maxValue), is \(set)")
+            }
+        }
+
+        func run() async throws {
+            let deviceToken = try parseToken(token)
+            let badge: Int? = try await ClientSession.withRegistry(options, app: app) { session in
+                guard let device = try await session.registry.deviceIDs(app: app, tokens: [deviceToken])[0] else { return nil }
+                if let set { try await session.badges.set(app: app, device: device, to: set) }
+                return try await session.badges.badge(app: app, device: device)
+            }
+            guard let badge else {
+                printError("pushfleet: device \(deviceToken.hex) is not registered for app \(app)")
+                throw ExitCode(2)
+            }
+            if options.json {
+                print(String(decoding: JSONValue.object(["token": .string(deviceToken.hex), "badge": .number(JSONNumber(badge))]).compactData(), as: UTF8.self))
+            } else {
+                print(badge)
+            }
+        }
+    }
+
     /// `pushfleet devices export --app APP [--output FILE]`
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

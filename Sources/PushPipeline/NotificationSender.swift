@@ -37,6 +37,8 @@ final class NotificationSender: Sendable {
     private let suspensions: SuspensionCache
     private let resend: ResendBuffer
     private let hours: HourStatistics
+    private let badges: BadgeStore
+    private let registry: DeviceRegistry
     private let throttle: SendThrottle
     private let inFlight: AsyncPermits
     private let breaker: CampaignBreaker
@@ -46,7 +48,8 @@ final class NotificationSender: Sendable {
 
     init(
         outlet: PipelineOutlet, clients: [String: APNsClient], jobs: JobStore, controls: JobControlCache, suspensions: SuspensionCache,
-        resend: ResendBuffer, hours: HourStatistics, limiter: RateLimiter, worker: WorkerSettings, breaker: BreakerSettings
+        resend: ResendBuffer, hours: HourStatistics, badges: BadgeStore, registry: DeviceRegistry, limiter: RateLimiter,
+        worker: WorkerSettings, breaker: BreakerSettings
     ) {
         self.outlet = outlet
         self.clients = clients
@@ -55,6 +58,8 @@ final class NotificationSender: Sendable {
         self.suspensions = suspensions
         self.resend = resend
         self.hours = hours
+        self.badges = badges
+        self.registry = registry
         self.throttle = SendThrottle(limiter: limiter, permitBlock: worker.permitBlock, counters: outlet.counters)
         self.inFlight = AsyncPermits(worker.notificationsInFlight)
         self.breaker = CampaignBreaker(settings: breaker)
@@ -103,10 +108,13 @@ final class NotificationSender: Sendable {
             app: app.id, jobID: jobID, environment: job.environment, kind: job.tokenKind,
             usesOwnTopic: job.usesOwnTopic(bundleID: app.settings.bundleID), now: 0, suspension: suspensions.duration)
         let outcomes = SendResultQueue()
+        let badges = try await KeptBadges.of(
+            job, deliveries: deliveries, app: app.id, store: self.badges, registry: registry, logger: outlet.logger)
         // Sending and settling run side by side. A notification keeps its slot of the in-flight
         // window until its outcome is settled (its sent marker written), so the window bounds
         // what a worker that dies can leave sent and unmarked: what is sent again after a crash.
-        async let sending = send(deliveries, as: notification, of: job, jobID: jobID, app: app, through: client, into: outcomes)
+        async let sending = send(
+            deliveries, as: notification, badges: badges, of: job, jobID: jobID, app: app, through: client, into: outcomes)
         var firstError: (any Error)?
         var sentCount = 0
         while let arrived = await outcomes.next(upTo: Self.settleBatch, orAfter: settlePatience) {
@@ -146,9 +154,10 @@ final class NotificationSender: Sendable {
     /// Hands `deliveries` to `client` as the throttle admits them, each with its slot of the
     /// in-flight window (returned by the settling side), until the end or a stop; each outcome
     /// goes to `outcomes` by its index. Answers how many were handed over, and why it stopped
-    /// when that is not all of them.
+    /// when that is not all of them. With `badges`, each device's payload carries its number,
+    /// counted just before its batch goes to the client.
     private func send(
-        _ deliveries: [Delivery], as notification: APNsRequest, of job: PushJob, jobID: String, app: PushApp,
+        _ deliveries: [Delivery], as notification: APNsRequest, badges: KeptBadges?, of job: PushJob, jobID: String, app: PushApp,
         through client: APNsClient, into outcomes: SendResultQueue
     ) async -> (sent: Int, stop: Stop) {
         let inFlight = self.inFlight
@@ -187,9 +196,16 @@ final class NotificationSender: Sendable {
                             stop = halt
                             break sending
                         }
+                        let first = next
+                        let payloads: [ByteBuffer]?
+                        do {
+                            payloads = try await badges?.payloads(first..<(first + size), app: app.id, jobID: jobID, logger: outlet.logger)
+                        } catch {
+                            inFlight.release(size)
+                            throw error
+                        }
                         metrics.sendStarted(size)
                         outcomes.handOver(size)
-                        let first = next
                         let tokens = deliveries[first..<(first + size)].map(\.token)
                         let start = ContinuousClock.now
                         group.addTask {
@@ -205,9 +221,9 @@ final class NotificationSender: Sendable {
                                     }
                                 }
                                 if binary {
-                                    await client.sendOverBinaryInterface(notification, to: tokens, onResult: onResult)
+                                    await client.sendOverBinaryInterface(notification, to: tokens, payloads: payloads, onResult: onResult)
                                 } else {
-                                    await client.send(notification, to: tokens, onResult: onResult)
+                                    await client.send(notification, to: tokens, payloads: payloads, onResult: onResult)
                                 }
                                 if let statuses {
                                     span.attributes["pushfleet.app"] = app.id

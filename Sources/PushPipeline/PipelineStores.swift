@@ -22,6 +22,8 @@ struct PipelineStores: Sendable {
     let deadLetterLog: DeadLetterLog
     /// Sends and receipts by the hour of the day they happened in.
     let hours: HourStatistics
+    /// Each device's badge, for the campaigns whose `aps.badge` is a rule.
+    let badges: BadgeStore
 
     init(redis: any RedisCommands, configuration: PushFleetConfiguration, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.registry = DeviceRegistry(
@@ -38,5 +40,6 @@ struct PipelineStores: Sendable {
         self.activityTokens = ActivityTokenStore(client: redis)
         self.deadLetterLog = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
         self.hours = HourStatistics(client: redis)
+        self.badges = BadgeStore(client: redis, markerTimeToLive: jobs.specTimeToLive)
     }
 }

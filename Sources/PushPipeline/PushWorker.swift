@@ -112,7 +112,8 @@ public final class PushWorker: Service, Sendable {
             apps: apps, producer: producer, jobs: stores.jobs, deadLetterLog: stores.deadLetterLog, counters: counters, logger: logger)
         let sender = NotificationSender(
             outlet: outlet, clients: clients, jobs: stores.jobs, controls: stores.controls, suspensions: stores.suspensions,
-            resend: stores.resend, hours: stores.hours, limiter: stores.limiter, worker: configuration.worker, breaker: configuration.breaker)
+            resend: stores.resend, hours: stores.hours, badges: stores.badges, registry: stores.registry, limiter: stores.limiter,
+            worker: configuration.worker, breaker: configuration.breaker)
         let worker = configuration.worker
         let feedbackInterval = configuration.apns.feedbackInterval
 

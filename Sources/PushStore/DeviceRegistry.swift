@@ -173,6 +173,15 @@ package final class DeviceRegistry: Sendable {
         }
     }
 
+    /// The device ids of `tokens` in `app`'s registry, in their order, `nil` for a token not
+    /// registered: what a device's badge and a job's sent state are kept by.
+    ///
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
+    package func deviceIDs(app: String, tokens: [DeviceToken]) async throws -> [UInt32?] {
+        try StoreValidation.app(app)
+        return try await records(app: app, tokens: tokens).map { $0?.id }
+    }
+
     /// How many devices `app` has in each environment, suspect ones apart (every shard's
     /// counts, pipelined). While a reshard moves a bucket, its devices may count twice.
     ///

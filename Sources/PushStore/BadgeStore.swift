@@ -1,0 +1,187 @@
+import FlowControl
+public import PushCore
+import Redis
+
+/// The keys of one range of an app's kept badges: device ids `range × 65,536 ..< (range + 1) ×
+/// 65,536`, in their own hash slot `{badge:<app>:<range>}` (as a job's sent state is split,
+/// ``SentRangeKeyspace``), so that the badges of a large app spread over the cluster and no key
+/// holds more than one range. The range, a number, is last in the tag: no two (app, range)
+/// pairs share a key, whatever an app id holds.
+struct BadgeRangeKeyspace: Sendable {
+    /// Device ids per range.
+    static let positions = SentRangeKeyspace.positions
+
+    /// `pf:{badge:<app>:<range>}:`
+    let base: String
+
+    init(app: String, range: Int) {
+        base = "pf:{badge:\(app):\(range)}:"
+    }
+
+    /// STRING: each device's badge, an unsigned 16-bit number at `BITFIELD` offset
+    /// `#(id mod 65,536)` (128 KiB for a whole range). Kept without expiry.
+    var counts: String { base + "counts" }
+    /// STRING, a bitmap: bit `id mod 65,536` is set once the job counted the device's badge
+    /// (its badge marker). Expires with the job's other keys.
+    func counted(jobID: String) -> String { base + "job:" + jobID }
+
+    static func range(of device: UInt32) -> Int { Int(device) / positions }
+    static func offset(of device: UInt32) -> Int { Int(device) % positions }
+}
+
+/// Each registered device's badge number, kept by the server for the campaigns whose
+/// `aps.badge` is a rule (``BadgeRule``), and set by the app when it is opened.
+///
+/// A campaign's rule is applied to a device once: the number and the job's badge marker for the
+/// device change in one script, so a notification sent again (a chunk delivered twice after a
+/// crash, a resend) carries the device's number without counting again. The number is counted
+/// before the notification goes to APNs, which it must carry: a notification that never reaches
+/// the device (cancelled in that instant, refused, given up after its retries) leaves its count.
+package final class BadgeStore: Sendable {
+    let client: any RedisCommands
+    /// How long a job's badge markers are kept (the TTL of the job's keys).
+    let markerTimeToLiveMilliseconds: Int64
+
+    /// Devices per script call: with their offsets the `BITFIELD` arguments stay below Lua's
+    /// `unpack` limit of 8,000.
+    static let devicesPerCall = 900
+
+    package init(client: any RedisCommands, markerTimeToLive: Duration = .seconds(7 * 86_400)) {
+        self.client = client
+        precondition(markerTimeToLive >= .milliseconds(1), "markerTimeToLive must be at least 1 ms")
+        self.markerTimeToLiveMilliseconds = markerTimeToLive.wholeMilliseconds
+    }
+
+    /// Applies `rule` of job `jobID` to each of `devices` (ids of the app's registry) that the
+    /// job has not counted yet, and answers each device's number after it, in their order: one
+    /// script per range of ids and 900 devices, pipelined. A device the job counted before
+    /// answers its current number.
+    ///
+    /// - Throws: ``StoreError`` naming `app` or `jobID`; `RedisClientError`.
+    package func apply(_ rule: BadgeRule, app: String, jobID: String, devices: [UInt32]) async throws -> [Int] {
+        try StoreValidation.app(app)
+        try StoreValidation.jobID(jobID)
+        guard !devices.isEmpty else { return [] }
+        let (mode, amount): (RedisArgument, Int) =
+            switch rule {
+            case .increment(let amount): ("increment", amount)
+            case .set(let value): ("set", value)
+            }
+        var groups: [Int: [Int]] = [:]
+        for (index, device) in devices.enumerated() {
+            groups[BadgeRangeKeyspace.range(of: device), default: []].append(index)
+        }
+        var calls: [RedisScriptCall] = []
+        var callIndexes: [ArraySlice<Int>] = []
+        for (range, indexes) in groups.sorted(by: { $0.key < $1.key }) {
+            let keys = BadgeRangeKeyspace(app: app, range: range)
+            for start in stride(from: 0, to: indexes.count, by: Self.devicesPerCall) {
+                let part = indexes[start..<min(start + Self.devicesPerCall, indexes.count)]
+                var arguments: [RedisArgument] = [.string(String(markerTimeToLiveMilliseconds)), mode, .integer(amount)]
+                arguments.reserveCapacity(3 + part.count)
+                for index in part { arguments.append(.integer(BadgeRangeKeyspace.offset(of: devices[index]))) }
+                calls.append(
+                    RedisScriptCall(
+                        BadgeScripts.apply, keys: [.string(keys.counts), .string(keys.counted(jobID: jobID))], arguments: arguments))
+                callIndexes.append(part)
+            }
+        }
+        var numbers = [Int](repeating: 0, count: devices.count)
+        for (reply, indexes) in zip(try await client.runScripts(calls), callIndexes) {
+            guard let values = reply.array, values.count == indexes.count else {
+                throw StoreError.unexpected(reply, from: "the badge script")
+            }
+            for (index, value) in zip(indexes, values) {
+                guard let number = value.int else { throw StoreError.unexpected(reply, from: "the badge script") }
+                numbers[index] = Int(number)
+            }
+        }
+        return numbers
+    }
+
+    /// Sets the badge of device `device` of `app` to `value` (0 to ``BadgeRule/maxValue``).
+    ///
+    /// - Throws: ``StoreError`` naming `app` or `badge`; `RedisClientError`.
+    package func set(app: String, device: UInt32, to value: Int) async throws {
+        try StoreValidation.app(app)
+        try Self.validate(value)
+        let keys = BadgeRangeKeyspace(app: app, range: BadgeRangeKeyspace.range(of: device))
+        _ = try await client.checkedPipeline([
+            ["BITFIELD", .string(keys.counts), "SET", "u16", .string("#\(BadgeRangeKeyspace.offset(of: device))"), .integer(value)]
+        ])
+    }
+
+    /// The badge of device `device` of `app` (0 when none was ever counted or set).
+    ///
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
+    package func badge(app: String, device: UInt32) async throws -> Int {
+        try StoreValidation.app(app)
+        let keys = BadgeRangeKeyspace(app: app, range: BadgeRangeKeyspace.range(of: device))
+        let reply = try await client.checkedPipeline([
+            ["BITFIELD", .string(keys.counts), "GET", "u16", .string("#\(BadgeRangeKeyspace.offset(of: device))")]
+        ])[0]
+        guard let value = reply.array?.first?.int else { throw StoreError.unexpected(reply, from: "BITFIELD GET of a badge") }
+        return Int(value)
+    }
+
+    /// Checks a badge number an app sets.
+    ///
+    /// - Throws: ``StoreError`` (`invalidArgument`, field `badge`).
+    package static func validate(_ value: Int) throws(StoreError) {
+        guard (0...BadgeRule.maxValue).contains(value) else {
+            throw StoreError(.invalidArgument, field: "badge", message: "must be 0 to \(BadgeRule.maxValue), is \(value)")
+        }
+    }
+}
+
+enum BadgeScripts {
+    /// Applies a job's badge rule to devices of one range: sets each device's badge marker of the
+    /// job (one `BITFIELD` of `SET u1`s, which answer the previous bits), then, in one more
+    /// `BITFIELD`, counts the devices whose marker was not set (`INCRBY` saturating at 65,535, or
+    /// `SET`) and reads the others (`GET`). A device listed twice counts once. Refreshes the
+    /// markers' TTL.
+    ///
+    /// KEYS: the range's badges, the job's markers in the range. ARGV: TTL ms, `increment` or
+    /// `set`, the amount, then the devices' offsets in the range. Returns each device's badge
+    /// after the call, in order.
+    static let apply = RedisScript(
+        """
+        local increment, amount = ARGV[2] == 'increment', tonumber(ARGV[3])
+        local count = #ARGV - 3
+        local markers = {}
+        for k = 1, count do
+          markers[#markers + 1] = 'SET'
+          markers[#markers + 1] = 'u1'
+          markers[#markers + 1] = ARGV[3 + k]
+          markers[#markers + 1] = 1
+        end
+        local before = redis.call('BITFIELD', KEYS[2], unpack(markers))
+        redis.call('PEXPIRE', KEYS[2], ARGV[1])
+        local operations = {'OVERFLOW', 'SAT'}
+        for k = 1, count do
+          local at = '#' .. ARGV[3 + k]
+          if before[k] == 0 and increment then
+            operations[#operations + 1] = 'INCRBY'
+            operations[#operations + 1] = 'u16'
+            operations[#operations + 1] = at
+            operations[#operations + 1] = amount
+          elseif before[k] == 0 then
+            operations[#operations + 1] = 'SET'
+            operations[#operations + 1] = 'u16'
+            operations[#operations + 1] = at
+            operations[#operations + 1] = amount
+          else
+            operations[#operations + 1] = 'GET'
+            operations[#operations + 1] = 'u16'
+            operations[#operations + 1] = at
+          end
+        end
+        local answers = redis.call('BITFIELD', KEYS[1], unpack(operations))
+        for k = 1, count do
+          -- SET answers the previous value; the device's badge is now the amount.
+          if before[k] == 0 and not increment then answers[k] = amount end
+        end
+        return answers
+        """
+    )
+}
