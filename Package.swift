@@ -389,6 +389,7 @@ let package = Package(
                 "APNs",
                 "APNsCore",
                 "PushCore",
+                "PushPipeline",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -85,7 +85,8 @@ extension PushJob {
         case .tokens, .channel, .activity:
             throw MessageValidationError(
                 path, .invalidValue,
-                "a badge kept by the server (increment or set) needs an audience of registered devices (openids, tags or broadcast), not \(audience.kind); give a number instead")
+                "a badge kept by the server (increment or set) needs an audience of registered devices (openids, tags or broadcast), "
+                    + "not \(audience.kind); give a number instead")
         }
         guard tokenKind == .device else {
             throw MessageValidationError(

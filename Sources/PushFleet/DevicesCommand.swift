@@ -272,7 +272,8 @@ extension DevicesCommand {
                 throw ExitCode(2)
             }
             if options.json {
-                print(String(decoding: JSONValue.object(["token": .string(deviceToken.hex), "badge": .number(JSONNumber(badge))]).compactData(), as: UTF8.self))
+                let answer = JSONValue.object(["token": .string(deviceToken.hex), "badge": .number(JSONNumber(badge))])
+                print(String(decoding: answer.compactData(), as: UTF8.self))
             } else {
                 print(badge)
             }

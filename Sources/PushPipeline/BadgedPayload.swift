@@ -1,18 +1,18 @@
-import NIOCore
-import PushCore
+public import NIOCore
+public import PushCore
 
 /// A payload whose `aps.badge` is each device's own number: the payload written once, split
 /// around the badge's digits, and put together for each device without encoding JSON again.
-struct BadgedPayload: Sendable {
+package struct BadgedPayload: Sendable {
     private let prefix: [UInt8]
     private let suffix: [UInt8]
     /// The payload without `aps.badge`: for a device whose number is not kept (a resend to a
     /// token no longer registered).
-    let withoutBadge: ByteBuffer
+    package let withoutBadge: ByteBuffer
 
     /// The payload of `notification` with its `aps.badge` (a rule or a number) replaced by each
     /// device's number; `nil` when it has no `aps` object.
-    init?(_ notification: APNsPayload) {
+    package init?(_ notification: APNsPayload) {
         guard var aps = notification.aps else { return nil }
         // Written with badge 0 and badge 1, the payloads differ in one byte: where the digits go.
         var object = notification.object
@@ -31,11 +31,12 @@ struct BadgedPayload: Sendable {
         withoutBadge = ByteBuffer(bytes: APNsPayload(object).payloadData())
     }
 
-    /// The payload carrying `badge` (a number of up to five digits: no allocation but the buffer's).
-    func payload(badge: Int) -> ByteBuffer {
+    private static let allocator = ByteBufferAllocator()
+
+    /// The payload carrying `badge` (a number of up to five digits: one allocation, the buffer's).
+    package func payload(badge: Int) -> ByteBuffer {
         let digits = String(max(badge, 0))
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(prefix.count + digits.utf8.count + suffix.count)
+        var buffer = Self.allocator.buffer(capacity: prefix.count + digits.utf8.count + suffix.count)
         buffer.writeBytes(prefix)
         buffer.writeString(digits)
         buffer.writeBytes(suffix)

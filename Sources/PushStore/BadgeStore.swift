@@ -1,6 +1,7 @@
 import FlowControl
 public import PushCore
 import Redis
+import Synchronization
 
 /// The keys of one range of an app's kept badges: device ids `range × 65,536 ..< (range + 1) ×
 /// 65,536`, in their own hash slot `{badge:<app>:<range>}` (as a job's sent state is split,
@@ -41,6 +42,13 @@ package final class BadgeStore: Sendable {
     let client: any RedisCommands
     /// How long a job's badge markers are kept (the TTL of the job's keys).
     let markerTimeToLiveMilliseconds: Int64
+    /// How long a marker key whose TTL this process set is not given it again: a quarter of the
+    /// TTL, at most 10 minutes (a `PEXPIRE` per call would be a third of the script's commands).
+    let markerRefresh: Duration
+    /// The marker keys this process gave their TTL, and when.
+    private let refreshed = Mutex([String: ContinuousClock.Instant]())
+    /// The most keys ``refreshed`` remembers before it starts over.
+    static let refreshedLimit = 100_000
 
     /// Devices per script call: with their offsets the `BITFIELD` arguments stay below Lua's
     /// `unpack` limit of 8,000.
@@ -50,6 +58,7 @@ package final class BadgeStore: Sendable {
         self.client = client
         precondition(markerTimeToLive >= .milliseconds(1), "markerTimeToLive must be at least 1 ms")
         self.markerTimeToLiveMilliseconds = markerTimeToLive.wholeMilliseconds
+        self.markerRefresh = min(.seconds(600), markerTimeToLive / 4)
     }
 
     /// Applies `rule` of job `jobID` to each of `devices` (ids of the app's registry) that the
@@ -73,16 +82,23 @@ package final class BadgeStore: Sendable {
         }
         var calls: [RedisScriptCall] = []
         var callIndexes: [ArraySlice<Int>] = []
-        for (range, indexes) in groups.sorted(by: { $0.key < $1.key }) {
+        let now = ContinuousClock.now
+        let ranges = groups.keys.sorted()
+        let markerKeys = ranges.map { BadgeRangeKeyspace(app: app, range: $0).counted(jobID: jobID) }
+        let stale = refreshed.withLock { known in
+            Set(markerKeys.filter { known[$0].map { now - $0 > markerRefresh } ?? true })
+        }
+        for (range, markers) in zip(ranges, markerKeys) {
+            let indexes = groups[range]!
             let keys = BadgeRangeKeyspace(app: app, range: range)
+            // A TTL of 0: the key has its TTL from this process's call a moment ago.
+            let ttl = stale.contains(markers) ? String(markerTimeToLiveMilliseconds) : "0"
             for start in stride(from: 0, to: indexes.count, by: Self.devicesPerCall) {
                 let part = indexes[start..<min(start + Self.devicesPerCall, indexes.count)]
-                var arguments: [RedisArgument] = [.string(String(markerTimeToLiveMilliseconds)), mode, .integer(amount)]
+                var arguments: [RedisArgument] = [.string(ttl), mode, .integer(amount)]
                 arguments.reserveCapacity(3 + part.count)
                 for index in part { arguments.append(.integer(BadgeRangeKeyspace.offset(of: devices[index]))) }
-                calls.append(
-                    RedisScriptCall(
-                        BadgeScripts.apply, keys: [.string(keys.counts), .string(keys.counted(jobID: jobID))], arguments: arguments))
+                calls.append(RedisScriptCall(BadgeScripts.apply, keys: [.string(keys.counts), .string(markers)], arguments: arguments))
                 callIndexes.append(part)
             }
         }
@@ -95,6 +111,10 @@ package final class BadgeStore: Sendable {
                 guard let number = value.int else { throw StoreError.unexpected(reply, from: "the badge script") }
                 numbers[index] = Int(number)
             }
+        }
+        refreshed.withLock { known in
+            if known.count > Self.refreshedLimit { known.removeAll() }
+            for key in stale { known[key] = now }
         }
         return numbers
     }
@@ -138,10 +158,10 @@ enum BadgeScripts {
     /// Applies a job's badge rule to devices of one range: sets each device's badge marker of the
     /// job (one `BITFIELD` of `SET u1`s, which answer the previous bits), then, in one more
     /// `BITFIELD`, counts the devices whose marker was not set (`INCRBY` saturating at 65,535, or
-    /// `SET`) and reads the others (`GET`). A device listed twice counts once. Refreshes the
-    /// markers' TTL.
+    /// `SET`) and reads the others (`GET`). A device listed twice counts once. Sets the markers'
+    /// TTL unless it is 0.
     ///
-    /// KEYS: the range's badges, the job's markers in the range. ARGV: TTL ms, `increment` or
+    /// KEYS: the range's badges, the job's markers in the range. ARGV: TTL ms (0: leave it), `increment` or
     /// `set`, the amount, then the devices' offsets in the range. Returns each device's badge
     /// after the call, in order.
     static let apply = RedisScript(
@@ -156,7 +176,7 @@ enum BadgeScripts {
           markers[#markers + 1] = 1
         end
         local before = redis.call('BITFIELD', KEYS[2], unpack(markers))
-        redis.call('PEXPIRE', KEYS[2], ARGV[1])
+        if ARGV[1] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
         local operations = {'OVERFLOW', 'SAT'}
         for k = 1, count do
           local at = '#' .. ARGV[3 + k]

@@ -66,6 +66,11 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             "worker.settle-patience-ms of the workers (default: the workers' default, 30). A patience longer than a chunk's batch takes to fill makes every batch full, so the Redis commands per notification no longer depend on the machine's speed (the CI gate)."
     )
     var settlePatienceMs: Int?
+    @Flag(
+        help:
+            "Campaigns with a badge the server keeps (aps.badge {\"increment\": 1}: each device's number counted in Redis and carried by its notification) instead of the number 1."
+    )
+    var keptBadge = false
     @OptionGroup var results: ResultOptions
 
     private var deviceCount: Int { devices ?? (quick ? 100_000 : 1_000_000) }
@@ -218,7 +223,10 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             PushJob(
                 id: jobID, app: EmbeddedStack.app, environment: .sandbox, audience: .broadcast,
                 notification: APNsPayload([
-                    "aps": ["alert": ["title": "Benchmark", "body": .string(String(repeating: "x", count: 100))], "badge": 1]
+                    "aps": [
+                        "alert": ["title": "Benchmark", "body": .string(String(repeating: "x", count: 100))],
+                        "badge": keptBadge ? JSONValue.object(["increment": 1]) : 1,
+                    ]
                 ]),
                 headers: PushHeaders(pushType: .alert)),
             producer: producer)

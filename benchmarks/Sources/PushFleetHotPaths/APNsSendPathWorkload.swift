@@ -5,6 +5,8 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
+import PushCore
+import PushPipeline
 
 /// One notification through the APNs client's send path, without sockets or TLS: the request's
 /// header list (``APNsClient``'s), a new `apns-id`, the HTTP/2 codec of ``APNsConnectionHandler``
@@ -22,6 +24,9 @@ struct APNsSendPathWorkload {
     /// The `apns-collapse-id` of every request, as a campaign's alerts carry their job's id
     /// (`apns-send-collapse`); `nil` for `apns-send`.
     var collapseID: String? = nil
+    /// Whether each request carries its device's own badge (`apns-send-badge`): its payload put
+    /// together from the campaign's (``BadgedPayload``), as a campaign with a kept badge sends.
+    var keptBadge = false
 
     /// Runs the workload; returns the number of notifications answered 200.
     func run() throws -> Int {
@@ -48,6 +53,7 @@ struct APNsSendPathWorkload {
             string:
                 #"{"aps":{"alert":{"title":"Match day","body":"Kick-off in 10 minutes: tap to follow the game live."},"sound":"default"},"match":"42"}"#
         )
+        let badged = keptBadge ? BadgedPayload(Self.notification(badge: ["increment": 1])) : nil
         var generator = SplitMix64(seed: 1)
         var answers = Self.answerTemplate(count: Self.batch)
         var nextStreamID: UInt32 = 1
@@ -59,7 +65,8 @@ struct APNsSendPathWorkload {
             for index in 0..<size {
                 let request = APNsRequest(
                     credential: credential, environment: .production, deviceToken: tokens[(sent + index) % tokens.count],
-                    bundleID: "com.example.app", collapseID: collapseID, payload: payload)
+                    bundleID: "com.example.app", collapseID: collapseID,
+                    payload: badged?.payload(badge: 1 + (sent + index) % 100) ?? payload)
                 let apnsID = APNsID.random(using: &generator).uuidString
                 let headers = APNsClient.headers(
                     for: request, deviceToken: request.deviceToken, apnsID: apnsID, authority: "api.push.apple.com", providerToken: providerToken)
@@ -78,6 +85,16 @@ struct APNsSendPathWorkload {
             sent += size
         }
         return accepted.value
+    }
+
+    /// The workload's notification with `aps.badge` (the plain workloads' payload has none).
+    static func notification(badge: JSONValue) -> APNsPayload {
+        APNsPayload([
+            "aps": [
+                "alert": ["title": "Match day", "body": "Kick-off in 10 minutes: tap to follow the game live."], "badge": badge, "sound": "default",
+            ],
+            "match": "42",
+        ])
     }
 
     private final class Counter {

@@ -6,6 +6,8 @@
 /// - `apns-send`: one notification through the APNs client's send path (``APNsSendPathWorkload``);
 /// - `apns-send-collapse`: the same with an `apns-collapse-id` of 36 bytes, as a campaign's alerts
 ///   carry their job id (a UUID when the API assigned it);
+/// - `apns-send-badge`: the same as `apns-send-collapse`, each request with its device's own badge
+///   (its payload put together per device, as a campaign with a kept badge sends);
 /// - `chunk-encode`, `chunk-decode`: one 1,000-token message of `push.deliveries` written by the
 ///   expand stage, read by the send stage (``DeliveryChunkWorkload``).
 import Foundation
@@ -13,6 +15,7 @@ import Foundation
 enum Workload: String, CaseIterable {
     case apnsSend = "apns-send"
     case apnsSendCollapse = "apns-send-collapse"
+    case apnsSendBadge = "apns-send-badge"
     case chunkEncode = "chunk-encode"
     case chunkDecode = "chunk-decode"
 }
@@ -28,9 +31,9 @@ guard arguments.count == 2, let workload = Workload(rawValue: arguments.first!),
 }
 do {
     switch workload {
-    case .apnsSend, .apnsSendCollapse:
-        let collapseID = workload == .apnsSendCollapse ? "5d1c0f6e-8a43-4b7e-9f2a-3c6d8e1b0a97" : nil
-        let accepted = try APNsSendPathWorkload(count: count, collapseID: collapseID).run()
+    case .apnsSend, .apnsSendCollapse, .apnsSendBadge:
+        let collapseID = workload == .apnsSend ? nil : "5d1c0f6e-8a43-4b7e-9f2a-3c6d8e1b0a97"
+        let accepted = try APNsSendPathWorkload(count: count, collapseID: collapseID, keptBadge: workload == .apnsSendBadge).run()
         guard accepted == count else { fail("\(workload.rawValue): \(accepted) of \(count) notifications answered 200") }
         print("\(workload.rawValue): \(accepted) notifications answered 200")
     case .chunkEncode:
