@@ -172,13 +172,18 @@ def test_compose_a_tag_campaign_with_estimate_size_and_a_field_error(server, bro
     fill(browser, "c-title", "Kick-off")
     fill(browser, "c-body", "The match starts in 10 minutes")
     fill(browser, "c-custom", '{"match": 42}')
+    # Each device's badge goes up by one, kept by the server.
+    fill(browser, "c-badge", "1")
+    Select(browser.find_element(By.ID, "c-badge-mode")).select_by_value("increment")
     _, check = api(server, "POST", f"/v1/apps/{server.app}/push/check", {
         "environment": "sandbox", "audience": {"tags": {"all": ["sports"]}},
-        "notification": {"match": 42, "aps": {"alert": {"title": "Kick-off", "body": "The match starts in 10 minutes"}}},
+        "notification": {"match": 42, "aps": {"alert": {"title": "Kick-off", "body": "The match starts in 10 minutes"},
+                                              "badge": {"increment": 1}}},
         "headers": {"push-type": "alert"}})
     until(browser, lambda: text(browser, "c-size") == f"{check['payload-bytes']:,} of 4,096 bytes (alert)",
           "the payload size against the alert limit, as the API measures it")
     assert '"match": 42' in text(browser, "c-preview") and '"pushfleet"' in text(browser, "c-preview")
+    assert '"increment": 1' in text(browser, "c-preview")
 
     fill(browser, "c-collapse-id", "x" * 65)
     until(browser, lambda: text(browser, "c-error").startswith("headers.collapse-id:"), "a 65-byte collapse id is named as the API names it")
@@ -335,6 +340,12 @@ def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser, state):
     until(browser, lambda: state["job"] in text(browser, "dev-campaigns") and "delivered" in text(browser, "dev-campaigns"),
           "the campaign the device confirmed is listed")
     assert "Match day kick-off" in text(browser, "dev-campaigns"), "by its name, the id beneath"
+    # The campaign counted the device's badge; the app (here the console) resets it.
+    until(browser, lambda: text(browser, "dev-badge").startswith("1,"), "the badge the campaign counted shows")
+    fill(browser, "dev-badge-set", "0")
+    browser.find_element(By.ID, "dev-badge-btn").click()
+    until(browser, lambda: text(browser, "dev-badge").startswith("0,"), "the badge set shows")
+    assert api(server, "GET", f"/v1/apps/{server.app}/devices/{token}/badge")[1]["badge"] == 0
 
     fill(browser, "dev-tag-add", "vip")
     browser.find_element(By.ID, "dev-tag-add-btn").click()
@@ -454,6 +465,11 @@ def test_tokens_uploaded_from_a_file_become_the_audience(server, browser, downlo
                       {"environment": "sandbox", "audience": {"tokens": [first["token"], second["token"]]}})
     assert estimate == {"audience": "tokens", "environment": "sandbox", "devices": 2, "exact": True}
     until(browser, lambda: text(browser, "estimate") == "2 devices in sandbox", "the estimate counts the uploaded tokens")
+    # The badge still added per device (from the campaign composed before) needs registered devices.
+    until(browser, lambda: text(browser, "c-error").startswith("notification.aps.badge:"),
+          "a token list with a kept badge is refused as the API refuses it, the estimate shown all the same")
+    Select(browser.find_element(By.ID, "c-badge-mode")).select_by_value("number")
+    until(browser, lambda: text(browser, "c-error") == "", "a number for every device goes to a token list")
 
 
 def test_recall_and_overwrite_ask_first_then_open_the_recall(server, browser, state):

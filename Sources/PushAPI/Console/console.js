@@ -328,7 +328,12 @@ const compose = {
       if ($("c-body").value) alert.body = $("c-body").value;
       if (Object.keys(alert).length > 0) aps.alert = alert;
       if ($("c-sound").value) aps.sound = $("c-sound").value;
-      if ($("c-badge").value !== "") aps.badge = Number($("c-badge").value);
+      if ($("c-badge").value !== "") {
+        // A number for every device, or a rule: each device's badge, counted by the server.
+        const badge = Number($("c-badge").value);
+        const mode = $("c-badge-mode").value;
+        aps.badge = mode === "number" ? badge : { [mode]: badge };
+      }
     }
     let notification = { aps };
     const custom = $("c-custom").value.trim();
@@ -411,28 +416,34 @@ const checkCompose = debounce(async () => {
     markField(form, local[0][0]);
     return;
   }
-  try {
-    const [check, estimate] = await Promise.all([
-      api("POST", appPath("/push/check"), job),
-      api("POST", appPath("/audience/estimate"), { environment: job.environment, audience: job.audience }),
-    ]);
-    if (generation !== composeGeneration) return;
-    $("c-error").textContent = "";
-    markField(form, null);
-    $("c-preview").textContent = JSON.stringify(check.payload, null, 2);
-    showLockScreen(check.payload, check["push-type"]);
-    $("c-size").textContent = `${number(check["payload-bytes"])} of ${number(check["payload-limit"])} bytes (${check["push-type"]})`;
-    $("c-size-meter").max = check["payload-limit"];
-    $("c-size-meter").value = check["payload-bytes"];
+  // The audience's estimate shows even while the API refuses the rest of the job.
+  const [checked, estimated] = await Promise.allSettled([
+    api("POST", appPath("/push/check"), job),
+    api("POST", appPath("/audience/estimate"), { environment: job.environment, audience: job.audience }),
+  ]);
+  if (generation !== composeGeneration) return;
+  if (estimated.status === "fulfilled") {
+    const estimate = estimated.value;
     $("estimate").textContent = estimate.devices === null ? "unknown"
       : `${estimate.exact ? "" : "at most "}${number(estimate.devices)} device${estimate.devices === 1 ? "" : "s"} in ${estimate.environment}`;
-  } catch (error) {
-    if (generation !== composeGeneration || !(error instanceof APIError)) return;
+  }
+  if (checked.status === "rejected") {
+    const error = checked.reason;
+    if (!(error instanceof APIError)) return;
     $("c-error").textContent = error.text;
     markField(form, error.field);
     const bytes = new TextEncoder().encode(JSON.stringify(payload)).length;
     $("c-size").textContent = `about ${number(bytes)} bytes (the API did not accept the job)`;
+    return;
   }
+  const check = checked.value;
+  $("c-error").textContent = "";
+  markField(form, null);
+  $("c-preview").textContent = JSON.stringify(check.payload, null, 2);
+  showLockScreen(check.payload, check["push-type"]);
+  $("c-size").textContent = `${number(check["payload-bytes"])} of ${number(check["payload-limit"])} bytes (${check["push-type"]})`;
+  $("c-size-meter").max = check["payload-limit"];
+  $("c-size-meter").value = check["payload-bytes"];
 }, 250);
 
 function newIdempotencyKey() {
@@ -775,7 +786,20 @@ function renderDevice(device) {
     h("button", { type: "button", "aria-label": `Remove tag ${tag}`, onclick: () => removeTag(tag) }, "×"))));
   $("dev-unbind").hidden = false;
   $("dev-unbind-confirm").hidden = true;
+  showDeviceBadge(device.token);
   showDeviceCampaigns(device.token);
+}
+
+// The badge the server keeps for the device (campaigns whose badge is added or set per device).
+async function showDeviceBadge(token) {
+  $("dev-badge").textContent = "…";
+  try {
+    const answer = await api("GET", appPath(`/devices/${token}/badge`));
+    if (!shownDevice || shownDevice.token !== token) return;
+    $("dev-badge").textContent = `${answer.badge}, as campaigns that count badges left it`;
+  } catch (error) {
+    $("dev-badge").textContent = error.text || error.message;
+  }
 }
 
 // The campaigns a device is known to have got: those it posted receipts for.
@@ -820,6 +844,18 @@ async function removeTag(tag) {
 }
 
 $("dev-lookup").addEventListener("submit", (event) => { event.preventDefault(); lookUp(); });
+$("dev-badge-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (!shownDevice) return;
+  const token = shownDevice.token;
+  try {
+    await api("PUT", appPath(`/devices/${token}/badge`), { badge: Number($("dev-badge-set").value) });
+    await showDeviceBadge(token);
+    toast(`badge set to ${$("dev-badge-set").value}`);
+  } catch (error) {
+    $("dev-error").textContent = error.text;
+  }
+});
 $("dev-tag-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const tags = lines($("dev-tag-add").value);
