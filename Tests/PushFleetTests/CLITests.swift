@@ -303,6 +303,37 @@ struct CLITests {
         }
     }
 
+    @Test("campaign --badge-increment counts each device's badge; devices badge shows and sets it; bad input exits as documented")
+    func badges() async throws {
+        let tokens = (0..<20).map(PipelineStack.token)
+        try await PipelineStack.with { stack in
+            try await stack.register(tokens)
+            let config = stack.configurationPath
+            let set = try await CLIProcess.run(["devices", "badge", tokens[0].hex, "--config", config, "--app", Self.app, "--set", "4"])
+            #expect(set.status == 0 && set.standardOutput == "4\n", "\(set.standardOutput)\(set.standardError)")
+            try await stack.withWorker { _ in
+                let run = try await CLIProcess.run([
+                    "campaign", "--config", config, "--app", Self.app, "--broadcast", "--title", "News", "--badge-increment", "2",
+                    "--follow", "--timeout", "120",
+                ])
+                #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
+            }
+            let first = try await CLIProcess.run(["devices", "badge", tokens[0].hex, "--config", config, "--app", Self.app, "--json"])
+            #expect(try JSONValue(parsing: Data(first.standardOutput.utf8)) == ["token": .string(tokens[0].hex), "badge": 6])
+            let other = try await CLIProcess.run(["devices", "badge", tokens[7].hex, "--config", config, "--app", Self.app])
+            #expect(other.status == 0 && other.standardOutput == "2\n", "\(other.standardOutput)")
+
+            let unknown = try await CLIProcess.run(["devices", "badge", PipelineStack.token(99).hex, "--config", config, "--app", Self.app])
+            #expect(unknown.status == 2 && unknown.standardError.contains("is not registered"), "\(unknown.standardError)")
+            let tooLarge = try await CLIProcess.run(["devices", "badge", tokens[0].hex, "--config", config, "--app", Self.app, "--set", "70000"])
+            #expect(tooLarge.status == 64 && tooLarge.standardError.contains("--set must be 0 to 65535"), "\(tooLarge.standardError)")
+            let both = try await CLIProcess.run([
+                "campaign", "--config", config, "--app", Self.app, "--broadcast", "--title", "x", "--badge", "1", "--badge-increment", "1",
+            ])
+            #expect(both.status == 64 && both.standardError.contains("exclusive"), "\(both.standardError)")
+        }
+    }
+
     @Test("jobs cancel and usage errors have meaningful exit codes")
     func exitCodes() async throws {
         try await PipelineStack.with { stack in
