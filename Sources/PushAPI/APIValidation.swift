@@ -76,12 +76,17 @@ enum APIValidation {
         }
     }
 
-    /// A required string field.
-    static func string(_ object: JSONObject, _ key: String) throws -> String {
+    /// A required field's value.
+    static func required(_ object: JSONObject, _ key: String) throws -> JSONValue {
         guard let value = object[key] else {
             throw APIError.invalid(key, "is required", code: "missing-field")
         }
-        guard let string = value.stringValue else {
+        return value
+    }
+
+    /// A required string field.
+    static func string(_ object: JSONObject, _ key: String) throws -> String {
+        guard let string = try required(object, key).stringValue else {
             throw APIError.invalid(key, "must be a string")
         }
         return string

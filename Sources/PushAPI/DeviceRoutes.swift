@@ -119,7 +119,7 @@ enum DeviceRoutes {
         let token = try APIValidation.token(try call.parameter("token"))
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["badge"])
-        guard let value = body["badge"] else { throw APIError.invalid("badge", "is required", code: "missing-field") }
+        let value = try APIValidation.required(body, "badge")
         guard let badge = value.intValue, (0...BadgeRule.maxValue).contains(badge) else {
             throw APIError.invalid("badge", "must be an integer from 0 to \(BadgeRule.maxValue)")
         }
@@ -148,7 +148,7 @@ enum DeviceRoutes {
         let token = try APIValidation.token(try call.parameter("token"))
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["tags"])
-        guard let value = body["tags"] else { throw APIError.invalid("tags", "is required", code: "missing-field") }
+        let value = try APIValidation.required(body, "tags")
         let tags = try APIValidation.tags(value, field: "tags", nonEmpty: true)
         let registry = call.api.registry
         let now = try await registered(token, app: app.id) {

@@ -287,7 +287,7 @@ enum JobListRoutes {
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["environment", "audience"])
         let environment = try APIValidation.environment(try APIValidation.string(body, "environment"), of: app)
-        guard let value = body["audience"] else { throw APIError.invalid("audience", "is required", code: "missing-field") }
+        let value = try APIValidation.required(body, "audience")
         let audience: Audience
         do {
             audience = try Audience.decodeAndValidate(value)
