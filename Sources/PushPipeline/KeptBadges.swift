@@ -33,17 +33,53 @@ struct KeptBadges: Sendable {
         return KeptBadges(rule: rule, payload: payload, store: store, devices: devices)
     }
 
-    /// The payloads of deliveries `range`, each with its device's number after the job's rule.
-    func payloads(_ range: Range<Int>, app: String, jobID: String, logger: Logger) async throws -> [ByteBuffer] {
+    /// The badges a chunk counted: each delivery's payload from `start` on, and which devices
+    /// this count reached first (what ``revoke(_:from:app:jobID:logger:)`` may take back).
+    struct Counted: Sendable {
+        let start: Int
+        let payloads: [ByteBuffer]
+        let counted: [Bool]
+
+        /// The payloads of deliveries `range` (within the counted ones).
+        func payloads(_ range: Range<Int>) -> [ByteBuffer] {
+            Array(payloads[(range.lowerBound - start)..<(range.upperBound - start)])
+        }
+    }
+
+    /// Counts the badges of deliveries `range` (the rest of a chunk, once its first batch is
+    /// admitted: one script per range of ids for the chunk, not for each of its batches) and
+    /// answers their payloads, each with its device's number after the job's rule.
+    func count(_ range: Range<Int>, app: String, jobID: String, logger: Logger) async throws -> Counted {
         let ids = devices[range]
         let known = ids.compactMap { $0 }
-        let numbers = try await Retrying.run("counting \(known.count) badge(s) of job \(jobID)", logger: logger) {
+        let applied = try await Retrying.run("counting \(known.count) badge(s) of job \(jobID)", logger: logger) {
             try await store.apply(rule, app: app, jobID: jobID, devices: known)
         }
-        var next = numbers.makeIterator()
-        return ids.map { id in
-            guard id != nil, let number = next.next() else { return payload.withoutBadge }
-            return payload.payload(badge: number)
+        var next = applied.makeIterator()
+        var payloads: [ByteBuffer] = []
+        var counted: [Bool] = []
+        payloads.reserveCapacity(ids.count)
+        counted.reserveCapacity(ids.count)
+        for id in ids {
+            guard id != nil, let device = next.next() else {
+                payloads.append(payload.withoutBadge)
+                counted.append(false)
+                continue
+            }
+            payloads.append(payload.payload(badge: device.badge))
+            counted.append(device.counted)
+        }
+        return Counted(start: range.lowerBound, payloads: payloads, counted: counted)
+    }
+
+    /// Takes back the counts of `counted` from delivery `index` on: the chunk stopped there, and
+    /// its notifications from there on were not handed to APNs (a later send counts them again).
+    func revoke(_ counted: Counted, from index: Int, app: String, jobID: String, logger: Logger) async throws {
+        let end = counted.start + counted.payloads.count
+        let devices = (max(index, counted.start)..<end).compactMap { counted.counted[$0 - counted.start] ? self.devices[$0] : nil }
+        guard !devices.isEmpty else { return }
+        try await Retrying.run("taking back \(devices.count) badge count(s) of job \(jobID)", logger: logger) {
+            try await store.revoke(rule, app: app, jobID: jobID, devices: devices)
         }
     }
 }

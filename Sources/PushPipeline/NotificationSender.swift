@@ -154,8 +154,9 @@ final class NotificationSender: Sendable {
     /// Hands `deliveries` to `client` as the throttle admits them, each with its slot of the
     /// in-flight window (returned by the settling side), until the end or a stop; each outcome
     /// goes to `outcomes` by its index. Answers how many were handed over, and why it stopped
-    /// when that is not all of them. With `badges`, each device's payload carries its number,
-    /// counted just before its batch goes to the client.
+    /// when that is not all of them. With `badges`, each device's payload carries its number:
+    /// the rest of the chunk is counted once its first batch is admitted, and what was counted
+    /// and not handed over when sending stops early is taken back (a later send counts it again).
     private func send(
         _ deliveries: [Delivery], as notification: APNsRequest, badges: KeptBadges?, of job: PushJob, jobID: String, app: PushApp,
         through client: APNsClient, into outcomes: SendResultQueue
@@ -167,6 +168,7 @@ final class NotificationSender: Sendable {
         let binary = app.settings.transport == .binary
         var stop = Stop.stopping
         var next = 0
+        var counted: KeptBadges.Counted?
         await withTaskGroup(of: Void.self) { group in
             sending: while next < deliveries.count {
                 do {
@@ -197,16 +199,22 @@ final class NotificationSender: Sendable {
                             break sending
                         }
                         let first = next
-                        let payloads: [ByteBuffer]?
-                        do {
-                            payloads = try await badges?.payloads(first..<(first + size), app: app.id, jobID: jobID, logger: outlet.logger)
-                        } catch {
-                            inFlight.release(size)
-                            throw error
+                        var payloads: [ByteBuffer]?
+                        if let badges {
+                            do {
+                                if counted == nil {
+                                    counted = try await badges.count(first..<deliveries.count, app: app.id, jobID: jobID, logger: outlet.logger)
+                                }
+                                payloads = counted?.payloads(first..<(first + size))
+                            } catch {
+                                inFlight.release(size)
+                                throw error
+                            }
                         }
                         metrics.sendStarted(size)
                         outcomes.handOver(size)
                         let tokens = deliveries[first..<(first + size)].map(\.token)
+                        let batchPayloads = payloads
                         let start = ContinuousClock.now
                         group.addTask {
                             await withSpan("apns batch", ofKind: .client) { span in
@@ -221,9 +229,9 @@ final class NotificationSender: Sendable {
                                     }
                                 }
                                 if binary {
-                                    await client.sendOverBinaryInterface(notification, to: tokens, payloads: payloads, onResult: onResult)
+                                    await client.sendOverBinaryInterface(notification, to: tokens, payloads: batchPayloads, onResult: onResult)
                                 } else {
-                                    await client.send(notification, to: tokens, payloads: payloads, onResult: onResult)
+                                    await client.send(notification, to: tokens, payloads: batchPayloads, onResult: onResult)
                                 }
                                 if let statuses {
                                     span.attributes["pushfleet.app"] = app.id
@@ -244,6 +252,16 @@ final class NotificationSender: Sendable {
             }
             // Before the group waits for the client: the settling side learns the total now.
             outcomes.expect(next)
+        }
+        if let badges, let counted, next < deliveries.count {
+            do {
+                try await badges.revoke(counted, from: next, app: app.id, jobID: jobID, logger: outlet.logger)
+            } catch {
+                // Stopping: the chunk is sent again by the partition's next owner, with the same numbers.
+                outlet.logger.warning(
+                    "left the badge counts of \(deliveries.count - next) notification(s) not sent",
+                    metadata: ["error": "\(error)", "job": "\(jobID)"])
+            }
         }
         return (next, stop)
     }

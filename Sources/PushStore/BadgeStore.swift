@@ -61,13 +61,66 @@ package final class BadgeStore: Sendable {
         self.markerRefresh = min(.seconds(600), markerTimeToLive / 4)
     }
 
+    /// What ``apply(_:app:jobID:devices:)`` did to one device.
+    package struct Applied: Sendable, Hashable {
+        /// The device's number after the job's rule.
+        package var badge: Int
+        /// Whether this call counted it (the job had not counted it before): what
+        /// ``revoke(_:app:jobID:devices:)`` may take back.
+        package var counted: Bool
+
+        package init(badge: Int, counted: Bool) {
+            self.badge = badge
+            self.counted = counted
+        }
+    }
+
     /// Applies `rule` of job `jobID` to each of `devices` (ids of the app's registry) that the
     /// job has not counted yet, and answers each device's number after it, in their order: one
     /// script per range of ids and 900 devices, pipelined. A device the job counted before
     /// answers its current number.
     ///
     /// - Throws: ``StoreError`` naming `app` or `jobID`; `RedisClientError`.
-    package func apply(_ rule: BadgeRule, app: String, jobID: String, devices: [UInt32]) async throws -> [Int] {
+    package func apply(_ rule: BadgeRule, app: String, jobID: String, devices: [UInt32]) async throws -> [Applied] {
+        var applied = [Applied](repeating: Applied(badge: 0, counted: false), count: devices.count)
+        for (indexes, reply) in try await run(BadgeScripts.apply, rule, app: app, jobID: jobID, devices: devices, settingTTL: true) {
+            guard let values = reply.array, values.count == 2 * indexes.count else {
+                throw StoreError.unexpected(reply, from: "the badge script")
+            }
+            for (position, index) in indexes.enumerated() {
+                guard let badge = values[2 * position].int, let counted = values[2 * position + 1].int else {
+                    throw StoreError.unexpected(reply, from: "the badge script")
+                }
+                applied[index] = Applied(badge: Int(badge), counted: counted == 1)
+            }
+        }
+        return applied
+    }
+
+    /// Takes back what `rule` of job `jobID` counted for `devices`, as if the job had never
+    /// reached them: their badge markers cleared, and an increment subtracted (not below 0); a
+    /// `set` leaves the number. For the devices a call of ``apply(_:app:jobID:devices:)`` counted
+    /// and whose notifications were then not sent (the job stopped). Answers how many markers
+    /// were set.
+    ///
+    /// - Throws: ``StoreError`` naming `app` or `jobID`; `RedisClientError`.
+    @discardableResult
+    package func revoke(_ rule: BadgeRule, app: String, jobID: String, devices: [UInt32]) async throws -> Int {
+        var revoked = 0
+        for (_, reply) in try await run(BadgeScripts.revoke, rule, app: app, jobID: jobID, devices: devices, settingTTL: false) {
+            guard let count = reply.int else { throw StoreError.unexpected(reply, from: "the badge revoke script") }
+            revoked += Int(count)
+        }
+        return revoked
+    }
+
+    /// Runs `script` for `devices`: one call per range of ids and 900 devices, pipelined, each
+    /// with the range's counts and the job's markers as keys and, as arguments, the markers'
+    /// TTL (when `settingTTL`; 0 when this process gave it lately), the rule's mode and amount
+    /// and the devices' offsets. Answers each call's reply with the indexes of its devices.
+    private func run(
+        _ script: RedisScript, _ rule: BadgeRule, app: String, jobID: String, devices: [UInt32], settingTTL: Bool
+    ) async throws -> [(indexes: ArraySlice<Int>, reply: RedisReply)] {
         try StoreValidation.app(app)
         try StoreValidation.jobID(jobID)
         guard !devices.isEmpty else { return [] }
@@ -85,9 +138,9 @@ package final class BadgeStore: Sendable {
         let now = ContinuousClock.now
         let ranges = groups.keys.sorted()
         let markerKeys = ranges.map { BadgeRangeKeyspace(app: app, range: $0).counted(jobID: jobID) }
-        let stale = refreshed.withLock { known in
-            Set(markerKeys.filter { known[$0].map { now - $0 > markerRefresh } ?? true })
-        }
+        let stale =
+            settingTTL
+            ? refreshed.withLock { known in Set(markerKeys.filter { known[$0].map { now - $0 > markerRefresh } ?? true }) } : []
         for (range, markers) in zip(ranges, markerKeys) {
             let indexes = groups[range]!
             let keys = BadgeRangeKeyspace(app: app, range: range)
@@ -98,25 +151,16 @@ package final class BadgeStore: Sendable {
                 var arguments: [RedisArgument] = [.string(ttl), mode, .integer(amount)]
                 arguments.reserveCapacity(3 + part.count)
                 for index in part { arguments.append(.integer(BadgeRangeKeyspace.offset(of: devices[index]))) }
-                calls.append(RedisScriptCall(BadgeScripts.apply, keys: [.string(keys.counts), .string(markers)], arguments: arguments))
+                calls.append(RedisScriptCall(script, keys: [.string(keys.counts), .string(markers)], arguments: arguments))
                 callIndexes.append(part)
             }
         }
-        var numbers = [Int](repeating: 0, count: devices.count)
-        for (reply, indexes) in zip(try await client.runScripts(calls), callIndexes) {
-            guard let values = reply.array, values.count == indexes.count else {
-                throw StoreError.unexpected(reply, from: "the badge script")
-            }
-            for (index, value) in zip(indexes, values) {
-                guard let number = value.int else { throw StoreError.unexpected(reply, from: "the badge script") }
-                numbers[index] = Int(number)
-            }
-        }
+        let replies = try await client.runScripts(calls)
         refreshed.withLock { known in
             if known.count > Self.refreshedLimit { known.removeAll() }
             for key in stale { known[key] = now }
         }
-        return numbers
+        return Array(zip(callIndexes, replies))
     }
 
     /// Sets the badge of device `device` of `app` to `value` (0 to ``BadgeRule/maxValue``).
@@ -163,7 +207,8 @@ enum BadgeScripts {
     ///
     /// KEYS: the range's badges, the job's markers in the range. ARGV: TTL ms (0: leave it), `increment` or
     /// `set`, the amount, then the devices' offsets in the range. Returns each device's badge
-    /// after the call, in order.
+    /// after the call and whether the call counted it (1) or the job had before (0), in pairs, in
+    /// order.
     static let apply = RedisScript(
         """
         local increment, amount = ARGV[2] == 'increment', tonumber(ARGV[3])
@@ -197,11 +242,48 @@ enum BadgeScripts {
           end
         end
         local answers = redis.call('BITFIELD', KEYS[1], unpack(operations))
+        local out = {}
         for k = 1, count do
           -- SET answers the previous value; the device's badge is now the amount.
           if before[k] == 0 and not increment then answers[k] = amount end
+          out[2 * k - 1] = answers[k]
+          out[2 * k] = 1 - before[k]
         end
-        return answers
+        return out
+        """
+    )
+
+    /// Takes back a job's counts of devices of one range: clears their badge markers (one
+    /// `BITFIELD` of `SET u1 0`s, answering the previous bits) and, for an increment, subtracts
+    /// the amount (saturating at 0) from the devices whose marker was set, in one more `BITFIELD`.
+    ///
+    /// KEYS: the range's badges, the job's markers in the range. ARGV: (unused), `increment` or
+    /// `set`, the amount, then the devices' offsets in the range. Returns how many markers were set.
+    static let revoke = RedisScript(
+        """
+        local increment, amount = ARGV[2] == 'increment', tonumber(ARGV[3])
+        local markers = {}
+        for k = 4, #ARGV do
+          markers[#markers + 1] = 'SET'
+          markers[#markers + 1] = 'u1'
+          markers[#markers + 1] = ARGV[k]
+          markers[#markers + 1] = 0
+        end
+        local before = redis.call('BITFIELD', KEYS[2], unpack(markers))
+        local operations, revoked = {'OVERFLOW', 'SAT'}, 0
+        for k = 4, #ARGV do
+          if before[k - 3] == 1 then
+            revoked = revoked + 1
+            if increment then
+              operations[#operations + 1] = 'INCRBY'
+              operations[#operations + 1] = 'u16'
+              operations[#operations + 1] = '#' .. ARGV[k]
+              operations[#operations + 1] = -amount
+            end
+          end
+        end
+        if #operations > 2 then redis.call('BITFIELD', KEYS[1], unpack(operations)) end
+        return revoked
         """
     )
 }
