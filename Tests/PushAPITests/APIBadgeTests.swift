@@ -6,6 +6,7 @@ import PipelineTestSupport
 import PushAPI
 import PushCore
 import PushJobs
+import PushPipeline
 import PushStore
 import Testing
 
@@ -154,6 +155,44 @@ struct APIBadgeTests {
                 }
                 #expect(wrong == 0, "\(wrong) devices have a count without the notification, or the notification without a count")
             }
+        }
+    }
+
+    @Test("with 10% of requests answered 503, each device's accepted notification carries its one count, resends included")
+    func retriesAndResendsCarryTheNumber() async throws {
+        let tokens = (0..<2_000).map(PipelineStack.token)
+        // 20 attempts: a token that fails every one would be dead-lettered (10^-20).
+        var options = PipelineStack.Options()
+        options.resendSettings.append("max-attempts: 20")
+        try await PipelineStack.with(
+            options,
+            simulator: {
+                $0.recordsRequests = true
+                $0.faults.serviceUnavailableRate = 0.1
+            }
+        ) { stack in
+            try await stack.register(tokens)
+            let badges = BadgeStore(client: stack.redis)
+            let ids = try await stack.registry.deviceIDs(app: Self.app, tokens: tokens).map { try #require($0) }
+            try await badges.set(app: Self.app, device: ids[0], to: 5)
+            var job = PipelineStack.job(id: "flaky", audience: .broadcast)
+            job.notification = APNsPayload(["aps": ["alert": "New messages", "badge": ["increment": 1]]])
+            try await stack.withWorker { counters in
+                try await stack.publish(job)
+                _ = try await eventually("every device's notification accepted") {
+                    try await stack.report("flaky")
+                } until: {
+                    $0.isComplete && $0.accepted == tokens.count
+                }
+                #expect(counters[.resent] > 0, "some notifications went through the resend buffer")
+                _ = try await stack.requestsAfterMarkerJob()
+            }
+            let seen = Self.badges(try await stack.simulator.requestRecords())
+            #expect(seen[tokens[0].hex] == [6])
+            let wrong = tokens.dropFirst().filter { seen[$0.hex] != [1] }
+            #expect(wrong.isEmpty, "\(wrong.count) devices did not get badge 1 exactly once")
+            #expect(try await badges.badge(app: Self.app, device: ids[0]) == 6)
+            #expect(try await badges.badge(app: Self.app, device: ids[1_999]) == 1)
         }
     }
 
