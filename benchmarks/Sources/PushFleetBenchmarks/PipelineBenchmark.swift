@@ -8,12 +8,10 @@ import EmbeddedStack
 import Foundation
 import Histogram
 import Kafka
-import LocalRedis
 import Logging
 import PushCore
 import PushStore
 import Redis
-import Spawn
 
 /// The capacity benchmark: the embedded stack (mock Kafka and the simulator in this process, a
 /// redis-server), N registered devices, 1, 2 and 4 `pushfleet worker` processes, one broadcast
@@ -192,16 +190,19 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
 
     private func runCampaign(workers: Int, stack: EmbeddedStack, producer: KafkaProducer, redis: any RedisCommands) async throws -> PipelineRun {
         print("campaign with \(workers) worker process(es)")
-        let started = try (0..<workers).map { _ in try startWorker(stack: stack) }
-        let processes = started.map(\.process)
-        defer {
-            for process in processes { process.signal(SIGKILL) }
-        }
+        var environment = [
+            "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
+            "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
+        ]
+        if let settlePatienceMs { environment["PUSHFLEET__WORKER__SETTLE_PATIENCE_MS"] = String(settlePatienceMs) }
+        // Killed when it goes out of scope, unless stopped below.
+        let fleet = WorkerFleet(binary: pushfleet, stack: stack, logLevel: workerLogLevel, environment: environment)
+        try fleet.start(workers)
+        let processes = fleet.runningIdentifiers
         // Every worker holds its share of each group's partitions before anything is published:
         // a worker still joining when the broadcast goes out moves partitions in the middle of
         // it (a CI run of two workers waited 10.5 s for its expansion that way, 2026-11-29).
-        let metricsURLs = started.map(\.metrics)
-        try await WorkerFleet.awaitSettled(CampaignHarness.groupPartitions(stack)) { metricsURLs }
+        try await fleet.awaitSettled(CampaignHarness.groupPartitions(stack))
         // Warm up: a one-token job proves the workers connected to APNs.
         let warmUp = "warm-up-\(workers)"
         try await publish(
@@ -213,7 +214,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         try await stack.simulator.reset()
-        let cpuBefore = processes.map { ResourceUsage.cpuSeconds(ofProcess: $0.processIdentifier) }
+        let cpuBefore = processes.map { ResourceUsage.cpuSeconds(ofProcess: $0) }
         let benchCPUBefore = ResourceUsage.selfCPUSeconds()
         let redisBefore = try await Self.redisFigures(redis)
 
@@ -250,7 +251,7 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             if accepted > previous {
                 latency.record(UInt64((elapsed * 1000).rounded()), count: UInt64(accepted - previous))
             }
-            let rss = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
+            let rss = processes.map { ResourceUsage.memoryKilobytes($0, field: "VmRSS") }
             samples.append(PipelineRun.Sample(seconds: elapsed, accepted: accepted, workerRSSMegabytes: rss.map { Double($0) / 1024 }))
             if rssAtTenth.isEmpty && accepted >= devices / 10 { rssAtTenth = rss }
             if accepted > lastAccepted {
@@ -261,21 +262,18 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
             }
         }
         let seconds = (ContinuousClock.now - start).seconds
-        let workerCPU = zip(processes, cpuBefore).map { ResourceUsage.cpuSeconds(ofProcess: $0.processIdentifier) - $1 }
+        let workerCPU = zip(processes, cpuBefore).map { ResourceUsage.cpuSeconds(ofProcess: $0) - $1 }
         let benchCPU = ResourceUsage.selfCPUSeconds() - benchCPUBefore
         let redisAfter = try await Self.redisFigures(redis)
         func redisPerNotification(_ field: String) -> Double {
             ((redisAfter[field] ?? 0) - (redisBefore[field] ?? 0)) / Double(max(accepted, 1))
         }
-        let rssAtEnd = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmRSS") }
-        let peak = processes.map { ResourceUsage.memoryKilobytes($0.processIdentifier, field: "VmHWM") }
+        let rssAtEnd = processes.map { ResourceUsage.memoryKilobytes($0, field: "VmRSS") }
+        let peak = processes.map { ResourceUsage.memoryKilobytes($0, field: "VmHWM") }
         let counters = try await stack.simulator.counters()
         let statistics = try await jobs.statistics(jobID: jobID)
-        var exitStatuses: [Int32] = []
-        for process in processes {
-            process.terminate()
-            exitStatuses.append(await process.exited().status)
-        }
+        fleet.stopAll()
+        let exitStatuses = fleet.ended.map(\.status)
         let run = PipelineRun(
             workers: workers, notifications: accepted, seconds: seconds, notificationsPerSecond: Double(accepted) / seconds,
             expandedAfterSeconds: expandedAfter,
@@ -333,23 +331,6 @@ struct PipelineBenchmarkCommand: AsyncParsableCommand {
 
     private func publish(_ job: PushJob, producer: KafkaProducer) async throws {
         _ = try await producer.send(KafkaProducerMessage(topic: PushTopic.jobs, key: job.id, value: job.jsonData()))
-    }
-
-    /// A worker process, and where its `/metrics` are.
-    private func startWorker(stack: EmbeddedStack) throws -> (process: ChildProcess, metrics: URL) {
-        let port = try LocalRedisServer.freePort()
-        var overrides = [
-            "PUSHFLEET__APNS__CONNECTIONS_PER_POOL": String(connections),
-            "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(streams),
-            "PUSHFLEET__METRICS__PORT": String(port),
-        ]
-        if let settlePatienceMs { overrides["PUSHFLEET__WORKER__SETTLE_PATIENCE_MS"] = String(settlePatienceMs) }
-        // Its output and logs go to this process's.
-        let process = try ChildProcess(
-            executable: pushfleet, arguments: stack.workerArguments(logLevel: workerLogLevel),
-            environment: ProcessInfo.processInfo.environment.merging(overrides) { $1 }, output: .descriptor(STDOUT_FILENO),
-            error: .descriptor(STDERR_FILENO))
-        return (process, URL(string: "http://127.0.0.1:\(port)/metrics")!)
     }
 
     private func references(stack: EmbeddedStack) async throws -> (APNsBenchmarkReport.Measurement, APNsBenchmarkReport.Measurement) {

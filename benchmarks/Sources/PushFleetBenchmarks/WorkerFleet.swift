@@ -140,20 +140,10 @@ final class WorkerFleet: Sendable {
     /// start-up rebalances (a late member's join moves partitions for seconds), and a baseline
     /// that did would not be a baseline.
     func awaitSettled(_ partitions: [String: Int], timeout: Duration = .seconds(120)) async throws {
-        try await Self.awaitSettled(partitions, timeout: timeout) {
-            self.state.withLock { state in state.running.compactMap { state.metricsURLs[$0.processIdentifier] } }
-        }
-    }
-
-    /// ``awaitSettled(_:timeout:)`` for workers started by other means, whose `/metrics` are
-    /// at `metricsURLs()` (read again on every poll).
-    static func awaitSettled(
-        _ partitions: [String: Int], timeout: Duration = .seconds(120), metricsURLs: @Sendable () -> [URL]
-    ) async throws {
         let deadline = ContinuousClock.now + timeout
         var shares: [[String: Int]] = []
         while ContinuousClock.now < deadline {
-            let urls = metricsURLs()
+            let urls = state.withLock { state in state.running.compactMap { state.metricsURLs[$0.processIdentifier] } }
             shares = []
             for url in urls {
                 shares.append((try? await Self.assignedPartitions(url)) ?? [:])
