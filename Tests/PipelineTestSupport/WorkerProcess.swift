@@ -108,29 +108,22 @@ package final class WorkerProcess: Sendable {
 }
 
 extension WorkerProcess {
-    /// Waits until `workers` (started `observable`) together hold every partition of each of
-    /// their three consumer groups, and, with `eachHoldingSome`, each of them holds some of the
-    /// job and delivery partitions: their groups are stable with every worker in them, so no
-    /// rebalance moves work between them once a campaign starts.
-    package static func awaitGroups(_ workers: [WorkerProcess], stack: PipelineStack, eachHoldingSome: Bool = false) async throws {
-        let prefix = stack.configuration.kafka.groupPrefix
+    /// Waits until `workers` (started `observable`) hold their three consumer groups settled
+    /// (``WorkerGroups/areSettled(_:)``): every partition held, by each of them where there are
+    /// enough to go round, so no rebalance moves work between them once a campaign starts.
+    package static func awaitGroups(_ workers: [WorkerProcess], stack: PipelineStack) async throws {
         let options = stack.stack.options
-        let partitions = [
-            WorkerRole.expand.group(prefix: prefix): Int(options.jobPartitions),
-            WorkerRole.send.group(prefix: prefix): Int(options.deliveryPartitions),
-            WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
-        ]
-        let busy = [WorkerRole.expand.group(prefix: prefix), WorkerRole.send.group(prefix: prefix)]
+        let groups = WorkerGroups(
+            prefix: stack.configuration.kafka.groupPrefix, jobPartitions: Int(options.jobPartitions),
+            deliveryPartitions: Int(options.deliveryPartitions), feedbackPartitions: EmbeddedStack.feedbackPartitions)
         _ = try await eventually("\(workers.count) worker(s) to hold every partition") {
             var each: [[String: Int]] = []
             for worker in workers {
                 each.append(try await worker.assignedPartitions())
             }
             return each
-        } until: { each in
-            let held = each.reduce(into: [String: Int]()) { $0.merge($1, uniquingKeysWith: +) }
-            guard held.filter({ partitions[$0.key] != nil }) == partitions else { return false }
-            return !eachHoldingSome || each.allSatisfy { worker in busy.allSatisfy { (worker[$0] ?? 0) > 0 } }
+        } until: {
+            groups.areSettled($0)
         }
     }
 }

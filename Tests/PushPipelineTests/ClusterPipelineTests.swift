@@ -169,7 +169,7 @@ struct ClusterPipelineTests {
             // and what was in progress on them can be read and sent again (the at-least-once of a
             // rebalance), which the faults below must not be blamed for. Once, a campaign was
             // expanded again that way (189,085 devices skipped by markers, 49 sent twice).
-            try await WorkerProcess.awaitGroups(workers, stack: stack, eachHoldingSome: true)
+            try await WorkerProcess.awaitGroups(workers, stack: stack)
             try await stack.publish(Stack.job(id: jobID, audience: .broadcast))
             let startedAt = try await eventually("the campaign to be under way") {
                 try await stack.simulator.counters().accepted

@@ -85,19 +85,15 @@ enum CampaignHarness {
 
     /// The worker consumer groups of `stack` and their topics' partition counts, for
     /// ``WorkerFleet/awaitSettled(_:timeout:)``.
-    static func groupPartitions(_ stack: EmbeddedStack) -> [String: Int] {
+    static func groupPartitions(_ stack: EmbeddedStack) -> WorkerGroups {
         groupPartitions(
             prefix: stack.configuration.kafka.groupPrefix, jobs: Int(stack.options.jobPartitions),
             deliveries: Int(stack.options.deliveryPartitions))
     }
 
     /// The worker consumer groups under `prefix` and their topics' partition counts.
-    static func groupPartitions(prefix: String, jobs: Int, deliveries: Int) -> [String: Int] {
-        [
-            WorkerRole.expand.group(prefix: prefix): jobs,
-            WorkerRole.send.group(prefix: prefix): deliveries,
-            WorkerRole.feedback.group(prefix: prefix): EmbeddedStack.feedbackPartitions,
-        ]
+    static func groupPartitions(prefix: String, jobs: Int, deliveries: Int) -> WorkerGroups {
+        WorkerGroups(prefix: prefix, jobPartitions: jobs, deliveryPartitions: deliveries, feedbackPartitions: EmbeddedStack.feedbackPartitions)
     }
 
     static func publish(_ job: PushJob, producer: KafkaProducer) async throws {

@@ -1,6 +1,7 @@
 import EmbeddedStack
 import Foundation
 import LocalRedis
+import PushJobs
 import Spawn
 import Synchronization
 
@@ -139,7 +140,7 @@ final class WorkerFleet: Sendable {
     /// `partitions[group]`. A campaign published before that would pay for the fleet's own
     /// start-up rebalances (a late member's join moves partitions for seconds), and a baseline
     /// that did would not be a baseline.
-    func awaitSettled(_ partitions: [String: Int], timeout: Duration = .seconds(120)) async throws {
+    func awaitSettled(_ groups: WorkerGroups, timeout: Duration = .seconds(120)) async throws {
         let deadline = ContinuousClock.now + timeout
         var shares: [[String: Int]] = []
         while ContinuousClock.now < deadline {
@@ -148,25 +149,11 @@ final class WorkerFleet: Sendable {
             for url in urls {
                 shares.append((try? await Self.assignedPartitions(url)) ?? [:])
             }
-            if Self.isSettled(shares, partitions: partitions) { return }
+            if groups.areSettled(shares) { return }
             try await Task.sleep(for: .milliseconds(200))
         }
         throw BenchmarkError.failed(
-            "the workers' consumer groups did not settle within \(timeout): partitions held \(shares), expected \(partitions)")
-    }
-
-    /// Whether each group's partitions are all held, by every worker where there are enough of
-    /// them to go round. `shares` has one entry per worker: partitions held by group.
-    static func isSettled(_ shares: [[String: Int]], partitions: [String: Int]) -> Bool {
-        guard !shares.isEmpty else { return false }
-        for (group, total) in partitions {
-            let held = shares.map { $0[group] }
-            guard held.allSatisfy({ $0 != nil }) else { return false }  // a member not assigned yet
-            let counts = held.compactMap { $0 }
-            guard counts.reduce(0, +) == total else { return false }
-            if total >= shares.count, counts.contains(0) { return false }
-        }
-        return true
+            "the workers' consumer groups did not settle within \(timeout): partitions held \(shares), expected \(groups.partitions)")
     }
 
     /// The value of each series of the running workers' `/metrics` whose line starts with one
