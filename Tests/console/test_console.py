@@ -13,6 +13,7 @@ ones the README shows).
 
 import csv
 import datetime
+import decimal
 import os
 import pathlib
 import sys
@@ -268,6 +269,18 @@ def test_the_campaign_list_filters_and_the_report_exports(server, browser, state
     until(browser, (downloads / f"{state['job']}.json").exists, "the JSON export is downloaded")
 
 
+def to_fixed(value, digits):
+    """JavaScript's `value.toFixed(digits)`: the exact binary value rounded half up (25.25, exactly a
+    double, is 25.3), where Python's format rounds a tie to even (25.2)."""
+    return str(decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP))
+
+
+def test_to_fixed_rounds_as_javascript_does():
+    assert to_fixed(100 * 0.2525, 1) == "25.3" and f"{100 * 0.2525:.1f}" == "25.2"
+    assert to_fixed(1.005, 2) == "1.00", "1.005 is a little less than 1.005 as a double"
+    assert to_fixed(0.0, 1) == "0.0" and to_fixed(100.0, 1) == "100.0"
+
+
 def test_the_overview_shows_when_devices_read(server, browser, state):
     # Receipts of the sports campaign (new devices of it), counted into this hour of the app's time zone.
     _, before = api(server, "GET", f"/v1/apps/{server.app}/stats/hours?days=28")
@@ -288,7 +301,7 @@ def test_the_overview_shows_when_devices_read(server, browser, state):
     weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     for cell in read:
         rect = browser.find_element(By.CSS_SELECTOR, f'#ov-heatmap rect[data-weekday="{cell["weekday"]}"][data-hour="{cell["hour"]}"]')
-        expected = (f"{weekdays[cell['weekday'] - 1]} {cell['hour']}:00: {100 * cell['delivery-rate']:.1f}% of {cell['sent']:,} delivered, "
+        expected = (f"{weekdays[cell['weekday'] - 1]} {cell['hour']}:00: {to_fixed(100 * cell['delivery-rate'], 1)}% of {cell['sent']:,} delivered, "
                     f"{cell['opened']:,} opened")
         assert rect.get_attribute("aria-label") == expected
     empty = [cell for cell in stats["hours"] if cell["sent"] == 0][0]
