@@ -120,7 +120,7 @@ enum DeviceRoutes {
         let body = try await call.jsonObject()
         try APIValidation.onlyKeys(body, ["badge"])
         let value = try APIValidation.required(body, "badge")
-        guard let badge = value.intValue, (0...BadgeRule.maxValue).contains(badge) else {
+        guard let badge = value.intValue, BadgeRule.numbers.contains(badge) else {
             throw APIError.invalid("badge", "must be an integer from 0 to \(BadgeRule.maxValue)")
         }
         let device = try await deviceID(token, app: app.id, call.api.registry)

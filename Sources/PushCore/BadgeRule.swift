@@ -13,6 +13,8 @@ public enum BadgeRule: Hashable, Sendable {
 
     /// The largest number kept (a device's badge is a 16-bit counter that stops there).
     public static let maxValue = 65_535
+    /// The numbers a device's badge may be set to: by a `set` rule, by the app, by an operator.
+    public static let numbers = 0...maxValue
 
     /// The rule `aps.badge` holds, or `nil` when it holds a number or anything else.
     /// Validation (``APNsPayload/validate(at:pushType:)``) rejects malformed objects.
@@ -34,17 +36,9 @@ public enum BadgeRule: Hashable, Sendable {
             throw MessageValidationError(path, .invalidValue, "must hold one of increment and set")
         }
         let amount = try value.decodeInt(at: path.key(key))
-        let lowest = key == "increment" ? 1 : 0
-        guard (lowest...maxValue).contains(amount) else {
-            throw MessageValidationError(path.key(key), .invalidValue, "must be \(lowest) to \(maxValue), is \(amount)")
-        }
-    }
-
-    /// The device's number after the rule, from the number it had.
-    public func apply(to current: Int) -> Int {
-        switch self {
-        case .increment(let amount): min(current + amount, Self.maxValue)
-        case .set(let value): value
+        let allowed = key == "increment" ? 1...maxValue : numbers
+        guard allowed.contains(amount) else {
+            throw MessageValidationError(path.key(key), .invalidValue, "must be \(allowed.lowerBound) to \(maxValue), is \(amount)")
         }
     }
 }

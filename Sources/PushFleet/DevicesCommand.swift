@@ -255,7 +255,7 @@ extension DevicesCommand {
         @Argument(help: "The device token (hex).") var token: String
 
         func validate() throws {
-            if let set, !(0...BadgeRule.maxValue).contains(set) {
+            if let set, !BadgeRule.numbers.contains(set) {
                 throw ValidationError("--set must be 0 to \(BadgeRule.maxValue), is \(set)")
             }
         }

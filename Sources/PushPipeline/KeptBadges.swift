@@ -6,7 +6,8 @@ import PushStore
 
 /// The badges of a campaign whose `aps.badge` is a rule (``BadgeRule``): which device each
 /// delivery goes to, and each device's payload with its number, counted once per job and device
-/// (``BadgeStore/apply(_:app:jobID:devices:)``) just before the notifications go to APNs.
+/// (``BadgeStore/apply(_:app:jobID:devices:)``) when a chunk's first batch is admitted, and taken
+/// back for what the chunk then did not send.
 struct KeptBadges: Sendable {
     let rule: BadgeRule
     let payload: BadgedPayload

@@ -58,10 +58,4 @@ struct BadgeRuleTests {
         #expect(decoded.job.notification.badgeRule == .increment(1))
         #expect(decoded.positions == [2_147_484_672])
     }
-
-    @Test func aRuleAppliesToTheDevicesNumberAndStopsAtTheLargest() {
-        #expect(BadgeRule.increment(2).apply(to: 3) == 5)
-        #expect(BadgeRule.increment(10).apply(to: BadgeRule.maxValue - 1) == BadgeRule.maxValue)
-        #expect(BadgeRule.set(0).apply(to: 9) == 0)
-    }
 }
