@@ -1,7 +1,6 @@
 import FlowControl
 public import PushCore
 import Redis
-import Synchronization
 
 /// The keys of one range of an app's kept badges: device ids `range × 65,536 ..< (range + 1) ×
 /// 65,536`, in their own hash slot `{badge:<app>:<range>}` (as a job's sent state is split,
@@ -36,19 +35,16 @@ struct BadgeRangeKeyspace: Sendable {
 /// A campaign's rule is applied to a device once: the number and the job's badge marker for the
 /// device change in one script, so a notification sent again (a chunk delivered twice after a
 /// crash, a resend) carries the device's number without counting again. The number is counted
-/// before the notification goes to APNs, which it must carry: a notification that never reaches
-/// the device (cancelled in that instant, refused, given up after its retries) leaves its count.
+/// before the notification goes to APNs, which it must carry; what was counted and then not sent
+/// is taken back (``revoke(_:app:jobID:devices:)``). A notification refused by APNs, or given up
+/// after its retries, leaves its count.
 package final class BadgeStore: Sendable {
     let client: any RedisCommands
     /// How long a job's badge markers are kept (the TTL of the job's keys).
     let markerTimeToLiveMilliseconds: Int64
-    /// How long a marker key whose TTL this process set is not given it again: a quarter of the
-    /// TTL, at most 10 minutes (a `PEXPIRE` per call would be a third of the script's commands).
-    let markerRefresh: Duration
-    /// The marker keys this process gave their TTL, and when.
-    private let refreshed = Mutex([String: ContinuousClock.Instant]())
-    /// The most keys ``refreshed`` remembers before it starts over.
-    static let refreshedLimit = 100_000
+    /// The marker keys this process gave their TTL lately: a `PEXPIRE` per call would be a
+    /// third of the script's commands.
+    private let refreshed: RecentRefreshes
 
     /// Devices per script call: with their offsets the `BITFIELD` arguments stay below Lua's
     /// `unpack` limit of 8,000.
@@ -58,7 +54,7 @@ package final class BadgeStore: Sendable {
         self.client = client
         precondition(markerTimeToLive >= .milliseconds(1), "markerTimeToLive must be at least 1 ms")
         self.markerTimeToLiveMilliseconds = markerTimeToLive.wholeMilliseconds
-        self.markerRefresh = min(.seconds(600), markerTimeToLive / 4)
+        self.refreshed = RecentRefreshes(timeToLive: markerTimeToLive)
     }
 
     /// What ``apply(_:app:jobID:devices:)`` did to one device.
@@ -138,9 +134,7 @@ package final class BadgeStore: Sendable {
         let now = ContinuousClock.now
         let ranges = groups.keys.sorted()
         let markerKeys = ranges.map { BadgeRangeKeyspace(app: app, range: $0).counted(jobID: jobID) }
-        let stale =
-            settingTTL
-            ? refreshed.withLock { known in Set(markerKeys.filter { known[$0].map { now - $0 > markerRefresh } ?? true }) } : []
+        let stale = settingTTL ? refreshed.due(markerKeys, at: now) : []
         for (range, markers) in zip(ranges, markerKeys) {
             let indexes = groups[range]!
             let keys = BadgeRangeKeyspace(app: app, range: range)
@@ -156,10 +150,7 @@ package final class BadgeStore: Sendable {
             }
         }
         let replies = try await client.runScripts(calls)
-        refreshed.withLock { known in
-            if known.count > Self.refreshedLimit { known.removeAll() }
-            for key in stale { known[key] = now }
-        }
+        refreshed.record(stale, at: now)
         return Array(zip(callIndexes, replies))
     }
 
@@ -192,7 +183,7 @@ package final class BadgeStore: Sendable {
     ///
     /// - Throws: ``StoreError`` (`invalidArgument`, field `badge`).
     package static func validate(_ value: Int) throws(StoreError) {
-        guard (0...BadgeRule.maxValue).contains(value) else {
+        guard BadgeRule.numbers.contains(value) else {
             throw StoreError(.invalidArgument, field: "badge", message: "must be 0 to \(BadgeRule.maxValue), is \(value)")
         }
     }

@@ -1,7 +1,6 @@
 import APNsCore
 import FlowControl
 import Redis
-import Synchronization
 
 /// The per-job state of the send pipeline in Redis: the job's spec (its JSON), its statistics
 /// (named integer counters) and a sent marker per position that reached a final outcome.
@@ -25,7 +24,7 @@ public final class JobStore: Sendable {
     let client: any RedisCommands
     let timeToLiveMilliseconds: Int64
     /// Ranges this process has added to a job's `ranges` set ("<job>/<range>"), and when.
-    private let knownRanges = Mutex([String: ContinuousClock.Instant]())
+    private let knownRanges: RecentRefreshes
 
     /// Creates a store over `client`.
     ///
@@ -35,6 +34,7 @@ public final class JobStore: Sendable {
         self.client = client
         self.specTimeToLive = specTimeToLive
         self.timeToLiveMilliseconds = specTimeToLive.wholeMilliseconds
+        self.knownRanges = RecentRefreshes(timeToLive: specTimeToLive)
     }
 
     /// The jobs of each app, newest first (over the same client).
@@ -264,32 +264,21 @@ public final class JobStore: Sendable {
 
     /// Adds `ranges` to the job's set of ranges (before anything is written to them, so the
     /// statistics always find them) and refreshes its TTL, skipping those this process added
-    /// in the last ``rangeRefresh`` (so the set lives at least three quarters of the time to live
+    /// lately (``RecentRefreshes``: so the set lives at least three quarters of the time to live
     /// past the last write to any of its ranges).
     private func addRanges(_ ranges: [Int], jobID: String) async throws {
         let names = ranges.map { "\(jobID)/\($0)" }
         let now = ContinuousClock.now
-        let missing = knownRanges.withLock { known in
-            zip(ranges, names).filter { known[$0.1].map { now - $0 > rangeRefresh } ?? true }
-        }
+        let due = knownRanges.due(names, at: now)
+        let missing = zip(ranges, names).filter { due.contains($0.1) }
         guard !missing.isEmpty else { return }
         let key = RedisArgument.string(JobKeyspace(jobID: jobID).ranges)
         _ = try await client.checkedPipeline([
             ["SADD", key] + missing.map { .integer($0.0) },
             ["PEXPIRE", key, .integer(Int(timeToLiveMilliseconds))],
         ])
-        knownRanges.withLock { known in
-            if known.count > Self.knownRangesLimit { known.removeAll() }
-            for (_, name) in missing { known[name] = now }
-        }
+        knownRanges.record(missing.map(\.1), at: now)
     }
-
-    /// How long a range this process added is not added again: a quarter of the keys' time to
-    /// live, at most 10 minutes.
-    var rangeRefresh: Duration { min(.seconds(600), specTimeToLive / 4) }
-
-    /// The most ranges ``knownRanges`` remembers before it starts over.
-    static let knownRangesLimit = 100_000
 
     // MARK: - Internals
 
