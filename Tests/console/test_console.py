@@ -4,8 +4,9 @@ driven through Debian's `chromium-driver` by Selenium) against `$PUSHFLEET_BIN d
 The tests run in order on one server and one browser tab: sign in, the overview, compose a tag
 campaign (estimate, payload size, a field error), send it and watch it reach 100%, the report
 and its export, a test send, a device lookup with tag edits, a scheduled campaign cancelled, the
-dead letters, tokens uploaded from a file, and the accessibility basics (labels, keyboard, contrast). What the page shows is
-checked against the API's own answers.
+dead letters, tokens uploaded from a file, a recall and an overwrite, an area campaign (and an
+area out of range), a device's location recorded and forgotten, and the accessibility basics
+(labels, keyboard, contrast). What the page shows is checked against the API's own answers.
 
 Each page's screenshot is written to $PUSHFLEET_CONSOLE_SCREENSHOTS (default docs/console/, the
 ones the README shows).
@@ -539,6 +540,180 @@ def test_recall_and_overwrite_ask_first_then_open_the_recall(server, browser, st
     _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{withdraw}")
     assert status["recall-of"] == {"job": published["job"], "mode": "withdraw"}
     assert status["accepted"] == len(tokens)
+
+
+# ---- location audiences: an area on the compose page, a device's location on the device page ----
+
+PARIS = {"lat": 48.8566, "lon": 2.3522, "radius-km": 10}
+
+
+def signed_in(browser, server, fragment):
+    """Opens `fragment`, signing in first when the tab has no key (these tests also run alone,
+    with `-k`)."""
+    go(browser, server, fragment)
+    if browser.execute_script("return sessionStorage.getItem('pushfleet.key')") is None:
+        until(browser, lambda: browser.find_element(By.ID, "page-signin").is_displayed(), "the sign-in page shows")
+        fill(browser, "signin-app", server.app)
+        fill(browser, "signin-key", server.key)
+        browser.find_element(By.ID, "signin-submit").click()
+    page = fragment.split("/")[1]
+    until(browser, lambda: browser.find_element(By.ID, f"page-{page}").is_displayed(), f"the {page} page opens")
+
+
+def choose_area(browser, lat, lon, radius):
+    """The Area kind with its circle filled and no tags, for a plain alert sent now in sandbox."""
+    browser.find_element(By.CSS_SELECTOR, 'input[name="audience-kind"][value="area"]').click()
+    until(browser, lambda: browser.find_element(By.ID, "c-area-lat").is_displayed(), "the area's fields show")
+    assert browser.find_element(By.ID, "aud-tags-all").is_displayed(), "an area may be narrowed by the tag fields"
+    Select(browser.find_element(By.ID, "c-environment")).select_by_value("sandbox")
+    Select(browser.find_element(By.ID, "c-push-type")).select_by_visible_text("alert")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="when"][value="now"]').click()
+    for field in ("aud-tags-all", "aud-tags-any", "aud-tags-none", "c-custom", "c-badge", "c-rate", "c-collapse-id"):
+        browser.find_element(By.ID, field).clear()
+    fill(browser, "c-area-lat", lat)
+    fill(browser, "c-area-lon", lon)
+    fill(browser, "c-area-radius", radius)
+
+
+def located_text(browser, location):
+    """What the device page shows for a location the API answered: as the browser writes its
+    numbers and its local time."""
+    return browser.execute_script("return `${arguments[0]}, ${arguments[1]} until ${new Date(arguments[2]).toLocaleString()}`;",
+                                  location["lat"], location["lon"], location["expires-at"])
+
+
+def test_compose_an_area_campaign_to_the_devices_located_in_it(server, browser):
+    # Five new sandbox devices: three located in Paris (two of them tagged riverside), one in
+    # Lyon, one without a location.
+    tokens = [f"{n:064x}" for n in range(0xA4EA00, 0xA4EA00 + 5)]
+    places = [(48.8606, 2.3376), (48.8530, 2.3499), (48.8867, 2.3431), (45.7640, 4.8357), None]
+    for index, token in enumerate(tokens):
+        status, _ = api(server, "PUT", f"/v1/apps/{server.app}/devices/{token}",
+                        {"environment": "sandbox", "tags": ["riverside"] if index < 2 else []})
+        assert status == 200
+    unregistered = f"{0xA4EAFF:064x}"
+    status, _ = api(server, "PUT", f"/v1/apps/{server.app}/devices/{unregistered}/location", {"lat": 48.86, "lon": 2.35})
+    assert status == 404, "an unregistered device has no location to record"
+    for token, place in zip(tokens, places):
+        if place is None:
+            continue
+        status, located = api(server, "PUT", f"/v1/apps/{server.app}/devices/{token}/location", {"lat": place[0], "lon": place[1]})
+        assert status == 200 and located["token"] == token
+        assert abs(located["lat"] - place[0]) < 0.02 and abs(located["lon"] - place[1]) < 0.03, "coarsened to about 1 km"
+    _, estimate = api(server, "POST", f"/v1/apps/{server.app}/audience/estimate", {"environment": "sandbox", "audience": {"area": PARIS}})
+    assert estimate["audience"] == "area" and estimate["devices"] == 3 and estimate["exact"] is False, estimate
+    _, narrowed = api(server, "POST", f"/v1/apps/{server.app}/audience/estimate",
+                      {"environment": "sandbox", "audience": {"area": PARIS, "tags": {"all": ["riverside"]}}})
+    assert narrowed["devices"] == 2, narrowed
+
+    signed_in(browser, server, "#/compose")
+    choose_area(browser, "48.8566", "2.3522", "10")
+    fill(browser, "c-name", "Paris by night")
+    fill(browser, "c-title", "Tonight in Paris")
+    fill(browser, "c-body", "Fireworks over the Seine at 22:00")
+    until(browser, lambda: text(browser, "estimate") == "at most 3 devices in sandbox",
+          "the estimate counts the devices located in the circle, as the API does")
+    fill(browser, "aud-tags-all", "riverside")
+    until(browser, lambda: text(browser, "estimate") == "at most 2 devices in sandbox", "a tag narrows the area's estimate")
+    browser.find_element(By.ID, "aud-tags-all").clear()
+    until(browser, lambda: text(browser, "estimate") == "at most 3 devices in sandbox", "without the tag the whole circle again")
+    until(browser, lambda: text(browser, "c-error") == "" and "bytes" in text(browser, "c-size"), "the area job is valid")
+    shot(browser, "compose-area")
+
+    # What the console sends: the circle's numbers as JSON numbers.
+    browser.execute_script("""
+        window.sentJobs = [];
+        const send = window.fetch;
+        window.fetch = (path, init) => {
+          if (init && init.method === "POST" && String(path).endsWith("/push")) window.sentJobs.push(JSON.parse(init.body));
+          return send(path, init);
+        };""")
+    browser.find_element(By.ID, "c-send").click()
+    until(browser, lambda: "#/jobs/" in browser.current_url, "sending opens the campaign's live page")
+    job = browser.current_url.split("#/jobs/")[1]
+    sent = browser.execute_script("return window.sentJobs")
+    assert [body["audience"] for body in sent] == [{"area": PARIS}]
+    until(browser, lambda: "complete" in text(browser, "job-state"), "the area campaign finishes", timeout=120)
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert status["name"] == "Paris by night" and status["state"] == "complete"
+    # The API expanded the job as an area: the three devices located in Paris, not the app's
+    # hundreds of sandbox devices, nor Lyon's or the one without a location.
+    assert status["targeted"] == 3 and status["accepted"] + status["failed"] == 3, status
+    until(browser, lambda: figure(browser, "job-targeted") == 3, "the page's targeted count is the API's")
+    assert figure(browser, "job-accepted") == status["accepted"]
+
+
+def test_an_area_out_of_range_is_named_as_the_api_names_it(server, browser):
+    signed_in(browser, server, "#/compose")
+    choose_area(browser, "95", "2.3522", "10")
+    fill(browser, "c-title", "Nowhere")
+    area = {"lat": 95, "lon": 2.3522, "radius-km": 10}
+    status, refused = api(server, "POST", f"/v1/apps/{server.app}/push/check", {
+        "environment": "sandbox", "audience": {"area": area},
+        "notification": {"aps": {"alert": {"title": "Nowhere"}}}, "headers": {"push-type": "alert"}})
+    assert status == 400 and refused["error"]["field"] == "audience.area.lat", refused
+    expected = f"audience.area.lat: {refused['error']['message']}"
+    until(browser, lambda: text(browser, "c-error") == expected, f"the API's error shows: {expected}")
+    assert browser.find_element(By.ID, "c-area-lat").get_attribute("aria-invalid") == "true"
+    assert browser.find_element(By.ID, "c-area-lon").get_attribute("aria-invalid") is None
+    until(browser, lambda: text(browser, "estimate") == "unknown until the API accepts the audience",
+          "a refused area has no estimate (not the previous audience's)")
+    shot(browser, "compose-area-error")
+    # Sending it anyway publishes nothing and shows the API's 400.
+    _, before = api(server, "GET", f"/v1/apps/{server.app}/jobs?limit=100")
+    browser.find_element(By.ID, "c-send").click()
+    until(browser, lambda: text(browser, "c-error") == expected and browser.find_element(By.ID, "c-send").is_enabled(),
+          "the publish is refused with the same error")
+    assert "#/compose" in browser.current_url
+    _, after = api(server, "GET", f"/v1/apps/{server.app}/jobs?limit=100")
+    assert [entry["status"]["job"] for entry in after["jobs"]] == [entry["status"]["job"] for entry in before["jobs"]]
+
+    # An empty radius is left out of the audience; the API says it is required.
+    fill(browser, "c-area-lat", "48.8566")
+    browser.find_element(By.ID, "c-area-radius").clear()
+    until(browser, lambda: text(browser, "c-error").startswith("audience.area.radius-km:"), "a missing radius is named")
+    assert browser.find_element(By.ID, "c-area-radius").get_attribute("aria-invalid") == "true"
+    fill(browser, "c-area-radius", "10")
+    until(browser, lambda: text(browser, "c-error") == "" and text(browser, "estimate").endswith("devices in sandbox"),
+          "fixing the field clears the error and brings the estimate back")
+    assert browser.find_element(By.ID, "c-area-lat").get_attribute("aria-invalid") is None
+
+
+def test_the_device_page_shows_records_and_forgets_a_location(server, browser):
+    _, user = api(server, "GET", f"/v1/apps/{server.app}/users/user-7")
+    token = user["token"]
+    path = f"/v1/apps/{server.app}/devices/{token}/location"
+    status, tokyo = api(server, "PUT", path, {"lat": 35.6812, "lon": 139.7671})
+    assert status == 200 and abs(tokyo["lat"] - 35.6812) < 0.02 and tokyo["expires-at"] > time.time() * 1000
+    signed_in(browser, server, "#/devices")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="dev-kind"][value="openid"]').click()
+    fill(browser, "dev-query", "user-7")
+    browser.find_element(By.ID, "dev-find").click()
+    # The list is rewritten in place (an earlier test may have left a device shown): read it whole.
+    until(browser, lambda: browser.find_element(By.ID, "dev-card").is_displayed() and token in text(browser, "dev-result"),
+          "looking up the openid shows its device")
+    until(browser, lambda: text(browser, "dev-location") == located_text(browser, tokyo), "the location the API keeps shows")
+
+    fill(browser, "dev-location-lat", "51.5074")
+    fill(browser, "dev-location-lon", "-0.1278")
+    browser.find_element(By.ID, "dev-location-btn").click()
+    until(browser, lambda: text(browser, "dev-location").startswith("51.5"), "the recorded location shows")
+    status, london = api(server, "GET", path)
+    assert status == 200 and abs(london["lat"] - 51.5074) < 0.02 and abs(london["lon"] + 0.1278) < 0.03
+    assert text(browser, "dev-location") == located_text(browser, london), "as the API keeps it (coarsened)"
+    shot(browser, "devices-location")
+
+    fill(browser, "dev-location-lat", "95")
+    browser.find_element(By.ID, "dev-location-btn").click()
+    until(browser, lambda: text(browser, "dev-error").startswith("lat:"), "an out-of-range latitude is named as the API names it")
+    assert api(server, "GET", path)[1] == london, "a refused location changes nothing"
+
+    browser.find_element(By.ID, "dev-location-forget").click()
+    until(browser, lambda: text(browser, "dev-location") == "none", "the forgotten location reads none")
+    assert text(browser, "dev-error") == ""
+    assert api(server, "GET", path)[0] == 404
+    status, again = api(server, "DELETE", path)
+    assert status == 200 and again == {"token": token, "forgotten": False}
 
 
 def test_every_control_has_a_label_and_text_keeps_its_contrast(server, browser):

@@ -299,15 +299,27 @@ function jobTable(entries) {
 
 const compose = {
   kind() { return document.querySelector('input[name="audience-kind"]:checked').value; },
+  // The tag expression of the tag fields: its all, any and none lists, each when not empty.
+  tags() {
+    const tags = {};
+    for (const name of ["all", "any", "none"]) {
+      const list = lines($(`aud-tags-${name}`).value);
+      if (list.length > 0) tags[name] = list;
+    }
+    return tags;
+  },
   audience() {
     switch (this.kind()) {
-      case "tags": {
-        const tags = {};
-        for (const name of ["all", "any", "none"]) {
-          const list = lines($(`aud-tags-${name}`).value);
-          if (list.length > 0) tags[name] = list;
+      case "tags": return { tags: this.tags() };
+      case "area": {
+        // The circle's numbers as typed (an empty field left out: the API names what is missing),
+        // narrowed by the tag fields when any is filled.
+        const area = {};
+        for (const [key, id] of [["lat", "c-area-lat"], ["lon", "c-area-lon"], ["radius-km", "c-area-radius"]]) {
+          if ($(id).value.trim() !== "") area[key] = Number($(id).value);
         }
-        return { tags };
+        const tags = this.tags();
+        return Object.keys(tags).length > 0 ? { area, tags } : { area };
       }
       case "openids": return { openids: lines($("aud-openids").value) };
       case "tokens": return { tokens: lines($("aud-tokens").value) };
@@ -426,6 +438,9 @@ const checkCompose = debounce(async () => {
     const estimate = estimated.value;
     $("estimate").textContent = estimate.devices === null ? "unknown"
       : `${estimate.exact ? "" : "at most "}${number(estimate.devices)} device${estimate.devices === 1 ? "" : "s"} in ${estimate.environment}`;
+  } else if (estimated.reason instanceof APIError) {
+    // Not the previous audience's figure: this one is refused (the error below names why).
+    $("estimate").textContent = "unknown until the API accepts the audience";
   }
   if (checked.status === "rejected") {
     const error = checked.reason;
@@ -458,7 +473,10 @@ pages.compose = async () => {
 
 for (const radio of document.querySelectorAll('input[name="audience-kind"]')) {
   radio.addEventListener("change", () => {
-    for (const kind of ["tags", "openids", "tokens"]) $(`aud-${kind}-fields`).hidden = compose.kind() !== kind;
+    const chosen = compose.kind();
+    for (const kind of ["tags", "openids", "tokens", "area"]) $(`aud-${kind}-fields`).hidden = chosen !== kind;
+    // An area may be narrowed by tags: the tag fields show beneath its circle.
+    if (chosen === "area") $("aud-tags-fields").hidden = false;
     checkCompose();
   });
 }
@@ -485,6 +503,9 @@ $("compose-form").addEventListener("submit", async (event) => {
     $("c-error").textContent = `${local[0][0]}: ${local[0][1]}`;
     return;
   }
+  // What shows next is this send's answer, not an earlier check's.
+  $("c-error").textContent = "";
+  $("c-result").textContent = "";
   const key = $("c-idempotency").value.trim();
   $("c-send").disabled = true;
   try {
@@ -787,6 +808,7 @@ function renderDevice(device) {
   $("dev-unbind").hidden = false;
   $("dev-unbind-confirm").hidden = true;
   showDeviceBadge(device.token);
+  showDeviceLocation(device.token);
   showDeviceCampaigns(device.token);
 }
 
@@ -799,6 +821,21 @@ async function showDeviceBadge(token) {
     $("dev-badge").textContent = `${answer.badge}, as campaigns that count badges left it`;
   } catch (error) {
     $("dev-badge").textContent = error.text || error.message;
+  }
+}
+
+// Where the device last said it was, as the server keeps it (coarsened to the registry's
+// location-precision-km), and until when; "none" when it has not said, or it was forgotten or
+// expired.
+async function showDeviceLocation(token) {
+  $("dev-location").textContent = "…";
+  try {
+    const answer = await api("GET", appPath(`/devices/${token}/location`));
+    if (!shownDevice || shownDevice.token !== token) return;
+    $("dev-location").textContent = `${answer.lat}, ${answer.lon} until ${time(answer["expires-at"])}`;
+  } catch (error) {
+    if (!shownDevice || shownDevice.token !== token) return;
+    $("dev-location").textContent = error.status === 404 ? "none" : error.text || error.message;
   }
 }
 
@@ -854,6 +891,36 @@ $("dev-badge-form").addEventListener("submit", async (event) => {
     toast(`badge set to ${$("dev-badge-set").value}`);
   } catch (error) {
     $("dev-error").textContent = error.text;
+  }
+});
+$("dev-location-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (!shownDevice) return;
+  const token = shownDevice.token;
+  // The numbers as typed, an empty one left out: the API names what is missing or out of range.
+  const body = {};
+  for (const [key, id] of [["lat", "dev-location-lat"], ["lon", "dev-location-lon"]]) {
+    if ($(id).value.trim() !== "") body[key] = Number($(id).value);
+  }
+  $("dev-error").textContent = "";
+  try {
+    const answer = await api("PUT", appPath(`/devices/${token}/location`), body);
+    await showDeviceLocation(token);
+    toast(`location recorded as ${answer.lat}, ${answer.lon}`);
+  } catch (error) {
+    $("dev-error").textContent = error.text || error.message;
+  }
+});
+$("dev-location-forget").addEventListener("click", async () => {
+  if (!shownDevice) return;
+  const token = shownDevice.token;
+  $("dev-error").textContent = "";
+  try {
+    const answer = await api("DELETE", appPath(`/devices/${token}/location`));
+    await showDeviceLocation(token);
+    toast(answer.forgotten ? "location forgotten" : "the device had no location");
+  } catch (error) {
+    $("dev-error").textContent = error.text || error.message;
   }
 });
 $("dev-tag-form").addEventListener("submit", async (event) => {
