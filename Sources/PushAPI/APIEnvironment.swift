@@ -42,7 +42,7 @@ final class APIEnvironment: Sendable {
         apps = configuration.apps
         recallWindow = configuration.jobs.recallWindow
         self.keys = keys
-        registry = DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
+        registry = DeviceRegistry(client: redis, configuration: configuration.registry.registryConfiguration)
         let jobs = JobStore(client: redis)
         self.jobs = jobs
         deadLetters = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)

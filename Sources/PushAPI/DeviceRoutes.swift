@@ -19,6 +19,9 @@ enum DeviceRoutes {
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/campaigns", "getDeviceCampaigns", campaigns),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/badge", "getDeviceBadge", scope: .device, badge),
         APIRoute(.put, "/v1/apps/{app}/devices/{token}/badge", "setDeviceBadge", scope: .device, setBadge),
+        APIRoute(.get, "/v1/apps/{app}/devices/{token}/location", "getDeviceLocation", scope: .device, location),
+        APIRoute(.put, "/v1/apps/{app}/devices/{token}/location", "setDeviceLocation", scope: .device, setLocation),
+        APIRoute(.delete, "/v1/apps/{app}/devices/{token}/location", "forgetDeviceLocation", scope: .device, forgetLocation),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/tags", "getDeviceTags", scope: .device, tags),
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/tags", "addDeviceTags", scope: .device, addTags),
         APIRoute(.delete, "/v1/apps/{app}/devices/{token}/tags/{tag}", "removeDeviceTag", scope: .device, removeTag),
@@ -126,6 +129,57 @@ enum DeviceRoutes {
         let device = try await deviceID(token, app: app.id, call.api.registry)
         try await call.api.badges.set(app: app.id, device: device, to: badge)
         return APIResponse.json(["token": .string(token.hex), "badge": JSONValue(badge)])
+    }
+
+    /// `GET …/devices/{token}/location`: where the device last said it was, as stored (coarsened),
+    /// and when that expires; 404 when it has no location (never reported, forgotten, expired).
+    static func location(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let token = try APIValidation.token(try call.parameter("token"))
+        guard let location = try await call.api.registry.location(app: app.id, token: token) else {
+            throw APIError.notFound("device \(token.hex) of app \(app.id) has no location", field: "token")
+        }
+        return APIResponse.json(locationJSON(location, token: token))
+    }
+
+    /// `PUT …/devices/{token}/location` with `{"lat": …, "lon": …}`: records where a registered
+    /// device is, coarsened to `registry.location-precision-km`, for `registry.location-ttl-days`.
+    static func setLocation(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let token = try APIValidation.token(try call.parameter("token"))
+        let body = try await call.jsonObject()
+        try APIValidation.onlyKeys(body, ["lat", "lon"])
+        func degrees(_ key: String) throws -> Double {
+            guard let number = try APIValidation.required(body, key).numberValue?.doubleValue else {
+                throw APIError.invalid(key, "must be a number of degrees")
+            }
+            return number
+        }
+        let (latitude, longitude) = (try degrees("lat"), try degrees("lon"))
+        if let problem = GeoPoint.check(latitude: latitude, longitude: longitude) {
+            throw APIError.invalid(problem.field, problem.message)
+        }
+        let location = try await registered(token, app: app.id) {
+            try await call.api.registry.setLocation(app: app.id, token: token, GeoPoint(latitude: latitude, longitude: longitude))
+        }
+        return APIResponse.json(locationJSON(location, token: token))
+    }
+
+    /// `DELETE …/devices/{token}/location`: forgets where the device is.
+    static func forgetLocation(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let token = try APIValidation.token(try call.parameter("token"))
+        let forgotten = try await call.api.registry.forgetLocation(app: app.id, token: token)
+        return APIResponse.json(["token": .string(token.hex), "forgotten": .bool(forgotten)])
+    }
+
+    private static func locationJSON(_ location: DeviceLocation, token: DeviceToken) -> JSONValue {
+        [
+            "token": .string(token.hex),
+            "lat": JSONNumber(location.point.latitude).map(JSONValue.number) ?? .null,
+            "lon": JSONNumber(location.point.longitude).map(JSONValue.number) ?? .null,
+            "expires-at": .number(JSONNumber(Int(location.expiresAt))),
+        ]
     }
 
     /// The id of a registered device of `app`: what its badge is kept by.

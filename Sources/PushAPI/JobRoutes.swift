@@ -298,8 +298,12 @@ enum JobListRoutes {
         let count = try await registry.deviceCount(app: app.id)
         let devices = environment == .sandbox ? count.sandbox : count.production
         var tagCounts: [String: Int] = [:]
-        if case .tags = audience {
+        if !audience.addressedTags.isEmpty {
             tagCounts = try await registry.appTags(app: app.id)
+        }
+        var locatedDevices: Int?
+        if case .area(let area, _) = audience {
+            locatedDevices = try await registry.locatedDevices(app: app.id, in: area)
         }
         var activityTokens: Int?
         if case .activity(let activity) = audience {
@@ -307,7 +311,8 @@ enum JobListRoutes {
                 app: app.id, environment: environment, activity: activity, now: call.api.clock()
             ).count
         }
-        let estimate = AudienceEstimate(audience, environmentDevices: devices, tagCounts: tagCounts, activityTokens: activityTokens)
+        let estimate = AudienceEstimate(
+            audience, environmentDevices: devices, tagCounts: tagCounts, activityTokens: activityTokens, locatedDevices: locatedDevices)
         return APIResponse.json([
             "audience": .string(audience.kind), "environment": .string(environment.rawValue),
             "devices": estimate.devices.map { JSONValue.number(JSONNumber($0)) } ?? .null, "exact": .bool(estimate.isExact),

@@ -162,9 +162,15 @@ struct ConfigurationParser {
 
     /// `registry:`.
     func registry(_ section: ConfigSection) throws(ConfigurationError) -> RegistrySettings {
-        RegistrySettings(
+        let precision = try section.number("location-precision-km", minimum: 0.01) ?? 1
+        guard precision <= 100 else {
+            throw section.error("location-precision-km", "must be at most 100, got \(precision)")
+        }
+        return RegistrySettings(
             shards: try section.integer("shards", default: 16, minimum: 1, maximum: 1024),
-            probesOtherEnvironment: try section.bool("probe-other-environment", default: true))
+            probesOtherEnvironment: try section.bool("probe-other-environment", default: true),
+            locationPrecisionKilometres: precision,
+            locationDays: try section.integer("location-ttl-days", default: 7, minimum: 1, maximum: 30))
     }
 
     /// `breaker:`.

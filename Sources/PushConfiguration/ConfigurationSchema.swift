@@ -66,7 +66,10 @@ indirect enum ConfigurationSchema: Sendable {
                 ("credential-suspension-seconds", .value),
             ])
         ),
-        ("registry", .section([("shards", .value), ("probe-other-environment", .value)])),
+        (
+            "registry",
+            .section([("shards", .value), ("probe-other-environment", .value), ("location-precision-km", .value), ("location-ttl-days", .value)])
+        ),
         (
             "worker",
             .section([

@@ -42,6 +42,8 @@ extension PushFleetConfiguration {
         registry:
           shards: 16                             # default 16, 1...1024: a new app's shard count, stored with its first device (grow it with pushfleet registry reshard)
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
+          location-precision-km: 1               # default 1, 0.01...100: a device's reported location is kept to cells this wide
+          location-ttl-days: 7                   # default 7, 1...30: a reported location is forgotten this many days after the day (UTC) of its last report
         worker:
           chunk-size: 1000                       # default 1000, 1...1000 (tokens per delivery chunk)
           chunks-in-flight: 32                   # default 32, ≥ 1 (chunks sent at once)

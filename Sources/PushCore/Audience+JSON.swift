@@ -1,20 +1,26 @@
 import APNsCore
 
 extension Audience: Codable {
-    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast", "channel", "activity"]
+    static let fieldNames: Set<String> = ["tokens", "openids", "tags", "broadcast", "channel", "activity", "area"]
 
-    /// Decodes the `audience` object: exactly one of its selectors, unknown keys rejected.
+    /// Decodes the `audience` object: exactly one of its selectors (or `area` with `tags`),
+    /// unknown keys rejected.
     /// Token format is checked here (a ``DeviceToken`` cannot hold a bad one); list sizes are
     /// checked by ``validate(at:)``.
     init(json: JSONValue, at path: FieldPath) throws(MessageValidationError) {
         let object = try json.decodeObject(at: path)
         try object.rejectUnknownKeys(Self.fieldNames, at: path)
         guard let kind = object.keys.first else {
-            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast, channel, activity")
+            throw MessageValidationError(path, .emptyAudience, "must name one of tokens, openids, tags, broadcast, channel, activity, area")
+        }
+        if let area = object["area"], object.count == 2, let tags = object["tags"] {
+            self = .area(try GeoArea(json: area, at: path.key("area")), tags: try TagExpression(json: tags, at: path.key("tags")))
+            return
         }
         guard object.count == 1 else {
             throw MessageValidationError(
-                path, .ambiguousAudience, "must name exactly one selector, got \(object.keys.joined(separator: ", "))")
+                path, .ambiguousAudience,
+                "must name exactly one selector (or area with tags), got \(object.keys.joined(separator: ", "))")
         }
         let value = object[kind]!
         let valuePath = path.key(kind)
@@ -41,6 +47,8 @@ extension Audience: Codable {
                 try Self.identifier(
                     value, at: valuePath, APNsChannelID.init,
                     "must be a broadcast channel id (base64, 1 to \(APNsChannelID.maxLength) characters)"))
+        case "area":
+            self = .area(try GeoArea(json: value, at: valuePath), tags: nil)
         case "activity":
             self = .activity(
                 try Self.identifier(
@@ -80,6 +88,8 @@ extension Audience: Codable {
         case .broadcast: ["broadcast": true]
         case .channel(let id): ["channel": .string(id.rawValue)]
         case .activity(let id): ["activity": .string(id.rawValue)]
+        case .area(let area, let tags):
+            if let tags { ["area": area.jsonValue, "tags": tags.jsonValue] } else { ["area": area.jsonValue] }
         }
     }
 
@@ -100,6 +110,8 @@ extension Audience: Codable {
             }
         case .tags(let expression):
             try expression.validate(at: valuePath)
+        case .area(_, let tags):
+            try tags?.validate(at: path.key("tags"))
         case .broadcast, .channel, .activity:
             break
         }

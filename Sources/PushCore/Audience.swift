@@ -16,11 +16,15 @@ public enum Audience: Hashable, Sendable {
     /// The devices running one Live Activity, by the update tokens they registered for it
     /// (kept until they expire).
     case activity(LiveActivityID)
+    /// The devices whose last reported location (not expired) lies in an area, optionally only
+    /// those matching a tag expression too.
+    case area(GeoArea, tags: TagExpression?)
 
     /// The most tokens one job may list; larger sends are several jobs or a tag or broadcast.
     public static let maxTokens = 10_000
 
-    /// The selector's name in JSON: `tokens`, `openids`, `tags`, `broadcast`, `channel` or `activity`.
+    /// The selector's name in JSON: `tokens`, `openids`, `tags`, `broadcast`, `channel`,
+    /// `activity` or `area`.
     public var kind: String {
         switch self {
         case .tokens: "tokens"
@@ -29,6 +33,7 @@ public enum Audience: Hashable, Sendable {
         case .broadcast: "broadcast"
         case .channel: "channel"
         case .activity: "activity"
+        case .area: "area"
         }
     }
 }
@@ -38,7 +43,11 @@ extension Audience {
     /// for the other selectors. The hour-of-day statistics count a job's sends and receipts
     /// for each.
     public var addressedTags: [String] {
-        guard case .tags(let expression) = self else { return [] }
+        let expression: TagExpression
+        switch self {
+        case .tags(let tags), .area(_, tags: let tags?): expression = tags
+        default: return []
+        }
         var seen = Set<String>()
         return (expression.all + expression.any).filter { seen.insert($0).inserted }
     }

@@ -67,8 +67,8 @@ public struct JobRecall: Hashable, Sendable {
         case .channel, .activity:
             throw MessageValidationError(
                 FieldPath.root.key("audience"), .invalidValue,
-                "a recall goes to the devices of a campaign's sent state: tokens, openids, tags or broadcast, not \(job.audience.kind)")
-        case .tokens, .openIDs, .tags, .broadcast:
+                "a recall goes to the devices of a campaign's sent state: tokens, openids, tags, broadcast or an area, not \(job.audience.kind)")
+        case .tokens, .openIDs, .tags, .broadcast, .area:
             break
         }
         switch mode {
@@ -154,7 +154,7 @@ extension PushJob {
             throw RecallRefusal(
                 code: .audience, field: "job",
                 message: "job \(campaign) went to a \(audience.kind): no per-device sent state tells which devices got it, so it cannot be recalled")
-        case .tokens, .openIDs, .tags, .broadcast:
+        case .tokens, .openIDs, .tags, .broadcast, .area:
             break
         }
         guard let publishedAt else {

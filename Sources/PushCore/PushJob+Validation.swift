@@ -45,6 +45,11 @@ extension PushJob {
                 root.key("headers").key("push-type"), .invalidValue,
                 "must be liveactivity for an activity audience (its update tokens take nothing else), is \(headers.pushType)")
         }
+        if case .area = audience, tokenKind != .device {
+            throw MessageValidationError(
+                root.key("headers").key("push-type"), .invalidValue,
+                "an area audience is of device tokens (locations are reported for them), not \(tokenKind.description) tokens")
+        }
         try throttle?.validate(at: root.key("throttle"))
         if let idempotencyKey {
             try Self.validateIdentifier(idempotencyKey, at: root.key("idempotency-key"))
@@ -78,14 +83,14 @@ extension PushJob {
     /// at their ids.
     private func validateKeptBadge(at path: FieldPath, inChunk: Bool) throws(MessageValidationError) {
         switch audience {
-        case .openIDs, .tags, .broadcast:
+        case .openIDs, .tags, .broadcast, .area:
             break
         case .tokens where inChunk:
             break
         case .tokens, .channel, .activity:
             throw MessageValidationError(
                 path, .invalidValue,
-                "a badge kept by the server (increment or set) needs an audience of registered devices (openids, tags or broadcast), "
+                "a badge kept by the server (increment or set) needs an audience of registered devices (openids, tags, broadcast or an area), "
                     + "not \(audience.kind); give a number instead")
         }
         guard tokenKind == .device else {

@@ -29,7 +29,7 @@ public struct PushJobSummary: Hashable, Sendable {
         switch job.audience {
         case .tokens(let tokens): listedRecipients = tokens.count
         case .openIDs(let openIDs): listedRecipients = openIDs.count
-        case .tags, .broadcast, .channel, .activity: listedRecipients = nil
+        case .tags, .broadcast, .channel, .activity, .area: listedRecipients = nil
         }
         pushType = job.headers.pushType
         priority = job.headers.effectivePriority

@@ -28,7 +28,7 @@ struct NotificationOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Add N to each device's badge, kept by the server: each notification carries the device's new number (openids, tags or broadcast).",
+            "Add N to each device's badge, kept by the server: each notification carries the device's new number (openids, tags, broadcast or an area).",
             valueName: "N"))
     var badgeIncrement: Int?
 
@@ -146,7 +146,7 @@ enum CampaignRunner {
 struct CampaignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campaign",
-        abstract: "Publish a campaign to any audience: broadcast, tags (all/any/none), openids, tokens, or a job file.",
+        abstract: "Publish a campaign to any audience: broadcast, tags (all/any/none), an area, openids, tokens, or a job file.",
         discussion: "Exit status: 0 published (with --follow: complete), 1 error, 3 cancelled, 4 --timeout reached, 6 paused, 64 usage.")
 
     @OptionGroup var options: ClientOptions
@@ -163,6 +163,13 @@ struct CampaignCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("tag-none"), help: "Devices with none of these tags (repeatable).")
     var tagNone: [String] = []
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The devices whose reported location is within KM kilometres of LAT,LON (with --tag-*: those matching the tags too).",
+            valueName: "LAT,LON,KM"))
+    var area: String?
 
     @Option(name: .customLong("openid"), help: "A user's openid (repeatable).")
     var openIDs: [String] = []
@@ -206,17 +213,30 @@ struct CampaignCommand: AsyncParsableCommand {
         }
         var audiences: [JSONValue] = []
         if broadcast { audiences.append(["broadcast": true]) }
+        var tags: JSONValue?
         if !tagAll.isEmpty || !tagAny.isEmpty || !tagNone.isEmpty {
-            var tags = JSONObject()
-            if !tagAll.isEmpty { tags["all"] = .array(tagAll.map { .string($0) }) }
-            if !tagAny.isEmpty { tags["any"] = .array(tagAny.map { .string($0) }) }
-            if !tagNone.isEmpty { tags["none"] = .array(tagNone.map { .string($0) }) }
-            audiences.append(["tags": .object(tags)])
+            var expression = JSONObject()
+            if !tagAll.isEmpty { expression["all"] = .array(tagAll.map { .string($0) }) }
+            if !tagAny.isEmpty { expression["any"] = .array(tagAny.map { .string($0) }) }
+            if !tagNone.isEmpty { expression["none"] = .array(tagNone.map { .string($0) }) }
+            tags = .object(expression)
+        }
+        if let area {
+            let parts = area.split(separator: ",", omittingEmptySubsequences: false).map { JSONNumber(text: $0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 3, let latitude = parts[0], let longitude = parts[1], let radius = parts[2] else {
+                throw ValidationError("--area must be LAT,LON,KM (three numbers, e.g. 48.8566,2.3522,10), got '\(area)'")
+            }
+            var selector: JSONObject = ["area": ["lat": .number(latitude), "lon": .number(longitude), "radius-km": .number(radius)]]
+            selector["tags"] = tags
+            audiences.append(.object(selector))
+        } else if let tags {
+            audiences.append(["tags": tags])
         }
         if !openIDs.isEmpty { audiences.append(["openids": .array(openIDs.map { .string($0) })]) }
         if !tokens.isEmpty { audiences.append(["tokens": .array(tokens.map { .string($0) })]) }
         guard audiences.count == 1, let audience = audiences.first else {
-            throw ValidationError("name exactly one audience: --broadcast, --tag-all/--tag-any/--tag-none, --openid or --token")
+            throw ValidationError(
+                "name exactly one audience: --broadcast, --tag-all/--tag-any/--tag-none, --area (with or without tags), --openid or --token")
         }
         return try notification.job(app: app, audience: audience, session: session)
     }

@@ -34,7 +34,7 @@ struct ClientSession {
     let logger: Logger
 
     var registry: DeviceRegistry {
-        DeviceRegistry(client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
+        DeviceRegistry(client: redis, configuration: configuration.registry.registryConfiguration)
     }
 
     var jobs: JobStore { JobStore(client: redis) }

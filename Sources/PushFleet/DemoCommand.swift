@@ -132,7 +132,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// SIGINT or SIGTERM.
     private func serveStack(_ stack: EmbeddedStack, redis: any RedisCommands, tokens: [DeviceToken]) async throws {
         let registry = DeviceRegistry(
-            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
+            client: redis, configuration: stack.configuration.registry.registryConfiguration)
         try await register(tokens, in: registry)
         say("serving the stack until Ctrl-C (SIGINT) or SIGTERM; start its processes with --config \(stack.configurationPath)")
         print(
@@ -162,7 +162,7 @@ struct DemoCommand: AsyncParsableCommand {
     {
         let app = EmbeddedStack.app
         let registry = DeviceRegistry(
-            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: stack.configuration.registry.shards))
+            client: redis, configuration: stack.configuration.registry.registryConfiguration)
         try await register(tokens, in: registry)
         detail("\(uninstalled.count) of them uninstalled the app: APNs (the simulator) answers 410 Unregistered")
 

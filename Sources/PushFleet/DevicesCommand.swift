@@ -10,7 +10,9 @@ struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "Import, export, bind, unbind and tag devices in the registry; list and restore suspect ones.",
-        subcommands: [Import.self, Export.self, Bind.self, Unbind.self, Tags.self, Badge.self, RemoveTag.self, Suspects.self, Restore.self])
+        subcommands: [
+            Import.self, Export.self, Bind.self, Unbind.self, Tags.self, Badge.self, Location.self, RemoveTag.self, Suspects.self, Restore.self,
+        ])
 
     /// `pushfleet devices import FILE --app APP`
     struct Import: AsyncParsableCommand {
@@ -276,6 +278,68 @@ extension DevicesCommand {
                 print(String(decoding: answer.compactData(), as: UTF8.self))
             } else {
                 print(badge)
+            }
+        }
+    }
+
+    /// `pushfleet devices location TOKEN --app APP [--lat LAT --lon LON | --forget]`
+    struct Location: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show where a device last said it was, after recording (--lat/--lon) or forgetting (--forget) it.",
+            discussion: """
+                A location is kept coarsened to registry.location-precision-km (default 1 km) and forgotten after \
+                registry.location-ttl-days days after the day of the report (default 7); campaigns with --area reach the devices located in their circle. \
+                Exit status: 0, 2 when the device is not registered (recording) or has no location (showing), 64 usage.
+                """)
+
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The app id.") var app: String
+        // Unconditional: a negative number is a value, not an option.
+        @Option(parsing: .unconditional, help: "The latitude to record, degrees (-85.05112878 to 85.05112878).") var lat: Double?
+        @Option(parsing: .unconditional, help: "The longitude to record, degrees (-180 to 180).") var lon: Double?
+        @Flag(help: "Forget the device's location.") var forget = false
+        @Argument(help: "The device token (hex).") var token: String
+
+        func validate() throws {
+            guard (lat == nil) == (lon == nil) else { throw ValidationError("--lat and --lon go together") }
+            if forget, lat != nil { throw ValidationError("--forget and --lat/--lon are exclusive") }
+            if let lat, let lon, let problem = GeoPoint.check(latitude: lat, longitude: lon) {
+                throw ValidationError("--\(problem.field) \(problem.message)")
+            }
+        }
+
+        func run() async throws {
+            let deviceToken = try parseToken(token)
+            if forget {
+                let forgotten = try await ClientSession.withRegistry(options, app: app) { session in
+                    try await session.registry.forgetLocation(app: app, token: deviceToken)
+                }
+                print(options.json ? #"{"token":"\#(deviceToken.hex)","forgotten":\#(forgotten)}"# : forgotten ? "forgotten" : "had no location")
+                return
+            }
+            let location: DeviceLocation? = try await ClientSession.withRegistry(options, app: app) { session in
+                guard let lat, let lon else { return try await session.registry.location(app: app, token: deviceToken) }
+                do {
+                    return try await session.registry.setLocation(app: app, token: deviceToken, GeoPoint(latitude: lat, longitude: lon))
+                } catch let error as StoreError where error.code == .deviceNotRegistered {
+                    return nil
+                }
+            }
+            guard let location else {
+                printError(
+                    "pushfleet: device \(deviceToken.hex) " + (lat == nil ? "of app \(app) has no location" : "is not registered for app \(app)"))
+                throw ExitCode(2)
+            }
+            let expires = Date(timeIntervalSince1970: Double(location.expiresAt) / 1000)
+            if options.json {
+                let answer: JSONValue = [
+                    "token": .string(deviceToken.hex), "lat": JSONNumber(location.point.latitude).map(JSONValue.number) ?? .null,
+                    "lon": JSONNumber(location.point.longitude).map(JSONValue.number) ?? .null,
+                    "expires-at": .number(JSONNumber(Int(location.expiresAt))),
+                ]
+                print(String(decoding: answer.compactData(), as: UTF8.self))
+            } else {
+                print("\(location.point.latitude),\(location.point.longitude) until \(expires.formatted(.iso8601))")
             }
         }
     }

@@ -44,7 +44,7 @@ enum ExpandRoute: Equatable, Sendable {
             expansion = .list(tokens.filter { seen.insert($0).inserted })
         case .activity(let activity): expansion = .activity(activity)
         case .openIDs(let openIDs): expansion = .openIDs(openIDs)
-        case .tags, .broadcast: expansion = .fanOut
+        case .tags, .broadcast, .area: expansion = .fanOut
         case .channel(let channelID): expansion = .channel(channelID)
         }
         self = .job(dueAt: dueAt, expansion)

@@ -20,7 +20,9 @@ import Tracing
 /// - tags and broadcast: one shard task per registry shard (``ShardTask``, header `shard` =
 ///   `<shard>/<count>`), published back to `push.jobs`; each task scans its shards bucket by
 ///   bucket, filtered by environment and tags, and streams chunks, so memory does not grow with
-///   the audience.
+///   the audience;
+/// - area: 16 area tasks, the same way; each searches every 16th location bucket for the devices
+///   in the circle (``DeviceRegistry/scanArea(app:task:environment:filter:area:cursor:count:)``).
 ///
 /// Each token goes out with its position in the job's sent state: its index in a token list,
 /// or its device id.
@@ -146,19 +148,28 @@ struct ExpandStage: Sendable {
     private func expandShardTask(
         _ text: String, of job: PushJob, app: PushApp, message: KafkaConsumerMessage, span: any Span
     ) async throws -> JobStop? {
-        let registry = self.registry
-        // Read afresh: the task may come from a layout this process has not seen yet.
-        let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: outlet.logger) {
-            try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id))
-        }
-        // A bare shard number comes from a release before shard counts could grow.
-        let task = ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }
         span.attributes["pushfleet.shard-task"] = text
-        guard let jobID = job.id, let task, (try? layout.shardsOfTask(task.shard, of: task.count)) != nil else {
+        let task: ShardTask?
+        let misfit: String
+        if Self.searchedArea(of: job) != nil {
+            // An area task reads location buckets, whatever the registry's layout.
+            task = ShardTask(text).flatMap { (try? DeviceRegistry.locationBuckets(of: $0)) != nil ? $0 : nil }
+            misfit = "is not an area task (one of \(DeviceRegistry.areaTaskCount))"
+        } else {
+            let registry = self.registry
+            // Read afresh: the task may come from a layout this process has not seen yet.
+            let layout = try await Retrying.run("reading the registry layout of app \(app.id)", logger: outlet.logger) {
+                try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id))
+            }
+            // A bare shard number comes from a release before shard counts could grow.
+            task = (ShardTask(text) ?? Int(text).map { ShardTask(shard: $0, of: layout.taskCount) }).flatMap {
+                (try? layout.shardsOfTask($0.shard, of: $0.count)) != nil ? $0 : nil
+            }
+            misfit = "does not fit the registry layout of app \(app.id) (\(layout))"
+        }
+        guard let jobID = job.id, let task else {
             try await outlet.deadLetter(
-                message, reason: "invalid-shard-task",
-                text: "shard task '\(text)' of job \(job.id ?? "(no id)") does not fit the registry layout of app \(app.id) (\(layout))",
-                app: app.id)
+                message, reason: "invalid-shard-task", text: "shard task '\(text)' of job \(job.id ?? "(no id)") \(misfit)", app: app.id)
             return nil
         }
         return try await expandShard(task, of: job, jobID: jobID)
@@ -253,6 +264,7 @@ struct ExpandStage: Sendable {
             if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
                 return first
             }
+            if Self.searchedArea(of: job) != nil { return DeviceRegistry.areaTaskCount }
             return try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id)).taskCount
         }
         try await setCounters([.shards: shards], jobID: jobID)
@@ -272,11 +284,14 @@ struct ExpandStage: Sendable {
         // A recall of a tag campaign scans every device: one that lost the tag since still shows
         // the campaign, and the sent state keeps only those that got it.
         case .tags(let expression): filter = job.recall == nil ? .tags(expression) : .devices
+        // Likewise an area campaign's recall: one that moved away since still shows it.
+        case .area(_, let tags): filter = job.recall == nil ? tags.map(ScanFilter.tags) ?? .devices : .devices
         case .tokens, .openIDs, .channel, .activity: return nil
         }
         var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
         var pages = registry.pages(
-            app: job.tokenKind.registry(of: job.app), task: task, environment: job.environment, filter: filter, pageSize: chunkSize
+            app: job.tokenKind.registry(of: job.app), task: task, environment: job.environment, filter: filter,
+            area: Self.searchedArea(of: job), pageSize: chunkSize
         ).makeAsyncIterator()
         let narrowing = try await narrowing(of: job)
         func nextPage() async throws -> (tokens: [DeviceToken], positions: [UInt32])? {
@@ -309,6 +324,13 @@ struct ExpandStage: Sendable {
             break
         }
         return stop
+    }
+
+    /// The circle a job's expansion searches the device locations of: an area job's, unless it
+    /// is a recall (which scans every device of the registry, like a broadcast).
+    static func searchedArea(of job: PushJob) -> GeoArea? {
+        guard case .area(let area, _) = job.audience, job.recall == nil else { return nil }
+        return area
     }
 
     /// Why work on the job stops now: cancelled or paused; `nil` while it runs.

@@ -27,7 +27,7 @@ struct PipelineStores: Sendable {
 
     init(redis: any RedisCommands, configuration: PushFleetConfiguration, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.registry = DeviceRegistry(
-            client: redis, configuration: DeviceRegistryConfiguration(defaultShardCount: configuration.registry.shards))
+            client: redis, configuration: configuration.registry.registryConfiguration)
         let jobs = JobStore(client: redis)
         self.jobs = jobs
         self.resend = ResendBuffer(client: redis, policy: configuration.resend.policy, clock: clock)

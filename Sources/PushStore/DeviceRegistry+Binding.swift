@@ -129,6 +129,11 @@ extension DeviceRegistry {
         if removal.removed, let openID = removal.openID {
             _ = try await run([releaseCall(app: app, openID: openID, token: token, generation: removal.generation)])
         }
+        if removal.removed, !app.contains("~") {
+            // Device tokens only (other kinds' registries, `<app>~…`, have no locations). A second
+            // step: should it not happen, the location expires on its own.
+            try await forgetLocation(app: app, token: token)
+        }
         return removal.removed
     }
 

@@ -36,28 +36,12 @@ extension DeviceRegistry {
         guard let matcher = try await matcher(app: app, environment: environment, filter: filter) else {
             return ShardScanPage(cursor: 0, tokens: [], ids: [])
         }
-        var bucket = Int(cursor)
-        var group = 8
-        var tokens: [DeviceToken] = []
-        var ids: [UInt32] = []
-        while bucket < ShardKeyspace.bucketCount && tokens.count < count {
-            let range = bucket..<min(bucket + group, ShardKeyspace.bucketCount)
+        return try await ShardScanPage.fill(from: Int(cursor), of: ShardKeyspace.bucketCount, count: count, largestGroup: 128) { range in
             let devices = try await withLayout(app: app) { layout in
                 try await readBuckets(app: app, task: task, range: range, layout: layout)
             }
-            let before = tokens.count
-            for (token, record) in devices {
-                if let id = matcher.id(ofMatching: record) {
-                    tokens.append(token)
-                    ids.append(id)
-                }
-            }
-            bucket = range.upperBound
-            if tokens.count - before < count / 4 {
-                group = min(group * 2, 128)
-            }
+            return devices.compactMap { token, record in matcher.id(ofMatching: record).map { (token, $0) } }
         }
-        return ShardScanPage(cursor: bucket == ShardKeyspace.bucketCount ? 0 : UInt64(bucket), tokens: tokens, ids: ids)
     }
 
     /// A page of shard `shard` of the app's current task count
@@ -175,7 +159,7 @@ extension DeviceRegistry {
     }
 
     /// The matcher of `filter`; `nil` when nothing can match (a tag of `all` no device carries).
-    private func matcher(app: String, environment: APNsEnvironment, filter: ScanFilter) async throws -> RecordMatcher? {
+    func matcher(app: String, environment: APNsEnvironment, filter: ScanFilter) async throws -> RecordMatcher? {
         switch filter {
         case .devices:
             return RecordMatcher(environment: environment, suspects: false)

@@ -15,23 +15,38 @@ package struct DeviceRegistryConfiguration: Sendable {
     /// Pipelined batches a bulk bind keeps in flight at once (each on its own pooled
     /// connection). Default 2.
     package var bulkConcurrency: Int
+    /// How finely a device's reported location is kept: snapped to cells about this many
+    /// kilometres wide (``GeoPoint/coarsened(toKilometres:)``). Default 1.
+    package var locationPrecisionKilometres: Double
+    /// Days a reported location is kept after the day of its report (UTC), 1 to
+    /// ``maxLocationDays``. Default 7.
+    package var locationDays: Int
+
+    /// The most days a location may be kept: an area search reads one key per day and bucket.
+    package static let maxLocationDays = 30
 
     /// Creates a configuration; every argument has the documented default.
     package init(
         defaultShardCount: Int = 16,
         shardCountOverrides: [String: Int] = [:],
         bulkBatchSize: Int = 8_000,
-        bulkConcurrency: Int = 2
+        bulkConcurrency: Int = 2,
+        locationPrecisionKilometres: Double = 1,
+        locationDays: Int = 7
     ) {
         precondition(defaultShardCount > 0, "defaultShardCount must be positive")
         precondition(shardCountOverrides.values.allSatisfy { $0 > 0 }, "shard counts must be positive")
         precondition(([defaultShardCount] + shardCountOverrides.values).allSatisfy { $0 <= RegistryLayout.maxShards }, "at most 1,024 shards")
         precondition(bulkBatchSize > 0, "bulkBatchSize must be positive")
         precondition(bulkConcurrency > 0, "bulkConcurrency must be positive")
+        precondition(locationPrecisionKilometres > 0, "locationPrecisionKilometres must be positive")
+        precondition((1...Self.maxLocationDays).contains(locationDays), "locationDays must be 1 to 30")
         self.defaultShardCount = defaultShardCount
         self.shardCountOverrides = shardCountOverrides
         self.bulkBatchSize = bulkBatchSize
         self.bulkConcurrency = bulkConcurrency
+        self.locationPrecisionKilometres = locationPrecisionKilometres
+        self.locationDays = locationDays
     }
 
     /// The number of shards `app`'s devices are split into until its layout is stored.

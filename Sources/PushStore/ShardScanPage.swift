@@ -58,3 +58,33 @@ package enum ScanFilter: Hashable, Sendable {
     /// The devices kept aside as suspect.
     case suspects
 }
+
+extension ShardScanPage {
+    /// A page read from units `start..<units` (buckets, location buckets) a group at a time:
+    /// 8 units, doubling up to `largestGroup` while a group brings less than a quarter of
+    /// `count`, until the page holds about `count` devices or the units run out. `read` answers
+    /// the matching devices of a range of units with their ids; the cursor is the next unit (0
+    /// after the last).
+    static func fill(
+        from start: Int, of units: Int, count: Int, largestGroup: Int,
+        read: (Range<Int>) async throws -> [(DeviceToken, UInt32)]
+    ) async throws -> ShardScanPage {
+        var unit = start
+        var group = 8
+        var tokens: [DeviceToken] = []
+        var ids: [UInt32] = []
+        while unit < units && tokens.count < count {
+            let range = unit..<min(unit + group, units)
+            let found = try await read(range)
+            for (token, id) in found {
+                tokens.append(token)
+                ids.append(id)
+            }
+            unit = range.upperBound
+            if found.count < count / 4 {
+                group = min(group * 2, largestGroup)
+            }
+        }
+        return ShardScanPage(cursor: unit == units ? 0 : UInt64(unit), tokens: tokens, ids: ids)
+    }
+}

@@ -147,6 +147,24 @@ package struct PipelineStack {
         }
     }
 
+    /// Publishes `job` (a job's JSON without its app) through the API's `POST …/push`, expects it
+    /// taken (202), and waits for its report to complete; then, so that nothing of it can still
+    /// arrive, for a marker job (``requestsAfterMarkerJob()``).
+    package func publishAndFinish(
+        _ job: JSONValue, through api: PushAPIClient, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (job: String, report: JobReport) {
+        let published = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: job)
+        #expect(published.status == 202, "\(String(decoding: published.body, as: UTF8.self))", sourceLocation: sourceLocation)
+        let jobID = try #require(published.json?.objectValue?["job"]?.stringValue, sourceLocation: sourceLocation)
+        let report = try await eventually("campaign \(jobID) to finish") {
+            try await self.report(jobID)
+        } until: {
+            $0.isComplete
+        }
+        _ = try await requestsAfterMarkerJob()
+        return (jobID, report)
+    }
+
     private var workerLogger: Logger {
         var workerLogger = logger
         workerLogger[metadataKey: "worker"] = "in-process"

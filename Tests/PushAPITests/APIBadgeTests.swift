@@ -50,16 +50,8 @@ struct APIBadgeTests {
 
                 func run(_ badge: JSONValue) async throws -> [String: [Int]] {
                     try await stack.simulator.reset()
-                    let published = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.campaign(badge))
-                    #expect(published.status == 202, "\(String(decoding: published.body, as: UTF8.self))")
-                    let job = try #require(published.json?.objectValue?["job"]?.stringValue)
-                    let report = try await eventually("campaign \(job) to finish") {
-                        try await stack.report(job)
-                    } until: {
-                        $0.isComplete
-                    }
+                    let (_, report) = try await stack.publishAndFinish(Self.campaign(badge), through: api)
                     #expect(report.accepted == tokens.count)
-                    _ = try await stack.requestsAfterMarkerJob()
                     return Self.badges(try await stack.simulator.requestRecords())
                 }
 

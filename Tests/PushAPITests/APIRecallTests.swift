@@ -135,6 +135,53 @@ struct APIRecallTests {
         }
     }
 
+    @Test("a recalled area campaign reaches the devices that got it, also those that moved away since, not those that came")
+    func areaCampaignRecallFollowsTheSentStateNotTheArea() async throws {
+        let locals = (0..<100).map(PipelineStack.token)
+        let visitors = (100..<150).map(PipelineStack.token)
+        let paris: JSONValue = ["lat": 48.8566, "lon": 2.3522]
+        let london: JSONValue = ["lat": 51.5074, "lon": -0.1278]
+        try await PipelineStack.with(simulator: { $0.recordsRequests = true }) { stack in
+            try await stack.register(locals + visitors)
+            try await stack.withAPI { api, _ in
+                func locate(_ tokens: [DeviceToken], at point: JSONValue) async throws {
+                    for token in tokens {
+                        let answer = try await api.request("PUT", "/v1/apps/\(Self.app)/devices/\(token.hex)/location", json: point)
+                        #expect(answer.status == 200)
+                    }
+                }
+                try await locate(locals, at: paris)
+                try await locate(visitors, at: london)
+                let body: JSONValue = [
+                    "environment": "sandbox", "audience": ["area": ["lat": 48.8566, "lon": 2.3522, "radius-km": 20]],
+                    "notification": ["aps": ["alert": "Road closed"]], "headers": ["push-type": "alert"],
+                ]
+                let campaign = try #require(
+                    try await api.request("POST", "/v1/apps/\(Self.app)/push", json: body).json?.objectValue?["job"]?.stringValue)
+                let sent = try await eventually("the campaign to finish") {
+                    try await stack.report(campaign)
+                } until: {
+                    $0.isComplete
+                }
+                #expect(sent.targeted == locals.count && sent.accepted == locals.count)
+                try await locate(Array(locals.prefix(20)), at: london)
+                try await locate(Array(visitors.prefix(30)), at: paris)
+
+                let answer = try await api.request("POST", "/v1/apps/\(Self.app)/jobs/\(campaign)/recall")
+                let recall = try #require(answer.json?.objectValue?["job"]?.stringValue, "\(String(decoding: answer.body, as: UTF8.self))")
+                let done = try await eventually("the recall to finish") {
+                    try await stack.report(recall)
+                } until: {
+                    $0.isComplete
+                }
+                #expect(done.targeted == locals.count && done.accepted == locals.count)
+                let withdraws = Self.acceptedByType(try await stack.simulator.requestRecords())["background", default: [:]]
+                #expect(locals.allSatisfy { withdraws[$0.hex] == 1 }, "every device that got it, the 20 that moved away too")
+                #expect(visitors.allSatisfy { withdraws[$0.hex] == nil }, "none of the devices that came after")
+            }
+        }
+    }
+
     @Test("an overwrite replaces the campaign under its collapse id; bad content is a 400 naming the field; the window and collapse id are kept")
     func overwriteAndRefusals() async throws {
         let tokens = (0..<300).map(PipelineStack.token)

@@ -42,7 +42,7 @@ struct BadgeRuleTests {
         }
         let listed = Fixtures.rejection(Self.job(badge: ["increment": 1], audience: ["tokens": [.string(Fixtures.token)]]))
         #expect(listed?.field == "notification.aps.badge")
-        #expect(listed?.message.contains("openids, tags or broadcast") == true)
+        #expect(listed?.message.contains("openids, tags, broadcast or an area") == true)
         // A number goes to a token list as before.
         #expect(Fixtures.rejection(Self.job(badge: 4, audience: ["tokens": [.string(Fixtures.token)]])) == nil)
         let voip = Self.job(badge: ["increment": 1]).setting("voip", at: ["headers", "push-type"])

@@ -334,6 +334,57 @@ struct CLITests {
         }
     }
 
+    @Test("devices location records, shows and forgets; campaign --area reaches the devices located in the circle; bad input exits 64")
+    func areas() async throws {
+        let tokens = (0..<12).map(PipelineStack.token)
+        try await PipelineStack.with(simulator: { $0.recordsRequests = true }) { stack in
+            try await stack.register(tokens)
+            let config = stack.configurationPath
+            func location(_ arguments: [String]) async throws -> CLIProcess.Run {
+                try await CLIProcess.run(["devices", "location"] + arguments + ["--config", config, "--app", Self.app])
+            }
+            // 0..<6 in Paris, 6..<12 in London.
+            for (index, token) in tokens.enumerated() {
+                let (lat, lon) = index < 6 ? ("48.8566", "2.3522") : ("51.5074", "-0.1278")
+                let set = try await location([token.hex, "--lat", lat, "--lon", lon, "--json"])
+                #expect(set.status == 0, "\(set.standardOutput)\(set.standardError)")
+                let stored = try JSONValue(parsing: Data(set.standardOutput.utf8)).objectValue
+                #expect(abs((stored?["lat"]?.numberValue?.doubleValue ?? 0) - Double(lat)!) < 0.01)
+            }
+            let shown = try await location([tokens[0].hex])
+            #expect(shown.status == 0 && shown.standardOutput.hasPrefix("48.8"), "\(shown.standardOutput)\(shown.standardError)")
+            let forget = try await location([tokens[5].hex, "--forget"])
+            #expect(forget.status == 0 && forget.standardOutput == "forgotten\n", "\(forget.standardOutput)")
+            let none = try await location([tokens[5].hex])
+            #expect(none.status == 2 && none.standardError.contains("has no location"), "\(none.standardError)")
+
+            try await stack.withWorker { _ in
+                let run = try await CLIProcess.run([
+                    "campaign", "--config", config, "--app", Self.app, "--area", "48.8566,2.3522,25", "--title", "Storm", "--follow", "--timeout",
+                    "120",
+                ])
+                #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
+                _ = try await stack.requestsAfterMarkerJob()
+            }
+            let markers = Set((0..<10).map { PipelineStack.markerToken($0).hex })
+            let reached = try await stack.simulator.requestRecords().filter { $0.status == 200 }.compactMap(\.deviceToken).filter {
+                !markers.contains($0)
+            }
+            #expect(reached.sorted() == tokens.prefix(5).map(\.hex).sorted(), "each located device in the circle once")
+
+            let unknown = try await location([PipelineStack.token(99).hex, "--lat", "1", "--lon", "1"])
+            #expect(unknown.status == 2 && unknown.standardError.contains("is not registered"), "\(unknown.standardError)")
+            let high = try await location([tokens[0].hex, "--lat", "86", "--lon", "1"])
+            #expect(high.status == 64 && high.standardError.contains("--lat must be a latitude"), "\(high.standardError)")
+            let half = try await location([tokens[0].hex, "--lat", "1"])
+            #expect(half.status == 64 && half.standardError.contains("go together"), "\(half.standardError)")
+            let badArea = try await CLIProcess.run(["campaign", "--config", config, "--app", Self.app, "--area", "48,2", "--title", "x"])
+            #expect(badArea.status == 64 && badArea.standardError.contains("--area must be LAT,LON,KM"), "\(badArea.standardError)")
+            let outside = try await CLIProcess.run(["campaign", "--config", config, "--app", Self.app, "--area", "95,2,10", "--title", "x"])
+            #expect(outside.status == 64 && outside.standardError.contains("audience.area.lat"), "\(outside.standardError)")
+        }
+    }
+
     @Test("jobs cancel and usage errors have meaningful exit codes")
     func exitCodes() async throws {
         try await PipelineStack.with { stack in

@@ -27,4 +27,16 @@ struct AudienceEstimateTests {
         #expect(Self.estimate(.channel(APNsChannelID("YQ==")!)) == AudienceEstimate(devices: nil, isExact: false))
         #expect(Self.estimate(.activity(LiveActivityID("a-1")!), activity: 7) == AudienceEstimate(devices: 7, isExact: true))
     }
+
+    @Test("an area: at most the devices located in it, the tags' bound and the environment's devices")
+    func areas() {
+        let area = GeoArea(center: GeoPoint(latitude: 1, longitude: 2), radiusKilometres: 3)
+        func estimate(_ tags: TagExpression?, located: Int) -> AudienceEstimate {
+            AudienceEstimate(.area(area, tags: tags), environmentDevices: 1_000, tagCounts: Self.tags, locatedDevices: located)
+        }
+        #expect(estimate(nil, located: 600) == AudienceEstimate(devices: 600, isExact: false))
+        #expect(estimate(nil, located: 1_500) == AudienceEstimate(devices: 1_000, isExact: false), "located in both environments")
+        #expect(estimate(TagExpression(all: ["muted"]), located: 600) == AudienceEstimate(devices: 50, isExact: false))
+        #expect(estimate(TagExpression(all: ["sports"]), located: 0) == AudienceEstimate(devices: 0, isExact: true))
+    }
 }

@@ -181,6 +181,8 @@ def test_the_routes_are_the_contracts():
         "GET /v1/apps/{app}/jobs/{job}/dead-letters", "GET /v1/apps/{app}/dead-letters",
         "GET /v1/apps/{app}/devices/{token}/campaigns",
         "GET /v1/apps/{app}/devices/{token}/badge", "PUT /v1/apps/{app}/devices/{token}/badge",
+        "GET /v1/apps/{app}/devices/{token}/location", "PUT /v1/apps/{app}/devices/{token}/location",
+        "DELETE /v1/apps/{app}/devices/{token}/location",
         "GET /v1/apps/{app}/stats/hours",
         "POST /v1/apps/{app}/jobs/{job}/recall",
     ])
