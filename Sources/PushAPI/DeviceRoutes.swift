@@ -139,7 +139,7 @@ enum DeviceRoutes {
         guard let location = try await call.api.registry.location(app: app.id, token: token) else {
             throw APIError.notFound("device \(token.hex) of app \(app.id) has no location", field: "token")
         }
-        return APIResponse.json(locationJSON(location, token: token))
+        return APIResponse.json(location.jsonValue(token: token))
     }
 
     /// `PUT …/devices/{token}/location` with `{"lat": …, "lon": …}`: records where a registered
@@ -162,7 +162,7 @@ enum DeviceRoutes {
         let location = try await registered(token, app: app.id) {
             try await call.api.registry.setLocation(app: app.id, token: token, GeoPoint(latitude: latitude, longitude: longitude))
         }
-        return APIResponse.json(locationJSON(location, token: token))
+        return APIResponse.json(location.jsonValue(token: token))
     }
 
     /// `DELETE …/devices/{token}/location`: forgets where the device is.
@@ -171,15 +171,6 @@ enum DeviceRoutes {
         let token = try APIValidation.token(try call.parameter("token"))
         let forgotten = try await call.api.registry.forgetLocation(app: app.id, token: token)
         return APIResponse.json(["token": .string(token.hex), "forgotten": .bool(forgotten)])
-    }
-
-    private static func locationJSON(_ location: DeviceLocation, token: DeviceToken) -> JSONValue {
-        [
-            "token": .string(token.hex),
-            "lat": JSONNumber(location.point.latitude).map(JSONValue.number) ?? .null,
-            "lon": JSONNumber(location.point.longitude).map(JSONValue.number) ?? .null,
-            "expires-at": .number(JSONNumber(Int(location.expiresAt))),
-        ]
     }
 
     /// The id of a registered device of `app`: what its badge is kept by.

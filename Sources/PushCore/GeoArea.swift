@@ -64,6 +64,17 @@ public struct GeoPoint: Hashable, Sendable {
         return GeoPoint(latitude: latitude, longitude: short(longitude))
     }
 
+    /// `{"lat": …, "lon": …}`: how a job's area and a device's location write a point.
+    public var jsonObject: JSONObject {
+        ["lat": Self.number(latitude), "lon": Self.number(longitude)]
+    }
+
+    /// A coordinate or distance as a JSON number (`null` for NaN or an infinity, which no checked
+    /// value is).
+    static func number(_ value: Double) -> JSONValue {
+        JSONNumber(value).map(JSONValue.number) ?? .null
+    }
+
     /// Kilometres per degree of latitude (the mean radius's).
     static let kilometresPerDegree = 6_371 * Double.pi / 180
 }
@@ -114,10 +125,8 @@ extension GeoArea {
 
     /// The `area` object.
     public var jsonValue: JSONValue {
-        [
-            "lat": JSONNumber(center.latitude).map(JSONValue.number) ?? .null,
-            "lon": JSONNumber(center.longitude).map(JSONValue.number) ?? .null,
-            "radius-km": JSONNumber(radiusKilometres).map(JSONValue.number) ?? .null,
-        ]
+        var object = center.jsonObject
+        object["radius-km"] = GeoPoint.number(radiusKilometres)
+        return .object(object)
     }
 }

@@ -52,6 +52,12 @@ public enum TokenKind: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether `registry` (a name ``registry(of:)`` gives) holds an app's device tokens, not
+    /// another kind's.
+    public static func holdsDeviceTokens(_ registry: String) -> Bool {
+        !registry.contains("~")
+    }
+
     /// A Swift type name as ActivityKit reports it: 1 to 64 characters of `A-Z a-z 0-9 _ .`.
     public static func isValidAttributesType(_ name: String) -> Bool {
         name.isIdentifier(maxBytes: maxAttributesTypeBytes, punctuation: "_.")

@@ -332,12 +332,7 @@ extension DevicesCommand {
             }
             let expires = Date(timeIntervalSince1970: Double(location.expiresAt) / 1000)
             if options.json {
-                let answer: JSONValue = [
-                    "token": .string(deviceToken.hex), "lat": JSONNumber(location.point.latitude).map(JSONValue.number) ?? .null,
-                    "lon": JSONNumber(location.point.longitude).map(JSONValue.number) ?? .null,
-                    "expires-at": .number(JSONNumber(Int(location.expiresAt))),
-                ]
-                print(String(decoding: answer.compactData(), as: UTF8.self))
+                print(String(decoding: location.jsonValue(token: deviceToken).compactData(), as: UTF8.self))
             } else {
                 print("\(location.point.latitude),\(location.point.longitude) until \(expires.formatted(.iso8601))")
             }

@@ -1,4 +1,5 @@
 import APNsCore
+import PushCore
 import Redis
 
 /// The steps of a bind and an unbind. A bind with an openid is five single-slot steps:
@@ -129,9 +130,9 @@ extension DeviceRegistry {
         if removal.removed, let openID = removal.openID {
             _ = try await run([releaseCall(app: app, openID: openID, token: token, generation: removal.generation)])
         }
-        if removal.removed, !app.contains("~") {
-            // Device tokens only (other kinds' registries, `<app>~…`, have no locations). A second
-            // step: should it not happen, the location expires on its own.
+        if removal.removed, TokenKind.holdsDeviceTokens(app) {
+            // Device tokens only: other kinds have no locations. A second step: should it not
+            // happen, the location expires on its own.
             try await forgetLocation(app: app, token: token)
         }
         return removal.removed

@@ -26,12 +26,7 @@ extension DeviceRegistry {
         count: Int
     ) async throws -> ShardScanPage {
         try StoreValidation.app(app)
-        guard count > 0 else {
-            throw StoreError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
-        }
-        guard cursor < UInt64(ShardKeyspace.bucketCount) else {
-            throw StoreError(.invalidArgument, field: "cursor", message: "must be below \(ShardKeyspace.bucketCount), is \(cursor)")
-        }
+        try ShardScanPage.check(cursor: cursor, count: count, units: ShardKeyspace.bucketCount)
         _ = try await layout(app: app).shardsOfTask(task.shard, of: task.count)
         guard let matcher = try await matcher(app: app, environment: environment, filter: filter) else {
             return ShardScanPage(cursor: 0, tokens: [], ids: [])

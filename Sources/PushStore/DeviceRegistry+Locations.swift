@@ -30,11 +30,16 @@ struct LocationKeyspace: Sendable {
     /// came on `day` (days since 1970, UTC). It expires when its locations do.
     func points(day: Int64) -> String { base + String(day) }
 
-    /// The keys a location may be in at `now` (milliseconds since 1970) when locations are kept
-    /// `days` days after the day of their report: the days `today - days` to today, today last.
+    /// The days a location may have been reported on at `now` (milliseconds since 1970) when
+    /// locations are kept `days` days after the day of their report: `today - days` to today.
+    static func days(now: Int64, days: Int) -> ClosedRange<Int64> {
+        let today = now / dayMilliseconds
+        return today - Int64(days)...today
+    }
+
+    /// The keys of ``days(now:days:)``, today's last.
     func window(now: Int64, days: Int) -> [RedisArgument] {
-        let today = now / Self.dayMilliseconds
-        return (today - Int64(days)...today).map { .string(points(day: $0)) }
+        Self.days(now: now, days: days).map { .string(points(day: $0)) }
     }
 
     /// When a location reported at `now` expires: at the start of the day `days + 1` days after.
@@ -60,6 +65,14 @@ package struct DeviceLocation: Hashable, Sendable {
     package init(point: GeoPoint, expiresAt: Int64) {
         self.point = point
         self.expiresAt = expiresAt
+    }
+
+    /// `{"token", "lat", "lon", "expires-at"}`: the API's and the CLI's answer.
+    package func jsonValue(token: DeviceToken) -> JSONValue {
+        var object: JSONObject = ["token": .string(token.hex)]
+        for (key, value) in point.jsonObject { object[key] = value }
+        object["expires-at"] = .number(JSONNumber(Int(expiresAt)))
+        return .object(object)
     }
 }
 
@@ -120,12 +133,10 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     package func location(app: String, token: DeviceToken) async throws -> DeviceLocation? {
         try StoreValidation.app(app)
-        let now = clock()
         let keys = LocationKeyspace(app: app, token: token)
-        let today = now / LocationKeyspace.dayMilliseconds
         // Newest day first: a device is in one day's key, but read the newest should a report and
         // a forget have crossed.
-        let days = Array((today - Int64(configuration.locationDays)...today).reversed())
+        let days = Array(LocationKeyspace.days(now: clock(), days: configuration.locationDays).reversed())
         let replies = try await pipeline(days.map { ["GEOPOS", .string(keys.points(day: $0)), .bytes(token.markerBytes)] })
         for (day, reply) in zip(days, replies) {
             guard let position = reply.array?.first?.array, position.count == 2,
@@ -156,12 +167,7 @@ extension DeviceRegistry {
     ) async throws -> ShardScanPage {
         try StoreValidation.app(app)
         let buckets = Array(try Self.locationBuckets(of: task))
-        guard count > 0 else {
-            throw StoreError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
-        }
-        guard cursor < UInt64(buckets.count) else {
-            throw StoreError(.invalidArgument, field: "cursor", message: "must be below \(buckets.count), is \(cursor)")
-        }
+        try ShardScanPage.check(cursor: cursor, count: count, units: buckets.count)
         guard let matcher = try await matcher(app: app, environment: environment, filter: filter) else {
             return ShardScanPage(cursor: 0, tokens: [], ids: [])
         }

@@ -60,6 +60,18 @@ package enum ScanFilter: Hashable, Sendable {
 }
 
 extension ShardScanPage {
+    /// Checks a page's request over `units` units (buckets, location buckets).
+    ///
+    /// - Throws: ``StoreError`` naming `count` (not positive) or `cursor` (not a unit).
+    static func check(cursor: UInt64, count: Int, units: Int) throws(StoreError) {
+        guard count > 0 else {
+            throw StoreError(.invalidArgument, field: "count", message: "must be positive, is \(count)")
+        }
+        guard cursor < UInt64(units) else {
+            throw StoreError(.invalidArgument, field: "cursor", message: "must be below \(units), is \(cursor)")
+        }
+    }
+
     /// A page read from units `start..<units` (buckets, location buckets) a group at a time:
     /// 8 units, doubling up to `largestGroup` while a group brings less than a quarter of
     /// `count`, until the page holds about `count` devices or the units run out. `read` answers

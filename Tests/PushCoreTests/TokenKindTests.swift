@@ -17,6 +17,9 @@ struct TokenKindTests {
         #expect(TokenKind.voip.registry(of: "news") == "news~voip")
         #expect(TokenKind.pushToStart(attributesType: "Match.Attributes").registry(of: "news") == "news~start~Match.Attributes")
         #expect(TokenKind.pushToStart(attributesType: "X").description == "push-to-start:X")
+        for kind in [TokenKind.device, .voip, .pushToStart(attributesType: "Match.Attributes")] {
+            #expect(TokenKind.holdsDeviceTokens(kind.registry(of: "news")) == (kind == .device), "\(kind)")
+        }
     }
 
     static func job(pushType: String, aps: JSONValue) throws -> PushJob {
