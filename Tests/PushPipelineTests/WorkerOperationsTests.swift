@@ -50,10 +50,17 @@ struct WorkerOperationsTests {
                 $0 == tokens.count - uninstalled.count
             }
 
-            let text = String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
-            func value(_ series: String) -> Double? {
+            func value(_ series: String, in text: String) -> Double? {
                 text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
             }
+            // The feedback worker counts a removal once the registry has changed: the device
+            // count above can drop a moment before the counter moves.
+            let text = try await eventually("the worker counted the removals") {
+                String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
+            } until: {
+                value(#"pushfleet_worker_events_total{event="feedback-removed"}"#, in: $0) == Double(uninstalled.count)
+            }
+            func value(_ series: String) -> Double? { value(series, in: text) }
             #expect(value(#"pushfleet_notifications_total{app="news",outcome="accepted",reason="Success"}"#) == 495, "\(text)")
             #expect(value(#"pushfleet_notifications_total{app="news",outcome="unregistered",reason="Unregistered"}"#) == 5)
             #expect(value(#"pushfleet_messages_consumed_total{topic="push.jobs"}"#) == Double(1 + stack.configuration.registry.shards))
