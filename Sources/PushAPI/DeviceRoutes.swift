@@ -52,7 +52,7 @@ enum DeviceRoutes {
         let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
         let body = try await call.jsonObject()
-        try APIValidation.onlyKeys(body, ["environment", "openid", "tags"])
+        try APIValidation.onlyKeys(body, ["environment", "openid", "tags", "time-zone"])
         let environment = try APIValidation.environment(try APIValidation.string(body, "environment"), of: app)
         var openID: String?
         if let value = body["openid"], value != .null {
@@ -60,12 +60,24 @@ enum DeviceRoutes {
             openID = try APIValidation.text(text, field: "openid", what: "an openid")
         }
         let tags = try body["tags"].map { try APIValidation.tags($0, field: "tags", nonEmpty: false) } ?? []
+        var timeZone: String?
+        if let value = body["time-zone"], value != .null {
+            guard let name = value.stringValue else { throw APIError.invalid("time-zone", "must be a string: an IANA time zone name") }
+            if let problem = TimeZoneName.problem(name) { throw APIError.invalid("time-zone", problem) }
+            timeZone = name
+        }
         let registryApp = try registry(call, of: app)
-        try await call.api.registry.bind(app: registryApp, token: token, environment: environment, openID: openID, tags: tags)
+        try await call.api.registry.bind(
+            app: registryApp, token: token, environment: environment, openID: openID, tags: tags, timeZone: timeZone)
         guard let record = try await call.api.registry.device(app: registryApp, token: token) else {
             throw APIError(.conflict, "conflict", "the device was unbound while it was being bound; bind it again", field: "token")
         }
-        return APIResponse.json(record.jsonValue)
+        return try await deviceJSON(record, registry: registryApp, call.api)
+    }
+
+    /// A device as the API answers it: its record, its time zone and its receipt hours.
+    private static func deviceJSON(_ record: DeviceRecord, registry: String, _ api: APIEnvironment) async throws -> Response {
+        APIResponse.json(record.jsonValue(with: try await api.registry.deviceTime(app: registry, token: record.token)))
     }
 
     static func unbind(_ call: inout APICall) async throws -> Response {
@@ -80,10 +92,11 @@ enum DeviceRoutes {
     static func device(_ call: inout APICall) async throws -> Response {
         let app = call.app
         let token = try APIValidation.token(try call.parameter("token"))
-        guard let record = try await call.api.registry.device(app: try registry(call, of: app), token: token) else {
+        let registryApp = try registry(call, of: app)
+        guard let record = try await call.api.registry.device(app: registryApp, token: token) else {
             throw notRegistered(token, app: app.id)
         }
-        return APIResponse.json(record.jsonValue)
+        return try await deviceJSON(record, registry: registryApp, call.api)
     }
 
     /// `POST …/devices/{token}/restore`: a token kept aside as suspect goes back to its
@@ -101,7 +114,7 @@ enum DeviceRoutes {
         guard let record = try await registry.device(app: app.id, token: token) else {
             throw notRegistered(token, app: app.id)
         }
-        return APIResponse.json(record.jsonValue)
+        return try await deviceJSON(record, registry: app.id, call.api)
     }
 
     /// `GET …/devices/{token}/badge`: the badge the server keeps for the device (0 until a
@@ -235,10 +248,10 @@ enum DeviceRoutes {
         // Redis answers before the 200 goes out: an outage is a 503, not an empty export.
         _ = try await registry.layout(app: app.id)
         let body = ResponseBody { writer in
-            try await registry.forEachDevice(app: app.id) { page in
+            try await registry.forEachExportLine(app: app.id) { page in
                 var lines = ByteBuffer()
-                for record in page {
-                    lines.writeBytes(record.jsonValue.compactData())
+                for line in page {
+                    lines.writeBytes(line.compactData())
                     lines.writeInteger(UInt8(ascii: "\n"))
                 }
                 try await writer.write(lines)
@@ -255,7 +268,7 @@ enum DeviceRoutes {
         guard let record = try await call.api.registry.user(app: app.id, openID: openID) else {
             throw notLoggedIn(openID, app: app.id)
         }
-        return APIResponse.json(record.jsonValue)
+        return try await deviceJSON(record, registry: app.id, call.api)
     }
 
     /// `DELETE …/users/{openid}`: logs the user out; the device stays registered with its tags.

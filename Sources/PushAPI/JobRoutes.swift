@@ -144,10 +144,13 @@ enum JobRoutes {
         let counted = try await call.api.jobs.recordReceipt(jobID: jobID, token: token, event: event)
         call.api.metrics.receipt(app: app.id, event: event.rawValue)
         if counted {
-            // Counted into the hour it arrived in, for the app and the tags the job addressed.
-            let tags = spec.map(Audience.addressedTags(ofJob:)) ?? []
-            let now = Date(timeIntervalSince1970: Double(call.api.clock()) / 1000)
-            try await call.api.hours.add(1, HourEvent(event), app: app.id, tags: tags, at: now, in: app.statisticsTimeZone)
+            // Into the hour it arrived in, for the app and the tags the job addressed, and into
+            // the device's own hours (when it reads) when the job found it in the registry: a
+            // listed token may be unknown to it, and nothing is kept for those.
+            let targets = spec.map(Audience.receiptTargets(ofJob:)) ?? (tags: [], registeredDevices: false)
+            try await call.api.hours.addReceipt(
+                HourEvent(event), app: app.id, tags: targets.tags, at: Date(timeIntervalSince1970: Double(call.api.clock()) / 1000),
+                in: app.statisticsTimeZone, device: targets.registeredDevices ? token : nil)
         }
         return APIResponse.json(["counted": .bool(counted)])
     }

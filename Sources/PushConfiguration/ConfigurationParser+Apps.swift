@@ -74,8 +74,8 @@ extension ConfigurationParser {
     /// default `UTC`.
     func timeZone(_ section: ConfigSection, key: String) throws(ConfigurationError) -> String {
         guard let name = try section.string(key) else { return "UTC" }
-        guard TimeZone(identifier: name) != nil else {
-            throw section.error(key, "'\(name)' is not a time zone of the IANA database (e.g. Europe/Paris, America/New_York, UTC)")
+        if let problem = TimeZoneName.problem(name) {
+            throw section.error(key, problem)
         }
         return name
     }

@@ -55,7 +55,24 @@ extension Audience {
     /// The addressed tags of a stored job's JSON, decoding only its `audience`; none when it has
     /// no readable audience (a receipt's hot path: the rest of the job is not needed).
     public static func addressedTags(ofJob json: JSONValue) -> [String] {
-        guard let audience = json.objectValue?["audience"] else { return [] }
-        return (try? Audience(json: audience, at: FieldPath.root.key("audience")))?.addressedTags ?? []
+        receiptTargets(ofJob: json).tags
+    }
+
+    /// What a receipt of a stored job counts into, decoding only its `audience` and push type:
+    /// the tags the job addressed (``addressedTags``), and whether its devices came from the
+    /// app's registry of device tokens (openids, tags, a broadcast or an area, of a push type
+    /// other than `voip` and `liveactivity`), so that the receipt is a registered device's. A
+    /// job without a readable audience has neither.
+    public static func receiptTargets(ofJob json: JSONValue) -> (tags: [String], registeredDevices: Bool) {
+        guard let object = json.objectValue, let value = object["audience"],
+            let audience = try? Audience(json: value, at: FieldPath.root.key("audience"))
+        else { return ([], false) }
+        let pushType = object["headers"]?.objectValue?["push-type"]?.stringValue
+        switch audience {
+        case .openIDs, .tags, .broadcast, .area:
+            return (audience.addressedTags, pushType != "voip" && pushType != "liveactivity")
+        case .tokens, .channel, .activity:
+            return (audience.addressedTags, false)
+        }
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 import PushCore
 import PushStore
 
-/// Reads a device file a batch at a time without loading it: CSV (`token,environment,openid,tags`
-/// with tags separated by `|`, an optional header line) or JSON lines (`{"token", "environment",
-/// "openid", "tags", "registered-at"}`, other keys ignored: what `devices export` writes).
+/// Reads a device file a batch at a time without loading it: CSV
+/// (`token,environment,openid,tags,time-zone` with tags separated by `|`, an optional header
+/// line) or JSON lines (`{"token", "environment", "openid", "tags", "registered-at",
+/// "time-zone"}`, other keys ignored: what `devices export` writes).
 /// Lines that are not valid are reported with their number and skipped.
 struct DeviceFileReader {
     enum Format: String, CaseIterable {
@@ -95,16 +96,18 @@ struct DeviceFileReader {
         var openID: String?
         var tags: [String] = []
         var registeredAt: Int64?
+        var timeZone: String?
         switch format {
         case .csv:
             let fields = text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
                 String(decoding: Self.trimmed(ArraySlice($0)), as: UTF8.self)
             }
-            guard fields.count <= 4 else { throw fail("expected token,environment,openid,tags") }
+            guard fields.count <= 5 else { throw fail("expected token,environment,openid,tags,time-zone") }
             tokenText = fields[0]
             environmentText = fields.count > 1 && !fields[1].isEmpty ? fields[1] : nil
             openID = fields.count > 2 && !fields[2].isEmpty ? fields[2] : nil
             tags = fields.count > 3 ? fields[3].split(separator: "|").map(String.init) : []
+            timeZone = fields.count > 4 && !fields[4].isEmpty ? fields[4] : nil
         case .jsonl:
             guard let object = try? JSONValue(parsing: Data(text.utf8)).objectValue else { throw fail("not a JSON object") }
             guard let token = object["token"]?.stringValue else { throw fail("token: a string is required") }
@@ -122,6 +125,13 @@ struct DeviceFileReader {
                 guard let time = value.intValue, time >= 0 else { throw fail("registered-at: milliseconds since 1970 are expected") }
                 registeredAt = Int64(time)
             }
+            if let value = object["time-zone"], value != .null {
+                guard let name = value.stringValue else { throw fail("time-zone: an IANA time zone name is expected") }
+                timeZone = name
+            }
+        }
+        if let timeZone, let problem = TimeZoneName.problem(timeZone) {
+            throw fail("time-zone: \(problem)")
         }
         let token: DeviceToken
         do {
@@ -132,7 +142,8 @@ struct DeviceFileReader {
         guard let environment = environmentText.map(APNsEnvironment.init(rawValue:)) ?? defaultEnvironment else {
             throw fail(environmentText == nil ? "environment: missing (or pass --environment)" : "environment: must be sandbox or production")
         }
-        return DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt)
+        return DeviceRegistration(
+            token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt, timeZone: timeZone)
     }
 
     private func fail(_ message: String) -> DeviceFileError {

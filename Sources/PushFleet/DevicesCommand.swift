@@ -19,8 +19,9 @@ struct DevicesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import devices from a CSV or JSON-lines file, streamed (millions of rows, constant memory).",
             discussion: """
-                CSV: token,environment,openid,tags (tags separated by '|'; a header line is optional). \
-                JSON lines: {"token": …, "environment": …, "openid": …, "tags": […]}. \
+                CSV: token,environment,openid,tags,time-zone (tags separated by '|'; the last columns may be \
+                left out; a header line is optional). \
+                JSON lines: {"token": …, "environment": …, "openid": …, "tags": […], "time-zone": …}. \
                 Lines that are not valid are reported with their number and skipped. Batches are written \
                 concurrently: a token listed twice in the file ends in the state of either line. \
                 Exit status: 0 every line imported, 1 some lines rejected (the rest imported), 64 usage.
@@ -154,26 +155,33 @@ struct DevicesCommand: AsyncParsableCommand {
         @Option(help: "sandbox or production.") var environment: String
         @Option(help: "The user logged in on the device.") var openid: String?
         @Option(name: .customLong("tag"), help: "A tag (repeatable).") var tags: [String] = []
+        @Option(help: "The device's IANA time zone (Europe/Paris); kept as it is when not given.") var timeZone: String?
         @OptionGroup var kind: TokenKindOption
         @Argument(help: "The device token (hex).") var token: String
 
         func run() async throws {
             let deviceToken = try parseToken(token)
             let environment = try parseEnvironment(environment)
+            if let timeZone, let problem = TimeZoneName.problem(timeZone) {
+                throw ValidationError("--time-zone: \(problem)")
+            }
             try await ClientSession.withRegistry(options, app: app) { session in
                 try await session.registry.bind(
-                    app: try kind.registry(of: app), token: deviceToken, environment: environment, openID: openid, tags: tags)
+                    app: try kind.registry(of: app), token: deviceToken, environment: environment, openID: openid, tags: tags,
+                    timeZone: timeZone)
                 try await printDevice(deviceToken, session: session)
             }
         }
 
         private func printDevice(_ token: DeviceToken, session: ClientSession) async throws {
-            guard let record = try await session.registry.device(app: try kind.registry(of: app), token: token) else { return }
+            let registry = try kind.registry(of: app)
+            guard let record = try await session.registry.device(app: registry, token: token) else { return }
+            let time = try await session.registry.deviceTime(app: registry, token: token)
             if options.json {
-                print(String(decoding: record.jsonValue.compactData(), as: UTF8.self))
+                print(String(decoding: record.jsonValue(with: time).compactData(), as: UTF8.self))
             } else {
                 print(
-                    "▸ bound \(record.token.hex) (\(record.environment.rawValue)) openid \(record.openID ?? "-") tags \(record.tags.sorted().joined(separator: ","))"
+                    "▸ bound \(record.token.hex) (\(record.environment.rawValue)) openid \(record.openID ?? "-") tags \(record.tags.sorted().joined(separator: ",")) time zone \(time.timeZone ?? "-")"
                 )
             }
         }
@@ -344,8 +352,9 @@ extension DevicesCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write every device of an app as JSON lines, streamed shard by shard (constant memory).",
             discussion: """
-                One line per device: {"token", "environment", "openid", "tags", "registered-at", "suspect"}, \
-                which `devices import` reads back (registration times included). The file is written under a \
+                One line per device: {"token", "environment", "openid", "tags", "registered-at", "suspect", \
+                "time-zone" (when it has one)}, which `devices import` reads back (registration times and time zones \
+                included). The file is written under a \
                 temporary name and renamed when complete, so a failed export leaves no partial FILE. \
                 Exit status: 0.
                 """)
@@ -370,10 +379,10 @@ extension DevicesCommand {
             do {
                 exported = try await ClientSession.withRegistry(options, app: app) { session in
                     var count = 0
-                    try await session.registry.forEachDevice(app: try kind.registry(of: app)) { page in
+                    try await session.registry.forEachExportLine(app: try kind.registry(of: app)) { page in
                         var lines = Data()
-                        for record in page {
-                            lines.append(record.jsonValue.compactData())
+                        for line in page {
+                            lines.append(line.compactData())
                             lines.append(UInt8(ascii: "\n"))
                         }
                         try handle.write(contentsOf: lines)

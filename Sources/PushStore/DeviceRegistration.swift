@@ -14,18 +14,22 @@ package struct DeviceRegistration: Hashable, Sendable {
     package var tags: [String]
     /// When the device registered, in milliseconds since 1970; `nil` means the registry's clock.
     package var registeredAt: Int64?
+    /// The device's IANA time zone (``TimeZoneName``). `nil` leaves the one it has as it is.
+    package var timeZone: String?
 
     package init(
         token: DeviceToken,
         environment: APNsEnvironment,
         openID: String? = nil,
         tags: [String] = [],
-        registeredAt: Int64? = nil
+        registeredAt: Int64? = nil,
+        timeZone: String? = nil
     ) {
         self.token = token
         self.environment = environment
         self.openID = openID
         self.tags = tags
         self.registeredAt = registeredAt
+        self.timeZone = timeZone
     }
 }

@@ -19,6 +19,7 @@ extension DeviceRegistry {
     func bindBatch(_ devices: [DeviceRegistration], app: String, assumeAbsent: Bool = false) async throws {
         let bindings = try await shardStep(devices, app: app, assumeAbsent: assumeAbsent)
         try await settleOpenIDs(bindings, app: app)
+        try await writeTimeZones(devices, app: app)
     }
 
     /// Step 1 for every device; returns the openid bindings to settle.
@@ -130,10 +131,12 @@ extension DeviceRegistry {
         if removal.removed, let openID = removal.openID {
             _ = try await run([releaseCall(app: app, openID: openID, token: token, generation: removal.generation)])
         }
-        if removal.removed, TokenKind.holdsDeviceTokens(app) {
-            // Device tokens only: other kinds have no locations. A second step: should it not
-            // happen, the location expires on its own.
-            try await forgetLocation(app: app, token: token)
+        if removal.removed {
+            // Further steps: should they not happen, a location expires on its own, and the time
+            // zone and receipt hours left behind are the same device's, should its token bind again.
+            try await forgetTime(app: app, token: token)
+            // Device tokens only: other kinds have no locations.
+            if TokenKind.holdsDeviceTokens(app) { try await forgetLocation(app: app, token: token) }
         }
         return removal.removed
     }

@@ -59,8 +59,10 @@ package final class DeviceRegistry: Sendable {
     /// one openid at a time (binding A to V removes U → A). `openID: nil` keeps the device's
     /// current user.
     ///
-    /// - Parameter registeredAt: milliseconds since 1970; `nil` means the registry's clock.
-    /// - Throws: ``StoreError`` naming `app`, `openID`, `tags[i]` or `registeredAt`;
+    /// - Parameters:
+    ///   - registeredAt: milliseconds since 1970; `nil` means the registry's clock.
+    ///   - timeZone: the device's IANA time zone (``TimeZoneName``); `nil` keeps the one it has.
+    /// - Throws: ``StoreError`` naming `app`, `openID`, `tags[i]`, `registeredAt` or `timeZone`;
     ///   `RedisClientError`.
     package func bind(
         app: String,
@@ -68,9 +70,11 @@ package final class DeviceRegistry: Sendable {
         environment: APNsEnvironment,
         openID: String? = nil,
         tags: [String] = [],
-        registeredAt: Int64? = nil
+        registeredAt: Int64? = nil,
+        timeZone: String? = nil
     ) async throws {
-        let device = DeviceRegistration(token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt)
+        let device = DeviceRegistration(
+            token: token, environment: environment, openID: openID, tags: tags, registeredAt: registeredAt, timeZone: timeZone)
         try StoreValidation.app(app)
         try Self.validate(device, fieldPrefix: "")
         try await bindBatch([device], app: app)
@@ -234,6 +238,9 @@ package final class DeviceRegistry: Sendable {
                 field: fieldPrefix() + "registeredAt",
                 message: "must not be negative, is \(registeredAt)"
             )
+        }
+        if let timeZone = device.timeZone, let problem = TimeZoneName.problem(timeZone) {
+            throw StoreError(.invalidArgument, field: fieldPrefix() + "timeZone", message: problem)
         }
     }
 }

@@ -1,3 +1,4 @@
+import APNsCore
 public import Foundation
 public import PushCore
 import Redis
@@ -36,22 +37,43 @@ package final class HourStatistics: Sendable {
     }
 
     /// Adds `count` `event`s at `date` to the app's counts and to those of each of `tags`: one
-    /// `HINCRBY` per target and a `PEXPIRE` of the day, pipelined to the app's slot.
+    /// script in the app's slot (`HourScripts.add`: an `HINCRBY` per target, a `PEXPIRE`).
     ///
     /// - Throws: ``StoreError`` naming `app`, `tags` or `count`; `RedisClientError`.
     package func add(_ count: Int, _ event: HourEvent, app: String, tags: [String] = [], at date: Date, in timeZone: TimeZone) async throws {
+        guard let call = try Self.addCall(count, event, app: app, tags: tags, at: date, in: timeZone) else { return }
+        _ = try await client.runScripts([call])
+    }
+
+    /// Counts a receipt as ``add(_:_:app:tags:at:in:)`` does one, and, when `device` is given,
+    /// into that device's receipt hours too (``DeviceTime/receiptHours``, the UTC hour of
+    /// `date`): both scripts in one pipeline. The caller gives `device` only for a device it
+    /// found in the registry, so that nothing is kept for a token the registry does not have.
+    ///
+    /// - Throws: ``StoreError`` naming `app` or `tags`; `RedisClientError`.
+    package func addReceipt(
+        _ event: HourEvent, app: String, tags: [String] = [], at date: Date, in timeZone: TimeZone, device: DeviceToken?
+    ) async throws {
+        var calls = try Self.addCall(1, event, app: app, tags: tags, at: date, in: timeZone).map { [$0] } ?? []
+        if let device {
+            calls.append(DeviceTimeScripts.countHourCall(app: app, token: device, at: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))))
+        }
+        _ = try await client.runScripts(calls)
+    }
+
+    /// The script call adding `count` `event`s at `date`; `nil` for a count of 0.
+    static func addCall(
+        _ count: Int, _ event: HourEvent, app: String, tags: [String], at date: Date, in timeZone: TimeZone
+    ) throws(StoreError) -> RedisScriptCall? {
         try StoreValidation.app(app)
         try StoreValidation.tags(tags, field: "tags")
         guard count >= 0 else { throw StoreError(.invalidArgument, field: "count", message: "must not be negative, is \(count)") }
-        guard count > 0 else { return }
+        guard count > 0 else { return nil }
         let local = LocalHour(date, in: timeZone)
-        let key = RedisArgument.string(Self.key(app: app, day: local.day))
-        var commands: [[RedisArgument]] = [["HINCRBY", key, .string(Self.field(hour: local.hour, event: event)), .integer(count)]]
-        for tag in Set(tags).sorted() {
-            commands.append(["HINCRBY", key, .string(Self.field(tag: tag, hour: local.hour, event: event)), .integer(count)])
-        }
-        commands.append(["PEXPIRE", key, .integer(Self.retentionDays * 86_400_000)])
-        _ = try await client.checkedPipeline(commands)
+        let fields = [Self.field(hour: local.hour, event: event)] + Set(tags).sorted().map { Self.field(tag: $0, hour: local.hour, event: event) }
+        return RedisScriptCall(
+            HourScripts.add, keys: [.string(Self.key(app: app, day: local.day))],
+            arguments: [.integer(Self.retentionDays * 86_400_000), .integer(count)] + fields.map { .string($0) })
     }
 
     /// The app's counts (or the tag's) over the `days` local days ending with the day of `now`,
@@ -155,4 +177,16 @@ package struct HourGrid: Sendable, Equatable {
         }
         return best
     }
+}
+
+enum HourScripts {
+    /// Adds a count to fields of a day's hours and keeps the day ``HourStatistics/retentionDays``.
+    ///
+    /// KEYS: the day. ARGV: the retention in ms, the count, then the fields. Returns the count.
+    static let add = RedisScript(
+        """
+        for i = 3, #ARGV do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[2]) end
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        return tonumber(ARGV[2])
+        """)
 }

@@ -64,6 +64,22 @@ import Testing
                 #expect(device["openid"]?.stringValue == "user-1")
                 #expect(device["tags"] == ["news", "sports"])
                 #expect((device["registered-at"]?.intValue ?? 0) > 0)
+                #expect(device["time-zone"] == .null)
+                #expect(device["receipt-hours"] == ["utc": .array(Array(repeating: 0, count: 24)), "best-utc-hour": .null])
+
+                // A time zone: refused unless the IANA database names it, kept by a bind that names none.
+                for (zone, message) in [("GMT+5", "is not a time zone of the IANA database"), ("Mars/Olympus", "is not a time zone")] {
+                    let refused = try await api.request("PUT", base, json: ["environment": "sandbox", "time-zone": .string(zone)])
+                    let said = refused.json?.objectValue?["error"]?.objectValue?["message"]?.stringValue ?? ""
+                    #expect(refused.status == 400 && refused.errorField == "time-zone" && said.contains(message), "\(said)")
+                }
+                let notText = try await api.request("PUT", base, json: ["environment": "sandbox", "time-zone": 9])
+                #expect(notText.status == 400 && notText.errorField == "time-zone")
+                let zoned = try await api.request("PUT", base, json: ["environment": "sandbox", "time-zone": "America/Sao_Paulo"])
+                #expect(zoned.json?.objectValue?["time-zone"] == "America/Sao_Paulo")
+                let rebound = try await api.request("PUT", base, json: ["environment": "sandbox"])
+                #expect(rebound.json?.objectValue?["time-zone"] == "America/Sao_Paulo")
+                #expect(try await api.request("GET", base).json?.objectValue?["time-zone"] == "America/Sao_Paulo")
 
                 let record = try #require(try await stack.registry.device(app: Self.app, token: PipelineStack.token(1)))
                 #expect(record.openID == "user-1")
@@ -85,6 +101,7 @@ import Testing
                 let unbound = try await api.request("DELETE", base)
                 #expect(unbound.status == 200)
                 #expect(try await stack.registry.device(app: Self.app, token: PipelineStack.token(1)) == nil)
+                #expect(try await stack.registry.deviceTime(app: Self.app, token: PipelineStack.token(1)).timeZone == nil)
                 #expect(try await api.request("DELETE", base).status == 404)
                 #expect(try await api.request("GET", base).status == 404)
                 let tagsOfUnknown = try await api.request("POST", base + "/tags", json: ["tags": ["x"]])

@@ -90,6 +90,31 @@ import Testing
                 let status = try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue
                 #expect(status?["delivered"]?.intValue == 2)
                 #expect(status?["opened"]?.intValue == 1)
+                func deviceHours(_ token: DeviceToken) async throws -> [Int] {
+                    let device = try await api.request("GET", "/v1/apps/\(Self.app)/devices/\(token.hex)").json?.objectValue
+                    return device?["receipt-hours"]?.objectValue?["utc"]?.arrayValue?.compactMap(\.intValue) ?? []
+                }
+                // A job of listed tokens counts into no device's hours: a token may be one the
+                // registry does not have, and nothing is kept for those.
+                let stranger = PipelineStack.token(9)
+                let unregistered = try await api.request(
+                    "POST", receipts, json: ["job": .string(jobID), "token": .string(stranger.hex), "event": "delivered"])
+                #expect(unregistered.json == ["counted": true])
+                #expect(try await stack.registry.deviceTime(app: Self.app, token: stranger).receiptHours.total == 0)
+                #expect(try await deviceHours(tokens[0]) == Array(repeating: 0, count: 24))
+                // A broadcast's devices come from the registry: each counted receipt goes into its
+                // device's hours, token 0 one of each event.
+                let broadcast = try await api.request("POST", "/v1/apps/\(Self.app)/push", json: Self.pushBody(["broadcast": true]))
+                let broadcastID = try #require(broadcast.json?.objectValue?["job"]?.stringValue)
+                for (token, event) in [(0, "delivered"), (0, "opened"), (0, "opened"), (1, "delivered")] {
+                    let receipt = try await api.request(
+                        "POST", receipts, json: ["job": .string(broadcastID), "token": .string(tokens[token].hex), "event": .string(event)])
+                    #expect(receipt.status == 200)
+                }
+                for (token, counted) in [(0, 2), (1, 1), (2, 0)] {
+                    let hours = try await deviceHours(tokens[token])
+                    #expect(hours.count == 24 && hours.reduce(0, +) == counted, "token \(token)")
+                }
                 let repeated = try await api.request(
                     "POST", receipts, json: ["job": .string(jobID), "token": .string(tokens[1].hex), "event": "delivered"])
                 #expect(repeated.json == ["counted": false])
@@ -107,7 +132,7 @@ import Testing
                         "POST", "/v1/apps/\(other)/receipts", json: ["job": .string(jobID), "token": .string(tokens[2].hex), "event": "delivered"],
                         key: otherKey
                     ).status == 404)
-                #expect(try await stack.report(jobID).delivered == 2)
+                #expect(try await stack.report(jobID).delivered == 3, "the stranger's too")
             }
         }
     }

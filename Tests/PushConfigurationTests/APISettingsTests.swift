@@ -70,7 +70,7 @@ import Testing
         let paris = try #require(try parse(withAppKey("time-zone", "Europe/Paris")).apps["news"])
         #expect(paris.timeZone == "Europe/Paris")
         #expect(paris.statisticsTimeZone.identifier == "Europe/Paris")
-        for refused in ["Mars/Olympus_Mons", "Europe/Pariss"] {
+        for refused in ["Mars/Olympus_Mons", "Europe/Pariss", "GMT+5", "UTC+1"] {
             let error = try #require(parseError(withAppKey("time-zone", refused)), "\(refused)")
             #expect(error.key == "apps.news.time-zone")
             #expect(error.message.contains(refused))

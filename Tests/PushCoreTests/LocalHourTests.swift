@@ -59,4 +59,19 @@ struct LocalHourTests {
         #expect(Audience.addressedTags(ofJob: ["audience": 7]).isEmpty)
         #expect(Audience.addressedTags(ofJob: ["app": "a"]).isEmpty)
     }
+
+    @Test func aReceiptCountsIntoADevicesHoursWhenItsJobFoundTheDeviceInTheRegistry() {
+        func targets(_ audience: JSONValue, pushType: String = "alert") -> Bool {
+            Audience.receiptTargets(ofJob: ["audience": audience, "headers": ["push-type": .string(pushType)]]).registeredDevices
+        }
+        #expect(targets(["broadcast": true]))
+        #expect(targets(["tags": ["any": ["x"]]]))
+        #expect(targets(["openids": ["u1"]]))
+        #expect(targets(["area": ["lat": 1, "lon": 2, "radius-km": 3]]))
+        #expect(!targets(["tokens": [.string(String(repeating: "ab", count: 32))]]), "listed tokens may be unknown to the registry")
+        #expect(!targets(["broadcast": true], pushType: "voip"), "VoIP tokens have a registry of their own")
+        #expect(!targets(["broadcast": true], pushType: "liveactivity"))
+        #expect(!Audience.receiptTargets(ofJob: ["audience": 7]).registeredDevices)
+        #expect(Audience.receiptTargets(ofJob: ["audience": ["tags": ["all": ["a"]]]]) == (["a"], true))
+    }
 }

@@ -19,12 +19,14 @@ struct CLITests {
         try await PipelineStack.with { stack in
             let count = 200_000
             let file = stack.stack.directory.appendingPathComponent("devices.csv")
-            var text = "token,environment,openid,tags\n"
+            var text = "token,environment,openid,tags,time-zone\n"
             text.reserveCapacity(count * 90)
             for index in 0..<count {
                 let openID = index.isMultiple(of: 10) ? "user-\(index)" : ""
                 let tags = index.isMultiple(of: 3) ? "sports|news" : ""
-                text += "\(PipelineStack.token(index).hex),sandbox,\(openID),\(tags)\n"
+                // Every 7th line names a time zone; the others leave the column out or empty.
+                let zone = index.isMultiple(of: 7) ? ",Europe/Berlin" : index.isMultiple(of: 2) ? "," : ""
+                text += "\(PipelineStack.token(index).hex),sandbox,\(openID),\(tags)\(zone)\n"
             }
             try text.write(to: file, atomically: true, encoding: .utf8)
 
@@ -37,6 +39,16 @@ struct CLITests {
             #expect(device.openID == "user-30")
             #expect(Set(device.tags) == ["sports", "news"])
             #expect(try await stack.registry.appTags(app: Self.app)["sports"] == (count + 2) / 3)
+            #expect(try await stack.registry.deviceTime(app: Self.app, token: PipelineStack.token(70)).timeZone == "Europe/Berlin")
+            #expect(try await stack.registry.deviceTime(app: Self.app, token: PipelineStack.token(71)).timeZone == nil)
+
+            // devices bind --time-zone: checked before anything is written, shown once bound.
+            let target = ["--app", Self.app, "--config", stack.configurationPath, "--environment", "sandbox"]
+            let bad = try await CLIProcess.run(["devices", "bind", PipelineStack.token(71).hex, "--time-zone", "UTC+2"] + target)
+            #expect(bad.status == 64 && bad.standardError.contains("is not a time zone of the IANA database"), "\(bad.standardError)")
+            let bound = try await CLIProcess.run(["devices", "bind", PipelineStack.token(71).hex, "--time-zone", "Asia/Tokyo", "--json"] + target)
+            #expect(bound.status == 0, "\(bound.standardError)")
+            #expect(bound.standardOutput.contains(#""time-zone":"Asia/Tokyo""#), "\(bound.standardOutput)")
         }
     }
 
@@ -51,17 +63,21 @@ struct CLITests {
                 #"{"token":"\#(PipelineStack.token(3).hex)","environment":"sandbox","tags":["bad\u0001tag"]}"#,
                 #"not json"#,
                 #"{"token":"\#(PipelineStack.token(4).hex)","environment":"sandbox","openid":"u"}"#,
+                #"{"token":"\#(PipelineStack.token(5).hex)","environment":"sandbox","time-zone":"Moon/Base"}"#,
+                #"{"token":"\#(PipelineStack.token(6).hex)","environment":"sandbox","time-zone":"Pacific/Auckland"}"#,
             ]
             try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
             let run = try await CLIProcess.run(["devices", "import", "--app", Self.app, "--config", stack.configurationPath, file.path])
             #expect(run.status == 1)
-            for line in [2, 3, 5] {
+            for line in [2, 3, 5, 7] {
                 #expect(run.standardError.contains("line \(line):"), "\(run.standardError)")
             }
+            #expect(run.standardError.contains("line 7: time-zone: 'Moon/Base' is not a time zone"), "\(run.standardError)")
             #expect(run.standardError.contains(PipelineStack.token(3).hex), "the refused tag names its device")
-            #expect(run.standardOutput.contains("imported 2 devices"), "\(run.standardOutput)")
-            #expect(run.standardOutput.contains("4 line(s) rejected"))
-            #expect(try await stack.registry.deviceCount(app: Self.app).sandbox == 2)
+            #expect(run.standardOutput.contains("imported 3 devices"), "\(run.standardOutput)")
+            #expect(run.standardOutput.contains("5 line(s) rejected"))
+            #expect(try await stack.registry.deviceCount(app: Self.app).sandbox == 3)
+            #expect(try await stack.registry.deviceTime(app: Self.app, token: PipelineStack.token(6)).timeZone == "Pacific/Auckland")
         }
     }
 
@@ -73,7 +89,7 @@ struct CLITests {
                 try await stack.registry.bind(
                     app: Self.app, token: token, environment: index.isMultiple(of: 2) ? .sandbox : .production,
                     openID: index.isMultiple(of: 10) ? "user-\(index)" : nil, tags: index.isMultiple(of: 3) ? ["sale", "news"] : ["news"],
-                    registeredAt: Int64(1_000 + index))
+                    registeredAt: Int64(1_000 + index), timeZone: index.isMultiple(of: 7) ? "Africa/Lagos" : nil)
             }
             let config = ["--app", Self.app, "--config", stack.configurationPath]
             let file = stack.stack.directory.appendingPathComponent("export.jsonl")
@@ -91,7 +107,11 @@ struct CLITests {
             for index in [0, 7, 10, 299] {
                 let original = try await stack.registry.device(app: Self.app, token: tokens[index])
                 #expect(try await stack.registry.device(app: other, token: tokens[index]) == original, "device \(index)")
+                // Time zones go with the export and come back with the import.
+                let zone = try await stack.registry.deviceTime(app: other, token: tokens[index]).timeZone
+                #expect(zone == (index.isMultiple(of: 7) ? "Africa/Lagos" : nil), "device \(index)")
             }
+            #expect(lines.filter { $0.contains(#""time-zone":"Africa/Lagos""#) }.count == 43)
 
             let shown = try await CLIProcess.run(["users", "show", "user-10", "--json"] + config)
             #expect(shown.status == 0, "\(shown.standardError)")
