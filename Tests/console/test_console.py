@@ -351,6 +351,14 @@ def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser, state):
     until(browser, lambda: browser.find_element(By.ID, "dev-card").is_displayed() and token in text(browser, "dev-token"),
           "looking up an openid shows its device")
     assert text(browser, "dev-environment") == user["environment"] and text(browser, "dev-openid") == "user-3"
+    # When the device reads: the receipt above is in its hours.
+    _, shown = api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")
+    total = sum(shown["receipt-hours"]["utc"])
+    assert total >= 1, "the receipt posted above is counted into the device's hours"
+    best = shown["receipt-hours"]["best-utc-hour"]
+    expected = f"not known yet ({total} receipt" if best is None else f"{best:02d}:00–{(best + 1) % 24:02d}:00 UTC"
+    assert text(browser, "dev-best-hour").startswith(expected), text(browser, "dev-best-hour")
+    assert text(browser, "dev-time-zone") == "none given (the app's)"
     until(browser, lambda: state["job"] in text(browser, "dev-campaigns") and "delivered" in text(browser, "dev-campaigns"),
           "the campaign the device confirmed is listed")
     assert "Match day kick-off" in text(browser, "dev-campaigns"), "by its name, the id beneath"
@@ -382,10 +390,18 @@ def test_look_a_device_up_and_edit_its_tags_and_binding(server, browser, state):
     fill(browser, "dev-bind-token", token)
     fill(browser, "dev-bind-openid", "user-3")
     fill(browser, "dev-bind-tags", "sports, vip")
+    # A zone the time zone database does not name is refused as the API refuses it.
+    fill(browser, "dev-bind-zone", "GMT+5")
+    browser.find_element(By.ID, "dev-bind-btn").click()
+    until(browser, lambda: text(browser, "dev-bind-result").startswith("time-zone:"), "a bad time zone is named")
+    assert api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")[0] == 404, "nothing is bound"
+    fill(browser, "dev-bind-zone", "America/Chicago")
     browser.find_element(By.ID, "dev-bind-btn").click()
     until(browser, lambda: text(browser, "dev-bind-result") == "Bound.", "binding it again is confirmed")
+    assert text(browser, "dev-time-zone") == "America/Chicago", "the card shows the zone bound"
     status, device = api(server, "GET", f"/v1/apps/{server.app}/devices/{token}")
     assert status == 200 and device["openid"] == "user-3" and sorted(device["tags"]) == ["sports", "vip"]
+    assert device["time-zone"] == "America/Chicago"
 
 
 def test_compose_previews_the_lock_screen(server, browser):

@@ -802,6 +802,8 @@ function renderDevice(device) {
     ["token", h("span", { class: "mono" }, device.token), "dev-token"], ["environment", device.environment, "dev-environment"],
     ["openid", device.openid || "–", "dev-openid"], ["registered", time(device["registered-at"]), "dev-registered"],
     ["kept aside", device.suspect ? `${device.suspect.reason} since ${time(device.suspect.since)}` : "no"],
+    ["time zone", device["time-zone"] || "none given (the app's)", "dev-time-zone"],
+    ["reads most", readingHour(device["receipt-hours"]), "dev-best-hour"],
   ]);
   $("dev-tags").replaceChildren(...device.tags.map((tag) => h("li", {}, tag,
     h("button", { type: "button", "aria-label": `Remove tag ${tag}`, onclick: () => removeTag(tag) }, "×"))));
@@ -810,6 +812,15 @@ function renderDevice(device) {
   showDeviceBadge(device.token);
   showDeviceLocation(device.token);
   showDeviceCampaigns(device.token);
+}
+
+// The UTC hour the device's receipts came in most, once it has 3 (receipt-hours on the device).
+function readingHour(hours) {
+  const total = hours.utc.reduce((sum, count) => sum + count, 0);
+  if (hours["best-utc-hour"] === null) return `not known yet (${total} receipt${total === 1 ? "" : "s"}, 3 needed)`;
+  const hour = hours["best-utc-hour"];
+  const two = (n) => String(n).padStart(2, "0");
+  return `${two(hour)}:00–${two((hour + 1) % 24)}:00 UTC (${hours.utc[hour]} of ${total} receipts)`;
 }
 
 // The badge the server keeps for the device (campaigns whose badge is added or set per device).
@@ -960,6 +971,7 @@ $("dev-bind-form").addEventListener("submit", async (event) => {
   if ($("dev-bind-openid").value.trim()) body.openid = $("dev-bind-openid").value.trim();
   const tags = lines($("dev-bind-tags").value);
   if (tags.length > 0) body.tags = tags;
+  if ($("dev-bind-zone").value.trim()) body["time-zone"] = $("dev-bind-zone").value.trim();
   $("dev-bind-result").textContent = "";
   try {
     if (!token) throw new APIError(400, { error: { field: "token", message: "is required" } });
