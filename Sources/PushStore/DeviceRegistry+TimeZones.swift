@@ -2,21 +2,26 @@ import APNsCore
 public import PushCore
 import Redis
 
-/// The key of one time bucket of an app: the time zones and receipt hours of the devices whose
-/// token falls in registry bucket `bucket` (``ShardKeyspace/bucketIndex(of:)``), one hash in its
-/// own slot `{tz:<app>:<bucket>}`. Like the locations, 1,024 buckets per app whatever its
-/// registry layout: no key holds the whole audience, and a reshard moves none of them.
+/// The keys of one time bucket of an app: the time zones and the receipt hours of the devices
+/// whose token falls in registry bucket `bucket` (``ShardKeyspace/bucketIndex(of:)``), each a
+/// hash in a slot of its own. Like the locations, 1,024 buckets per app whatever its registry
+/// layout: no key holds the whole audience, and a reshard moves none of them. Two hashes, not
+/// one: a walk asks for the zones of a page's devices only where a bucket has any (`EXISTS`
+/// first), and devices with receipts but no zone leave that key absent.
 struct DeviceTimeKeyspace: Sendable {
-    /// `pf:{tz:<app>:<bucket>}`: HASH, field `z<binary token>` → the device's time zone name,
-    /// `h<binary token>` → its ``ReceiptHours`` (24 bytes).
-    let key: String
+    /// `pf:{tz:<app>:<bucket>}`: HASH, binary token → the device's time zone name.
+    let zones: String
+    /// `pf:{rh:<app>:<bucket>}`: HASH, binary token → its ``ReceiptHours`` (24 bytes).
+    let hours: String
 
     init(app: String, token: DeviceToken) {
-        key = "pf:{tz:\(app):\(ShardKeyspace.bucketIndex(of: token))}"
+        self.init(app: app, bucket: ShardKeyspace.bucketIndex(of: token))
     }
 
-    static func zoneField(_ token: DeviceToken) -> [UInt8] { [UInt8(ascii: "z")] + token.markerBytes }
-    static func hoursField(_ token: DeviceToken) -> [UInt8] { [UInt8(ascii: "h")] + token.markerBytes }
+    init(app: String, bucket: Int) {
+        zones = "pf:{tz:\(app):\(bucket)}"
+        hours = "pf:{rh:\(app):\(bucket)}"
+    }
 }
 
 /// What the registry knows of a device's day: the time zone it was bound with and when it reads.
@@ -61,25 +66,23 @@ extension DeviceRegistry {
     func writeTimeZones(_ devices: [DeviceRegistration], app: String) async throws {
         let commands: [[RedisArgument]] = devices.compactMap { device in
             device.timeZone.map { zone in
-                let keys = DeviceTimeKeyspace(app: app, token: device.token)
-                return ["HSET", .string(keys.key), .bytes(DeviceTimeKeyspace.zoneField(device.token)), .string(zone)]
+                ["HSET", .string(DeviceTimeKeyspace(app: app, token: device.token).zones), .bytes(device.token.markerBytes), .string(zone)]
             }
         }
         _ = try await pipeline(commands)
     }
 
-    /// The time zones of `tokens` (`nil` for a device that gave none), one `HMGET` per time
-    /// bucket, pipelined.
-    func timeZones(app: String, tokens: [DeviceToken]) async throws -> [String?] {
+    /// The time zones of `tokens` (`nil` for a device that gave none), reading only the buckets
+    /// in `held` (those that hold zones): one `HMGET` per such bucket, pipelined.
+    func timeZones(app: String, tokens: [DeviceToken], held: Set<String>) async throws -> [String?] {
         var byBucket: [String: [Int]] = [:]
         for (index, token) in tokens.enumerated() {
-            byBucket[DeviceTimeKeyspace(app: app, token: token).key, default: []].append(index)
+            let key = DeviceTimeKeyspace(app: app, token: token).zones
+            if held.contains(key) { byBucket[key, default: []].append(index) }
         }
         let buckets = Array(byBucket)
         let replies = try await pipeline(
-            buckets.map { key, indexes in
-                ["HMGET", .string(key)] + indexes.map { .bytes(DeviceTimeKeyspace.zoneField(tokens[$0])) }
-            })
+            buckets.map { key, indexes in ["HMGET", .string(key)] + indexes.map { .bytes(tokens[$0].markerBytes) } })
         var zones = [String?](repeating: nil, count: tokens.count)
         for ((_, indexes), reply) in zip(buckets, replies) {
             guard let values = reply.array, values.count == indexes.count else {
@@ -90,18 +93,32 @@ extension DeviceRegistry {
         return zones
     }
 
+    /// The keys of `app`'s time buckets that hold zones: `EXISTS` of all 1,024, pipelined.
+    func bucketsHoldingZones(app: String) async throws -> Set<String> {
+        let keys = (0..<ShardKeyspace.bucketCount).map { DeviceTimeKeyspace(app: app, bucket: $0).zones }
+        let replies = try await pipeline(keys.map { ["EXISTS", .string($0)] })
+        return Set(zip(keys, replies).filter { $0.1.int == 1 }.map(\.0))
+    }
+
     /// Every device of `app` as `devices export` writes it and `devices import` reads it back: its
     /// record's JSON (``DeviceRecord/jsonValue``) with `time-zone` when it has one, a page at a
-    /// time (``forEachDevice(app:_:)``). Receipt hours are not exported: they are counted again
-    /// from the receipts that come.
+    /// time (``forEachDevice(app:_:)``). Which buckets hold zones is read once, before the walk
+    /// (a zone given during the walk, like a device bound during it, may or may not be in the
+    /// export), so an app whose devices gave none costs one pipeline. Receipt hours are not
+    /// exported: they are counted again from the receipts that come.
     ///
     /// - Throws: ``StoreError`` naming `app`; what `body` throws; `RedisClientError`.
     package func forEachExportLine(app: String, _ body: ([JSONValue]) async throws -> Void) async throws {
+        try StoreValidation.app(app)
+        let held = try await bucketsHoldingZones(app: app)
         try await forEachDevice(app: app) { page in
-            let zones = try await timeZones(app: app, tokens: page.map(\.token))
+            let zones = held.isEmpty ? [] : try await timeZones(app: app, tokens: page.map(\.token), held: held)
             try await body(
-                zip(page, zones).map { record, zone in
-                    guard let zone, case .object(var object) = record.jsonValue else { return record.jsonValue }
+                page.indices.map { index in
+                    let record = page[index]
+                    guard index < zones.count, let zone = zones[index], case .object(var object) = record.jsonValue else {
+                        return record.jsonValue
+                    }
                     object["time-zone"] = .string(zone)
                     return .object(object)
                 })
@@ -113,24 +130,17 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     package func deviceTime(app: String, token: DeviceToken) async throws -> DeviceTime {
         try StoreValidation.app(app)
-        let reply = try await pipeline([
-            [
-                "HMGET", .string(DeviceTimeKeyspace(app: app, token: token).key), .bytes(DeviceTimeKeyspace.zoneField(token)),
-                .bytes(DeviceTimeKeyspace.hoursField(token)),
-            ]
-        ])[0]
-        guard let values = reply.array, values.count == 2 else { throw StoreError.unexpected(reply, from: "HMGET of a device's time") }
-        return DeviceTime(timeZone: values[0].string, receiptHours: ReceiptHours(bytes: values[1].bytes ?? []))
+        let keys = DeviceTimeKeyspace(app: app, token: token)
+        let replies = try await pipeline([
+            ["HGET", .string(keys.zones), .bytes(token.markerBytes)], ["HGET", .string(keys.hours), .bytes(token.markerBytes)],
+        ])
+        return DeviceTime(timeZone: replies[0].string, receiptHours: ReceiptHours(bytes: replies[1].bytes ?? []))
     }
 
     /// Forgets a device's time zone and receipt hours.
     func forgetTime(app: String, token: DeviceToken) async throws {
-        _ = try await pipeline([
-            [
-                "HDEL", .string(DeviceTimeKeyspace(app: app, token: token).key), .bytes(DeviceTimeKeyspace.zoneField(token)),
-                .bytes(DeviceTimeKeyspace.hoursField(token)),
-            ]
-        ])
+        let keys = DeviceTimeKeyspace(app: app, token: token)
+        _ = try await pipeline([["HDEL", .string(keys.zones), .bytes(token.markerBytes)], ["HDEL", .string(keys.hours), .bytes(token.markerBytes)]])
     }
 }
 
@@ -138,13 +148,13 @@ enum DeviceTimeScripts {
     /// The call counting a receipt at `at` (ms since 1970) into the device's hours: its UTC hour.
     static func countHourCall(app: String, token: DeviceToken, at: Int64) -> RedisScriptCall {
         RedisScriptCall(
-            countHour, keys: [.string(DeviceTimeKeyspace(app: app, token: token).key)],
-            arguments: [.bytes(DeviceTimeKeyspace.hoursField(token)), .integer(Int((at / 3_600_000) % 24))])
+            countHour, keys: [.string(DeviceTimeKeyspace(app: app, token: token).hours)],
+            arguments: [.bytes(token.markerBytes), .integer(Int((at / 3_600_000) % 24))])
     }
 
     /// Adds one receipt to a device's hour, halving every hour first when it would pass 255.
     ///
-    /// KEYS: the device's time bucket. ARGV: the hours field, the UTC hour (0–23). Returns the
+    /// KEYS: the bucket's hours. ARGV: the binary token, the UTC hour (0–23). Returns the
     /// hour's new count.
     static let countHour = RedisScript(
         """

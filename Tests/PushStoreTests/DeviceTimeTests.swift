@@ -45,6 +45,25 @@ struct DeviceTimeTests {
         }
     }
 
+    @Test func theZonesOfManyDevicesAreReadBucketByBucketBesideTheirHours() async throws {
+        try await withRegistry { registry, client in
+            let zones = ["Europe/Paris", "America/Chicago", nil, "Asia/Tokyo"]
+            let devices = (0..<200).map { DeviceRegistration(token: token($0), environment: .sandbox, timeZone: zones[$0 % 4]) }
+            try await registry.bind(devices, app: app)
+            // Receipt hours beside the zones: the bucket holds both kinds of field.
+            for number in stride(from: 0, to: 200, by: 3) {
+                try await receipt(client, token(number), at: 5 * Self.hour)
+            }
+            let tokens = (0..<210).map(token)
+            let held = try await registry.bucketsHoldingZones(app: app)
+            #expect(!held.isEmpty && held.count <= 150, "the buckets of the 150 devices with a zone")
+            let read = try await registry.timeZones(app: app, tokens: tokens, held: held)
+            #expect(read == (0..<210).map { $0 < 200 ? zones[$0 % 4] : nil })
+            #expect(try await registry.timeZones(app: app, tokens: [], held: held) == [])
+            #expect(try await registry.bucketsHoldingZones(app: "no-zones").isEmpty)
+        }
+    }
+
     @Test func aNameOutsideTheTimeZoneDatabaseIsRefusedAndNothingIsBound() async throws {
         try await withRegistry { registry, _ in
             for name in ["Mars/Olympus", "GMT+5", "UTC+1", "europe/paris", ""] {
