@@ -52,17 +52,12 @@ extension Audience {
         return (expression.all + expression.any).filter { seen.insert($0).inserted }
     }
 
-    /// The addressed tags of a stored job's JSON, decoding only its `audience`; none when it has
-    /// no readable audience (a receipt's hot path: the rest of the job is not needed).
-    public static func addressedTags(ofJob json: JSONValue) -> [String] {
-        receiptTargets(ofJob: json).tags
-    }
-
-    /// What a receipt of a stored job counts into, decoding only its `audience` and push type:
-    /// the tags the job addressed (``addressedTags``), and whether its devices came from the
-    /// app's registry of device tokens (openids, tags, a broadcast or an area, of a push type
-    /// other than `voip` and `liveactivity`), so that the receipt is a registered device's. A
-    /// job without a readable audience has neither.
+    /// What a receipt of a stored job counts into, decoding only its `audience` and push type (a
+    /// receipt's hot path: the rest of the job is not needed): the tags the job addressed
+    /// (``addressedTags``), and whether its devices came from the app's registry of device
+    /// tokens (openids, tags, a broadcast or an area, of a push type other than `voip` and
+    /// `liveactivity`), so that the receipt is a registered device's. A job without a readable
+    /// audience has neither.
     public static func receiptTargets(ofJob json: JSONValue) -> (tags: [String], registeredDevices: Bool) {
         guard let object = json.objectValue, let value = object["audience"],
             let audience = try? Audience(json: value, at: FieldPath.root.key("audience"))

@@ -53,8 +53,13 @@ extension DeviceRecord {
     /// ``jsonValue`` with the device's `time-zone` and `receipt-hours` (``DeviceTime/jsonFields``):
     /// a device as the API and the CLI show it.
     package func jsonValue(with time: DeviceTime) -> JSONValue {
+        jsonValue(adding: time.jsonFields)
+    }
+
+    /// ``jsonValue`` with `fields` added to it.
+    func jsonValue(adding fields: JSONObject) -> JSONValue {
         guard case .object(var object) = jsonValue else { return jsonValue }
-        for (key, value) in time.jsonFields { object[key] = value }
+        for (key, value) in fields { object[key] = value }
         return .object(object)
     }
 }
@@ -112,15 +117,11 @@ extension DeviceRegistry {
         try StoreValidation.app(app)
         let held = try await bucketsHoldingZones(app: app)
         try await forEachDevice(app: app) { page in
-            let zones = held.isEmpty ? [] : try await timeZones(app: app, tokens: page.map(\.token), held: held)
+            // Without a bucket to read, no command is sent.
+            let zones = try await timeZones(app: app, tokens: page.map(\.token), held: held)
             try await body(
-                page.indices.map { index in
-                    let record = page[index]
-                    guard index < zones.count, let zone = zones[index], case .object(var object) = record.jsonValue else {
-                        return record.jsonValue
-                    }
-                    object["time-zone"] = .string(zone)
-                    return .object(object)
+                zip(page, zones).map { record, zone in
+                    zone.map { record.jsonValue(adding: ["time-zone": .string($0)]) } ?? record.jsonValue
                 })
         }
     }

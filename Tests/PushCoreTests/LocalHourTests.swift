@@ -54,10 +54,10 @@ struct LocalHourTests {
         #expect(Audience.tags(TagExpression(all: ["a", "b"], any: ["b", "c"], none: ["d"])).addressedTags == ["a", "b", "c"])
         #expect(Audience.broadcast.addressedTags.isEmpty)
         let job = try! JSONValue(parsing: Data(#"{"app":"a","audience":{"tags":{"any":["x","y"],"none":["z"]}},"notification":7}"#.utf8))
-        #expect(Audience.addressedTags(ofJob: job) == ["x", "y"], "read from the audience alone")
-        #expect(Audience.addressedTags(ofJob: ["audience": ["broadcast": true]]).isEmpty)
-        #expect(Audience.addressedTags(ofJob: ["audience": 7]).isEmpty)
-        #expect(Audience.addressedTags(ofJob: ["app": "a"]).isEmpty)
+        #expect(Audience.receiptTargets(ofJob: job).tags == ["x", "y"], "read from the audience alone")
+        #expect(Audience.receiptTargets(ofJob: ["audience": ["broadcast": true]]).tags.isEmpty)
+        #expect(Audience.receiptTargets(ofJob: ["audience": 7]).tags.isEmpty)
+        #expect(Audience.receiptTargets(ofJob: ["app": "a"]).tags.isEmpty)
     }
 
     @Test func aReceiptCountsIntoADevicesHoursWhenItsJobFoundTheDeviceInTheRegistry() {
