@@ -41,11 +41,15 @@ extension PushJob: Codable {
         idempotencyKey = try object["idempotency-key"]?.decodeString(at: path.key("idempotency-key"))
         if let value = object["send-at"] {
             let sendAtPath = path.key("send-at")
-            let text = try value.decodeString(at: sendAtPath)
-            guard let date = RFC3339Timestamp.date(from: text) else {
-                throw MessageValidationError(sendAtPath, .invalidValue, "'\(text)' is not an RFC 3339 date-time")
+            if value.objectValue != nil {
+                sendAtDevice = try DeviceSendTime(json: value, at: sendAtPath)
+            } else {
+                let text = try value.decodeString(at: sendAtPath)
+                guard let date = RFC3339Timestamp.date(from: text) else {
+                    throw MessageValidationError(sendAtPath, .invalidValue, "'\(text)' is not an RFC 3339 date-time")
+                }
+                sendAt = date
             }
-            sendAt = date
         }
         collapseByJob = try object["collapse-by-job"]?.decodeBool(at: path.key("collapse-by-job")) ?? true
         name = try object["name"]?.decodeString(at: path.key("name"))
@@ -64,7 +68,7 @@ extension PushJob: Codable {
         object["headers"] = headers.jsonValue
         object["throttle"] = throttle?.jsonValue
         object["idempotency-key"] = idempotencyKey.map(JSONValue.string)
-        object["send-at"] = sendAt.map { .string(RFC3339Timestamp.string(from: $0)) }
+        object["send-at"] = sendAt.map { .string(RFC3339Timestamp.string(from: $0)) } ?? sendAtDevice?.jsonValue
         object["collapse-by-job"] = collapseByJob ? nil : .bool(false)
         object["name"] = name.map(JSONValue.string)
         object["recall"] = recall?.jsonValue

@@ -50,6 +50,19 @@ extension PushJob {
                 root.key("headers").key("push-type"), .invalidValue,
                 "an area audience is of device tokens (locations are reported for them), not \(tokenKind.description) tokens")
         }
+        if sendAtDevice != nil {
+            switch audience {
+            case .channel, .activity:
+                throw MessageValidationError(
+                    root.key("send-at"), .invalidValue,
+                    "a send at each device's own time needs devices of the registry or listed tokens, not a \(audience.kind) audience")
+            case .tokens, .openIDs, .tags, .broadcast, .area:
+                break
+            }
+            if recall != nil {
+                throw MessageValidationError(root.key("send-at"), .invalidValue, "a recall goes out at once")
+            }
+        }
         try throttle?.validate(at: root.key("throttle"))
         if let idempotencyKey {
             try Self.validateIdentifier(idempotencyKey, at: root.key("idempotency-key"))

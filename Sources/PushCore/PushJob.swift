@@ -30,6 +30,9 @@ public struct PushJob: Hashable, Sendable {
     public var idempotencyKey: String?
     /// When to send; absent means now.
     public var sendAt: Date?
+    /// When each device's notification goes out, by the device (`send-at` as an object):
+    /// at a local time, or at its best hour. Never set with ``sendAt``.
+    public var sendAtDevice: DeviceSendTime?
     /// Whether an alert without its own `collapse-id` carries one derived from the job
     /// (``collapseID(jobID:)``), so that a copy sent twice replaces the first on the device.
     /// `collapse-by-job: false` in the JSON turns it off; on by default.

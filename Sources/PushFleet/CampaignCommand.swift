@@ -44,6 +44,12 @@ struct NotificationOptions: ParsableArguments {
     @Option(help: "Send at this time (RFC 3339, e.g. 2026-12-01T09:00:00Z) instead of now.")
     var sendAt: String?
 
+    @Option(help: "Send at this time of each device's day (HH:MM, in its time zone, else the app's), within 24 hours.")
+    var localTime: String?
+
+    @Option(help: "Send at each device's best hour within this window (1h to 168h, e.g. 24h).")
+    var bestHourWithin: String?
+
     @Option(help: "A second campaign with the same key for the same app is not sent again.")
     var idempotencyKey: String?
 
@@ -77,7 +83,12 @@ struct NotificationOptions: ParsableArguments {
             "notification": ["aps": .object(aps), JobPublisher.receiptKey: ["job": .string(jobID)]],
             "headers": .object(headers),
         ]
+        if [sendAt != nil, localTime != nil, bestHourWithin != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("--send-at, --local-time and --best-hour-within are exclusive: one time for the campaign, or each device's own")
+        }
         if let sendAt { object["send-at"] = .string(sendAt) }
+        if let localTime { object["send-at"] = ["local-time": .string(localTime)] }
+        if let bestHourWithin { object["send-at"] = ["best-hour": ["within": .string(bestHourWithin)]] }
         if let idempotencyKey { object["idempotency-key"] = .string(idempotencyKey) }
         if let name { object["name"] = .string(name) }
         do {

@@ -31,6 +31,8 @@ extension JobReport {
             "dead-lettered": number(deadLettered), "cancelled": number(cancelled),
             "delivered": number(delivered), "opened": number(opened),
             "scheduled-at": scheduledAt.map(number) ?? .null,
+            "send-times": .array(
+                sendTimes.map { ["at": number(Int($0.at)), "scheduled": number($0.scheduled), "released": number($0.released)] }),
             "recall-of": recallOf.map(Self.json) ?? .null, "recalled-by": recalledBy.map(Self.json) ?? .null,
         ]
     }

@@ -64,6 +64,19 @@ package struct JobReport: Sendable, Hashable {
     package var opened: Int
     /// The job was skipped: its idempotency key belongs to another job.
     package var duplicateJob: Bool
+    /// A job sent at each device's own time: the notifications parked for each slot (its
+    /// start, ms since 1970) and how many of them went out when it came.
+    package var sendTimes: [SendTime]
+
+    /// One slot of a job sent at each device's own time.
+    package struct SendTime: Hashable, Sendable {
+        /// The slot's start, ms since 1970.
+        package var at: Int64
+        /// Notifications parked for it.
+        package var scheduled: Int
+        /// Of them, the ones published when it came.
+        package var released: Int
+    }
 
     /// Tokens with a final outcome: accepted, refused, dead-lettered or cancelled.
     package var finished: Int { accepted + failed + deadLettered + cancelled }
@@ -100,9 +113,12 @@ package struct JobReport: Sendable, Hashable {
         var failed: [String: Int] = [:]
         var rejected: [String: Int] = [:]
         var unregistered = 0
+        var timed: [Int64: (scheduled: Int, released: Int)] = [:]
         for (name, value) in counters {
             guard let counter = JobCounter(name: name) else { continue }
             switch counter {
+            case .timed(let slot): timed[slot, default: (0, 0)].scheduled += value
+            case .released(let slot): timed[slot, default: (0, 0)].released += value
             case .shardTargeted: shardTargeted += value
             case .shardDone: shardsDone += value > 0 ? 1 : 0
             case .shardCancelled, .cancelledBeforeExpansion: cancelledUnexpanded += value
@@ -144,6 +160,7 @@ package struct JobReport: Sendable, Hashable {
         delivered = values[.receipt(.delivered)] ?? 0
         opened = values[.receipt(.opened)] ?? 0
         duplicateJob = (values[.duplicateJob] ?? 0) > 0
+        sendTimes = timed.sorted { $0.key < $1.key }.map { SendTime(at: $0.key, scheduled: $0.value.scheduled, released: $0.value.released) }
     }
 
     /// Reads a job's counters and control state.
@@ -218,6 +235,10 @@ package struct JobReport: Sendable, Hashable {
         }
         if unknownOpenIDs > 0 || otherEnvironment > 0 || suspectDevices > 0 {
             lines.append("openids        \(unknownOpenIDs) unknown, \(otherEnvironment) on the other environment, \(suspectDevices) kept aside")
+        }
+        for time in sendTimes {
+            let at = RFC3339Timestamp.string(from: Date(timeIntervalSince1970: Double(time.at) / 1000))
+            lines.append("waiting for    \(at): \(time.scheduled), \(time.released) of them gone")
         }
         return lines
     }

@@ -42,6 +42,10 @@ struct ExpandStage: Sendable {
     let schedule: JobSchedule
     let channels: ChannelStore
     let activityTokens: ActivityTokenStore
+    /// The hour-of-day statistics: a best-hour job's fallback for devices without a history.
+    let hours: HourStatistics
+    /// Where the chunks of a job sent at each device's own time wait for their slot.
+    let parked: ParkedChunks
     /// The APNs client of each app, for broadcasts on channels.
     let clients: [String: APNsClient]
     /// Tokens per chunk (`worker.chunk-size`).
@@ -90,6 +94,10 @@ struct ExpandStage: Sendable {
             }
             _ = try await Retrying.run("storing job \(jobID)", logger: outlet.logger) {
                 try await jobs.saveSpec(jobID: jobID, json: spec)
+            }
+            if job.sendAtDevice != nil {
+                // Fixed before any task plans: every task, and the job expanded again, plan alike.
+                _ = try await timedFrom(jobID: jobID)
             }
             if let recall = job.recall {
                 try await awaitSettled(campaign: recall.jobID, recall: jobID)
@@ -288,7 +296,8 @@ struct ExpandStage: Sendable {
         case .area(_, let tags): filter = job.recall == nil ? tags.map(ScanFilter.tags) ?? .devices : .devices
         case .tokens, .openIDs, .channel, .activity: return nil
         }
-        var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-")
+        var streamer = DeliveryStreams(
+            stage: self, job: job, jobID: jobID, prefix: "s\(task.shard)-", plan: try await sendPlan(of: job, jobID: jobID))
         var pages = registry.pages(
             app: job.tokenKind.registry(of: job.app), task: task, environment: job.environment, filter: filter,
             area: Self.searchedArea(of: job), pageSize: chunkSize
@@ -356,7 +365,7 @@ struct ExpandStage: Sendable {
     /// `<prefix>1`, …; when the job is cancelled on the way, counts what was not published as
     /// cancelled, so that its report still completes.
     private func publishList(_ tokens: [DeviceToken], positions: [UInt32], prefix: String, of job: PushJob, jobID: String) async throws -> JobStop? {
-        var streamer = ChunkStreamer(stage: self, job: job, jobID: jobID, prefix: prefix)
+        var streamer = DeliveryStreams(stage: self, job: job, jobID: jobID, prefix: prefix, plan: try await sendPlan(of: job, jobID: jobID))
         var stop = try await streamer.add(tokens, positions: positions)
         if stop == nil { stop = try await streamer.finish() }
         switch stop {
@@ -372,11 +381,13 @@ struct ExpandStage: Sendable {
 
     /// Collects tokens into chunks and publishes them a window at a time, recording each chunk
     /// in the job's statistics once Kafka has it.
-    private struct ChunkStreamer {
+    struct ChunkStreamer {
         let stage: ExpandStage
         let job: PushJob
         let jobID: String
         let prefix: String
+        /// The slot its chunks wait for (``ParkedChunks``); `nil`: published now.
+        let slot: Int64?
         var buffer: [DeviceToken] = []
         var bufferPositions: [UInt32] = []
         var window: [DeliveryChunk] = []
@@ -386,11 +397,12 @@ struct ExpandStage: Sendable {
         /// Tokens in chunks Kafka has.
         var published = 0
 
-        init(stage: ExpandStage, job: PushJob, jobID: String, prefix: String) {
+        init(stage: ExpandStage, job: PushJob, jobID: String, prefix: String, slot: Int64? = nil) {
             self.stage = stage
             self.job = job
             self.jobID = jobID
             self.prefix = prefix
+            self.slot = slot
         }
 
         /// Adds tokens, publishing each full window; answers why the job stopped, if it did.
@@ -430,16 +442,31 @@ struct ExpandStage: Sendable {
         private mutating func flush() async throws -> JobStop? {
             guard !window.isEmpty else { return nil }
             if let stop = try await stage.stop(of: jobID) { return stop }
-            let messages = window.map { chunk in
-                KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
+            let (outlet, jobs, parked) = (stage.outlet, stage.jobs, stage.parked)
+            let (chunks, jobID, slot) = (window, self.jobID, self.slot)
+            if let slot {
+                // Parked for its slot: published by the releaser when the slot comes.
+                let list = ParkedChunks.List(jobID: jobID, task: prefix, slot: slot)
+                // Expanded again (resumed, or after a worker died): what was parked and recorded
+                // already waits once.
+                let recorded = try await Retrying.run("reading the chunks of job \(jobID)", logger: outlet.logger) {
+                    try await jobs.recordedChunks(jobID: jobID, chunkIDs: chunks.map(\.chunkID))
+                }
+                let parkedChunks = chunks.filter { !recorded.contains($0.chunkID) }.map { chunk in
+                    ParkedChunks.Chunk(key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()), tokenCount: chunk.tokens.count)
+                }
+                try await Retrying.run("parking chunks of job \(jobID)", logger: outlet.logger) {
+                    try await parked.park(parkedChunks, in: list)
+                }
+            } else {
+                let messages = chunks.map { chunk in
+                    KafkaProducerMessage(topic: PushTopic.deliveries, key: Array(chunk.messageKey.utf8), value: Array(chunk.jsonData()))
+                }
+                try await outlet.publish(messages, "\(messages.count) chunk(s) of job \(jobID)")
             }
-            let (outlet, jobs) = (stage.outlet, stage.jobs)
-            try await outlet.publish(messages, "\(messages.count) chunk(s) of job \(jobID)")
-            let chunks = window
-            let jobID = self.jobID
             try await Retrying.run("recording chunks of job \(jobID)", logger: outlet.logger) {
                 for chunk in chunks {
-                    try await jobs.recordChunk(jobID: jobID, chunkID: chunk.chunkID, tokenCount: chunk.tokens.count)
+                    try await jobs.recordChunk(jobID: jobID, chunkID: chunk.chunkID, tokenCount: chunk.tokens.count, parkedFor: slot)
                 }
             }
             outlet.counters.add(.chunksPublished, chunks.count)

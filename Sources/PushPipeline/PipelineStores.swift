@@ -24,6 +24,8 @@ struct PipelineStores: Sendable {
     let hours: HourStatistics
     /// Each device's badge, for the campaigns whose `aps.badge` is a rule.
     let badges: BadgeStore
+    /// Chunks of jobs sent at each device's own time, waiting for their slot.
+    let parked: ParkedChunks
 
     init(redis: any RedisCommands, configuration: PushFleetConfiguration, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.registry = DeviceRegistry(
@@ -41,5 +43,6 @@ struct PipelineStores: Sendable {
         self.deadLetterLog = DeadLetterLog(client: redis, timeToLive: jobs.specTimeToLive)
         self.hours = HourStatistics(client: redis)
         self.badges = BadgeStore(client: redis, markerTimeToLive: jobs.specTimeToLive)
+        self.parked = ParkedChunks(client: redis, clock: clock)
     }
 }

@@ -30,6 +30,8 @@ public final class PushWorker: Service, Sendable {
     /// the worker's operations server show them, ``run()`` warns of those expiring).
     public let certificateExpiries: [CertificateExpiry]
     private let logger: Logger
+    /// The time in milliseconds since 1970 the stages and stores go by; tests pass one they move.
+    private let clock: @Sendable () -> Int64
     /// What ``unfinishedWork`` reads while the worker runs: each consumer and the sender.
     private let running = Mutex<(consumers: [KafkaConsumer], sender: NotificationSender?, parts: [String: Int])>(([], nil, [:]))
 
@@ -61,7 +63,8 @@ public final class PushWorker: Service, Sendable {
         configuration: PushFleetConfiguration,
         roles: Set<WorkerRole>,
         counters: WorkerCounters = WorkerCounters(),
-        logger: Logger
+        logger: Logger,
+        clock: (@Sendable () -> Int64)? = nil
     ) throws(ConfigurationError) {
         var apps: [String: PushApp] = [:]
         var expiries: [CertificateExpiry] = []
@@ -76,6 +79,7 @@ public final class PushWorker: Service, Sendable {
         self.counters = counters
         self.apps = apps
         self.logger = logger
+        self.clock = clock ?? StoreClock.system
     }
 
     public func run() async throws {
@@ -107,9 +111,10 @@ public final class PushWorker: Service, Sendable {
             try? await apnsEventLoops.shutdownGracefully()
             throw error
         }
-        let stores = PipelineStores(redis: redis, configuration: configuration)
+        let stores = PipelineStores(redis: redis, configuration: configuration, clock: clock)
         let outlet = PipelineOutlet(
-            apps: apps, producer: producer, jobs: stores.jobs, deadLetterLog: stores.deadLetterLog, counters: counters, logger: logger)
+            apps: apps, producer: producer, jobs: stores.jobs, deadLetterLog: stores.deadLetterLog, counters: counters, logger: logger,
+            clock: clock)
         let sender = NotificationSender(
             outlet: outlet, clients: clients, jobs: stores.jobs, controls: stores.controls, suspensions: stores.suspensions,
             resend: stores.resend, hours: stores.hours, badges: stores.badges, registry: stores.registry, limiter: stores.limiter,
@@ -121,8 +126,8 @@ public final class PushWorker: Service, Sendable {
         if roles.contains(.expand) {
             let stage = ExpandStage(
                 outlet: outlet, registry: stores.registry, jobs: stores.jobs, controls: stores.controls, idempotency: stores.idempotency,
-                schedule: stores.schedule, channels: stores.channels, activityTokens: stores.activityTokens, clients: clients,
-                chunkSize: worker.chunkSize)
+                schedule: stores.schedule, channels: stores.channels, activityTokens: stores.activityTokens, hours: stores.hours,
+                parked: stores.parked, clients: clients, chunkSize: worker.chunkSize)
             consumers.append(
                 (try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: outlet.metrics), worker.expansionsInFlight, stage.handle))
         }
@@ -167,6 +172,9 @@ public final class PushWorker: Service, Sendable {
             }
             if roles.contains(.expand) {
                 addPart("schedule releaser", to: &group) { await ScheduleReleaser(outlet: outlet, schedule: stores.schedule).run() }
+                addPart("parked chunk releaser", to: &group) {
+                    await ParkedChunkReleaser(outlet: outlet, parked: stores.parked, jobs: stores.jobs).run()
+                }
             }
             if roles.contains(.feedback) {
                 addPart("feedback service poller", to: &group) {

@@ -24,6 +24,14 @@ struct DeviceTimeKeyspace: Sendable {
     }
 }
 
+/// The time buckets of an app that hold anything (``DeviceRegistry/heldTimeBuckets(app:)``).
+package struct HeldTimeBuckets: Sendable {
+    /// Keys of the buckets holding zones.
+    let zones: Set<String>
+    /// Keys of the buckets holding receipt hours.
+    let hours: Set<String>
+}
+
 /// What the registry knows of a device's day: the time zone it was bound with and when it reads.
 package struct DeviceTime: Hashable, Sendable {
     /// The IANA name the device was bound with; `nil` when it gave none (the app's zone applies).
@@ -80,27 +88,63 @@ extension DeviceRegistry {
     /// The time zones of `tokens` (`nil` for a device that gave none), reading only the buckets
     /// in `held` (those that hold zones): one `HMGET` per such bucket, pipelined.
     func timeZones(app: String, tokens: [DeviceToken], held: Set<String>) async throws -> [String?] {
+        try await fields(of: tokens, in: { DeviceTimeKeyspace(app: app, token: $0).zones }, held: held).map {
+            $0.map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// The time zones and receipt hours of `tokens`, as a send at each device's own time reads
+    /// them a page at a time, from the buckets in `held` only (``heldTimeBuckets(app:)``); the
+    /// hours only when `hours`.
+    ///
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
+    package func deviceTimes(app: String, tokens: [DeviceToken], hours: Bool, held: HeldTimeBuckets) async throws -> [DeviceTime] {
+        try StoreValidation.app(app)
+        let zones = try await timeZones(app: app, tokens: tokens, held: held.zones)
+        let counts = hours ? try await fields(of: tokens, in: { DeviceTimeKeyspace(app: app, token: $0).hours }, held: held.hours) : []
+        return zones.indices.map { index in
+            DeviceTime(timeZone: zones[index], receiptHours: ReceiptHours(bytes: counts.isEmpty ? [] : counts[index] ?? []))
+        }
+    }
+
+    /// The value of each token's field in its bucket's hash (`key`), reading only the buckets in
+    /// `held`: one `HMGET` per such bucket, pipelined (none when no token's bucket is held).
+    private func fields(of tokens: [DeviceToken], in key: (DeviceToken) -> String, held: Set<String>) async throws -> [[UInt8]?] {
         var byBucket: [String: [Int]] = [:]
         for (index, token) in tokens.enumerated() {
-            let key = DeviceTimeKeyspace(app: app, token: token).zones
-            if held.contains(key) { byBucket[key, default: []].append(index) }
+            let bucket = key(token)
+            if held.contains(bucket) { byBucket[bucket, default: []].append(index) }
         }
         let buckets = Array(byBucket)
         let replies = try await pipeline(
             buckets.map { key, indexes in ["HMGET", .string(key)] + indexes.map { .bytes(tokens[$0].markerBytes) } })
-        var zones = [String?](repeating: nil, count: tokens.count)
+        var values = [[UInt8]?](repeating: nil, count: tokens.count)
         for ((_, indexes), reply) in zip(buckets, replies) {
-            guard let values = reply.array, values.count == indexes.count else {
-                throw StoreError.unexpected(reply, from: "HMGET of device time zones")
+            guard let found = reply.array, found.count == indexes.count else {
+                throw StoreError.unexpected(reply, from: "HMGET of device times")
             }
-            for (index, value) in zip(indexes, values) { zones[index] = value.string }
+            for (index, value) in zip(indexes, found) { values[index] = value.bytes }
         }
-        return zones
+        return values
     }
 
     /// The keys of `app`'s time buckets that hold zones: `EXISTS` of all 1,024, pipelined.
     func bucketsHoldingZones(app: String) async throws -> Set<String> {
-        let keys = (0..<ShardKeyspace.bucketCount).map { DeviceTimeKeyspace(app: app, bucket: $0).zones }
+        try await existing((0..<ShardKeyspace.bucketCount).map { DeviceTimeKeyspace(app: app, bucket: $0).zones })
+    }
+
+    /// Which of `app`'s time buckets hold zones and which hold receipt hours (`EXISTS` of all
+    /// 2,048, pipelined): read once by a walk that then asks only those.
+    ///
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
+    package func heldTimeBuckets(app: String) async throws -> HeldTimeBuckets {
+        try StoreValidation.app(app)
+        let keys = (0..<ShardKeyspace.bucketCount).map { DeviceTimeKeyspace(app: app, bucket: $0) }
+        return HeldTimeBuckets(zones: try await existing(keys.map(\.zones)), hours: try await existing(keys.map(\.hours)))
+    }
+
+    /// Those of `keys` that exist.
+    private func existing(_ keys: [String]) async throws -> Set<String> {
         let replies = try await pipeline(keys.map { ["EXISTS", .string($0)] })
         return Set(zip(keys, replies).filter { $0.1.int == 1 }.map(\.0))
     }

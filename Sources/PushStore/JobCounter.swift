@@ -30,6 +30,13 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     case scheduledAt
     /// 1 when the job was skipped: its idempotency key belongs to another job.
     case duplicateJob
+    /// When a job sent at each device's own time began expanding (ms since 1970): what every
+    /// task plans from.
+    case timedFrom
+    /// Tokens parked for the slot starting at this time (ms since 1970), in chunks recorded once.
+    case timed(slot: Int64)
+    /// Tokens parked for the slot starting at this time and published when it came.
+    case released(slot: Int64)
 
     // Final outcomes (counted once per token through the sent markers).
     /// Notifications that reached APNs and have a final outcome.
@@ -79,6 +86,9 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         case .suspectDevices: "suspect-devices"
         case .scheduledAt: "scheduled-at"
         case .duplicateJob: "duplicate-job"
+        case .timedFrom: "timed-from"
+        case .timed(let slot): "timed:\(slot)"
+        case .released(let slot): "released:\(slot)"
         case .sent: "sent"
         case .accepted: "accepted"
         case .failed(let reason): "failed:\(reason)"
@@ -107,6 +117,10 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
             self = .shardDone(shard)
         } else if name.hasPrefix("shard-cancelled:"), let shard = Int(name.dropFirst("shard-cancelled:".count)) {
             self = .shardCancelled(shard)
+        } else if name.hasPrefix("timed:"), let slot = Int64(name.dropFirst("timed:".count)) {
+            self = .timed(slot: slot)
+        } else if name.hasPrefix("released:"), let slot = Int64(name.dropFirst("released:".count)) {
+            self = .released(slot: slot)
         } else {
             return nil
         }
@@ -116,7 +130,7 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         let counters: [JobCounter] =
             [
                 .targeted, .expanded, .chunks, .shards, .expansionComplete, .cancelledBeforeExpansion, .unknownOpenIDs, .otherEnvironment,
-                .suspectDevices, .scheduledAt, .duplicateJob, .sent, .accepted, .retried, .deadLettered, .cancelled,
+                .suspectDevices, .scheduledAt, .duplicateJob, .timedFrom, .sent, .accepted, .retried, .deadLettered, .cancelled,
                 .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
             ] + ReceiptEvent.allCases.map(JobCounter.receipt)
         return Dictionary(uniqueKeysWithValues: counters.map { ($0.name, $0) })

@@ -9,7 +9,8 @@ enum JobScripts {
     /// Records a published chunk once: `HSETNX` on the chunks hash; only when the chunk is new
     /// are `chunks` (+1) and `expanded` (+token count) incremented. Refreshes both TTLs.
     ///
-    /// KEYS: chunks, stats. ARGV: chunk id, token count, TTL ms.
+    /// KEYS: chunks, stats. ARGV: chunk id, token count, TTL ms, and optionally one more counter
+    /// to add the token count to when the chunk is new (a parked chunk's slot).
     /// Returns 1 if the chunk was new, else 0.
     static let recordChunk = RedisScript(
         """
@@ -17,6 +18,7 @@ enum JobScripts {
         if new == 1 then
           redis.call('HINCRBY', KEYS[2], 'chunks', 1)
           redis.call('HINCRBY', KEYS[2], 'expanded', ARGV[2])
+          if ARGV[4] then redis.call('HINCRBY', KEYS[2], ARGV[4], ARGV[2]) end
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[3])
         redis.call('PEXPIRE', KEYS[2], ARGV[3])

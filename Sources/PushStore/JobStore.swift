@@ -76,11 +76,14 @@ public final class JobStore: Sendable {
     /// id (`HSETNX` on the chunks hash); only the first call adds to the counters `chunks` (+1)
     /// and `expanded` (+`tokenCount`).
     ///
+    /// With `parkedFor`, the chunk waits for that slot (``JobCounter/timed(slot:)``), and the
+    /// first call adds its tokens to that counter too.
+    ///
     /// - Returns: whether it was new.
     /// - Throws: ``StoreError`` naming `jobID`, `chunkID` or `tokenCount`;
     ///   `RedisClientError`.
     @discardableResult
-    package func recordChunk(jobID: String, chunkID: String, tokenCount: Int) async throws -> Bool {
+    package func recordChunk(jobID: String, chunkID: String, tokenCount: Int, parkedFor slot: Int64? = nil) async throws -> Bool {
         try StoreValidation.jobID(jobID)
         try StoreValidation.name(chunkID, field: "chunkID", what: "chunk id")
         try StoreValidation.atLeast(0, tokenCount, field: "tokenCount")
@@ -89,11 +92,27 @@ public final class JobStore: Sendable {
             JobScripts.recordChunk,
             keys: [.string(keys.chunks), .string(keys.stats)],
             arguments: [.string(chunkID), .integer(tokenCount), .string(String(timeToLiveMilliseconds))]
+                + (slot.map { [.string(JobCounter.timed(slot: $0).name)] } ?? [])
         )
         guard let new = reply.int else {
             throw StoreError.unexpected(reply, from: "the record-chunk script")
         }
         return new == 1
+    }
+
+    /// Which of `chunkIDs` were recorded already (``recordChunk(jobID:chunkID:tokenCount:parkedFor:)``):
+    /// one `HMGET`. A job expanded again (resumed, or after a worker died) parks only the chunks
+    /// it had not, so that each waits once.
+    ///
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
+    package func recordedChunks(jobID: String, chunkIDs: [String]) async throws -> Set<String> {
+        try StoreValidation.jobID(jobID)
+        guard !chunkIDs.isEmpty else { return [] }
+        let reply = try await client.send(["HMGET", .string(JobKeyspace(jobID: jobID).chunks)] + chunkIDs.map { .string($0) })
+        guard let values = reply.array, values.count == chunkIDs.count else {
+            throw StoreError.unexpected(reply, from: "HMGET of job \(jobID)'s chunks")
+        }
+        return Set(zip(chunkIDs, values).filter { $0.1 != .null }.map(\.0))
     }
 
     /// The tokens the expand stage has published for the job so far (``JobCounter/expanded``):

@@ -122,10 +122,11 @@ package struct PipelineStack {
         roles: Set<WorkerRole> = Set(WorkerRole.allCases),
         counters: WorkerCounters = WorkerCounters(),
         configuration: PushFleetConfiguration? = nil,
+        clock: @escaping @Sendable () -> Int64 = StoreClock.system,
         _ body: (WorkerCounters) async throws -> Value
     ) async throws -> Value {
         let worker = try PushWorker(
-            configuration: configuration ?? self.configuration, roles: roles, counters: counters, logger: workerLogger)
+            configuration: configuration ?? self.configuration, roles: roles, counters: counters, logger: workerLogger, clock: clock)
         return try await run([worker]) { try await body(counters) }
     }
 

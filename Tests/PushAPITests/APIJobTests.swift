@@ -27,6 +27,42 @@ import Testing
         return .object(body)
     }
 
+    @Test func aSendAtEachDevicesTimeIsAcceptedAndShownAndABadOneNamed() async throws {
+        try await PipelineStack.with { stack in
+            let tokens = (0..<40).map(PipelineStack.token)
+            try await stack.register(tokens)
+            try await stack.withAPI { api, _ in
+                let push = "/v1/apps/\(Self.app)/push"
+                for (sendAt, field) in [
+                    (["local-time": "7:00"] as JSONValue, "send-at.local-time"), (["best-hour": ["within": "0h"]], "send-at.best-hour.within"),
+                    (["local-time": "07:00", "best-hour": ["within": "24h"]], "send-at"),
+                ] {
+                    guard case .object(var body) = Self.pushBody(["broadcast": true]) else { return }
+                    body["send-at"] = sendAt
+                    let refused = try await api.request("POST", push, json: .object(body))
+                    #expect(refused.status == 400 && refused.errorField == field, "\(sendAt): \(refused.json ?? .null)")
+                }
+                // Two hours from now in UTC, the app's zone: the whole broadcast waits for one quarter.
+                var utc = Calendar(identifier: .gregorian)
+                utc.timeZone = TimeZone(identifier: "UTC")!
+                let hour = utc.component(.hour, from: Date().addingTimeInterval(7_200))
+                guard case .object(var body) = Self.pushBody(["broadcast": true]) else { return }
+                body["send-at"] = ["local-time": .string(String(format: "%02d:00", hour))]
+                let accepted = try await api.request("POST", push, json: .object(body))
+                #expect(accepted.status == 202)
+                let jobID = try #require(accepted.json?.objectValue?["job"]?.stringValue)
+                let status = try await eventually("the broadcast parked") {
+                    try await api.request("GET", "/v1/apps/\(Self.app)/jobs/\(jobID)").json?.objectValue ?? [:]
+                } until: {
+                    $0["expanded"]?.intValue == tokens.count && $0["send-times"]?.arrayValue?.count == 1
+                }
+                let time = try #require(status["send-times"]?.arrayValue?.first?.objectValue)
+                #expect(time["scheduled"]?.intValue == tokens.count && time["released"]?.intValue == 0)
+                #expect(status["accepted"]?.intValue == 0 && status["state"] == "in-progress")
+            }
+        }
+    }
+
     @Test func theSameIdempotencyKeyPublishesOnce() async throws {
         try await PipelineStack.with { stack in
             let tokens = (0..<300).map(PipelineStack.token)

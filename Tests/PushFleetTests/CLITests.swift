@@ -405,6 +405,39 @@ struct CLITests {
         }
     }
 
+    @Test("campaign --local-time parks the campaign for each device's time; --best-hour-within too; bad or both exit 64")
+    func deviceTimes() async throws {
+        let tokens = (0..<30).map(PipelineStack.token)
+        try await PipelineStack.with { stack in
+            try await stack.register(tokens)
+            let base = ["campaign", "--config", stack.configurationPath, "--app", Self.app, "--broadcast", "--title", "Morning"]
+            let bad = try await CLIProcess.run(base + ["--local-time", "25:00"])
+            #expect(bad.status == 64 && bad.standardError.contains("send-at.local-time"), "\(bad.standardError)")
+            let badWindow = try await CLIProcess.run(base + ["--best-hour-within", "2d"])
+            #expect(badWindow.status == 64 && badWindow.standardError.contains("send-at.best-hour.within"), "\(badWindow.standardError)")
+            let both = try await CLIProcess.run(base + ["--local-time", "08:00", "--best-hour-within", "24h"])
+            #expect(both.status == 64 && both.standardError.contains("exclusive"), "\(both.standardError)")
+
+            try await stack.withWorker { _ in
+                // Two hours from now in UTC, the app's zone: every device waits.
+                var utc = Calendar(identifier: .gregorian)
+                utc.timeZone = TimeZone(identifier: "UTC")!
+                let hour = utc.component(.hour, from: Date().addingTimeInterval(7_200))
+                let run = try await CLIProcess.run(base + ["--local-time", String(format: "%02d:00", hour), "--json"])
+                #expect(run.status == 0, "\(run.standardError)")
+                let jobID = try #require(try JSONValue(parsing: Data(run.standardOutput.utf8)).objectValue?["job"]?.stringValue)
+                let report = try await eventually("the campaign parked for one slot") {
+                    try await stack.report(jobID)
+                } until: {
+                    $0.expanded == tokens.count && $0.sendTimes.count == 1
+                }
+                #expect(report.sendTimes[0].scheduled == tokens.count && report.accepted == 0)
+                let stats = try await CLIProcess.run(["stats", jobID, "--config", stack.configurationPath])
+                #expect(stats.standardOutput.contains("waiting for"), "\(stats.standardOutput)")
+            }
+        }
+    }
+
     @Test("jobs cancel and usage errors have meaningful exit codes")
     func exitCodes() async throws {
         try await PipelineStack.with { stack in

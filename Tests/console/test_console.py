@@ -465,6 +465,41 @@ def test_cancel_a_scheduled_campaign(server, browser):
     shot(browser, "cancelled")
 
 
+def test_send_at_each_devices_local_time(server, browser):
+    go(browser, server, "#/compose")
+    until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="audience-kind"][value="broadcast"]').click()
+    fill(browser, "c-rate", "")
+    fill(browser, "c-title", "Good morning")
+    browser.find_element(By.CSS_SELECTOR, 'input[name="when"][value="local-time"]').click()
+    until(browser, lambda: text(browser, "c-error").startswith("send-at.local-time"), "a local time is asked for")
+    # Three hours from now in UTC, the demo app's zone (its devices gave none): all of them wait.
+    later = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=3)).strftime("%H:%M")
+    browser.execute_script(
+        "const field = document.getElementById('c-local-time'); field.value = arguments[0];"
+        "field.dispatchEvent(new Event('input', {bubbles: true}));", later)
+    until(browser, lambda: text(browser, "c-error") == "" and "bytes" in text(browser, "c-size"), "the job is valid")
+    browser.find_element(By.ID, "c-send").click()
+    until(browser, lambda: "#/jobs/" in browser.current_url, "sending opens the campaign page")
+    job = browser.current_url.split("#/jobs/")[1]
+
+    def parked():
+        _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+        return status
+
+    until(browser, lambda: parked()["send-times"] and parked()["expanded"] > 0
+          and sum(t["scheduled"] for t in parked()["send-times"]) == parked()["expanded"], "every notification waits for its time")
+    status = parked()
+    # One slot for the devices in the app's zone; a device bound with a zone of its own (the
+    # devices page's test) waits for its own.
+    assert status["accepted"] == 0 and all(slot["released"] == 0 for slot in status["send-times"]), status
+    until(browser, lambda: text(browser, "job-waiting").startswith(f"{status['expanded']:,} (next at"),
+          "the campaign page shows what waits for its time")
+    shot(browser, "send-at-local-time")
+    browser.find_element(By.ID, "job-cancel").click()
+    until(browser, lambda: "cancelled" in text(browser, "job-state"), "cancelling turns it cancelled")
+
+
 def test_dead_letters_show_the_reasons(server, browser):
     _, letters = api(server, "GET", f"/v1/apps/{server.app}/dead-letters")
     assert letters["letters"], "the demo's malformed jobs are dead letters of the app"

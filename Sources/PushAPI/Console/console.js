@@ -370,9 +370,15 @@ const compose = {
     if ($("c-sleep-after").value !== "") throttle["sleep-after"] = Number($("c-sleep-after").value);
     if ($("c-sleep-ms").value !== "") throttle["sleep-ms"] = Number($("c-sleep-ms").value);
     if (Object.keys(throttle).length > 0) job.throttle = throttle;
-    if (document.querySelector('input[name="when"]:checked').value === "later") {
+    const when = document.querySelector('input[name="when"]:checked').value;
+    if (when === "later") {
       if (!$("c-send-at").value) local.push(["send-at", "choose when to send"]);
       else job["send-at"] = new Date($("c-send-at").value).toISOString().replace(/\.\d{3}Z$/, "Z");
+    } else if (when === "local-time") {
+      if (!$("c-local-time").value) local.push(["send-at.local-time", "choose a time of day"]);
+      else job["send-at"] = { "local-time": $("c-local-time").value.slice(0, 5) };
+    } else if (when === "best-hour") {
+      job["send-at"] = { "best-hour": { within: `${$("c-within").value}h` } };
     }
     return { job, local };
   },
@@ -482,7 +488,10 @@ for (const radio of document.querySelectorAll('input[name="audience-kind"]')) {
 }
 for (const radio of document.querySelectorAll('input[name="when"]')) {
   radio.addEventListener("change", () => {
-    $("c-send-at").disabled = document.querySelector('input[name="when"]:checked').value !== "later";
+    const when = document.querySelector('input[name="when"]:checked').value;
+    $("c-send-at").disabled = when !== "later";
+    $("c-local-time").disabled = when !== "local-time";
+    $("c-within").disabled = when !== "best-hour";
     checkCompose();
   });
 }
@@ -664,10 +673,15 @@ async function jobPage(jobID) {
     $("job-percent").textContent = `${Math.round(fraction * 100)}%`;
     $("job-state").replaceChildren(stateBadge(status.state));
     $("job-stopped").textContent = status.stopped ? `${status.stopped.reason}${status.stopped.by ? ` (by ${status.stopped.by})` : ""}` : "";
+    // A campaign sent at each device's own time: what still waits for its slot, and the next one.
+    const slots = status["send-times"] || [];
+    const waiting = slots.reduce((sum, slot) => sum + slot.scheduled - slot.released, 0);
+    const next = slots.find((slot) => slot.released < slot.scheduled);
     const rate = points.length > 0 ? points[points.length - 1].rate : 0;
     const remaining = Math.max(0, status.targeted - done);
     $("job-eta").textContent = final ? "finished" : status.state === "scheduled" ? `scheduled for ${time(status["scheduled-at"])}`
       : status.state === "paused" ? "paused: resume to go on"
+      : next && rate === 0 ? `waiting for each device's time (next at ${time(next.at)})`
       : rate > 0 ? `about ${Math.ceil(remaining / rate)} s left` : "ETA: waiting for a rate";
     $("job-pause").disabled = status.state !== "in-progress" && status.state !== "queued";
     $("job-resume").disabled = status.state !== "paused";
@@ -681,7 +695,8 @@ async function jobPage(jobID) {
     $("job-overwrite").disabled = !recallable;
     if (!recallable) $("job-recall-confirm").hidden = true;
     figures($("job-figures"), [
-      ["targeted", number(status.targeted), "job-targeted"], ["sent", number(status.sent)],
+      ["targeted", number(status.targeted), "job-targeted"],
+      ...(slots.length > 0 ? [["waiting for their time", `${number(waiting)}${next ? ` (next at ${time(next.at)})` : ""}`, "job-waiting"]] : []), ["sent", number(status.sent)],
       ["accepted", number(status.accepted), "job-accepted"], ["failed", number(status.failed), "job-failed"],
       ["retried", number(status.retried)], ["dead-lettered", number(status["dead-lettered"])],
       ["unregistered (removed)", `${number(status.unregistered)} (${number(status.removed)})`],
