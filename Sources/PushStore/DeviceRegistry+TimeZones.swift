@@ -26,10 +26,10 @@ struct DeviceTimeKeyspace: Sendable {
 
 /// The time buckets of an app that hold anything (``DeviceRegistry/heldTimeBuckets(app:)``).
 package struct HeldTimeBuckets: Sendable {
-    /// Keys of the buckets holding zones.
-    let zones: Set<String>
-    /// Keys of the buckets holding receipt hours.
-    let hours: Set<String>
+    /// Indexes of the buckets holding zones.
+    let zones: Set<Int>
+    /// Indexes of the buckets holding receipt hours.
+    let hours: Set<Int>
 }
 
 /// What the registry knows of a device's day: the time zone it was bound with and when it reads.
@@ -87,50 +87,59 @@ extension DeviceRegistry {
 
     /// The time zones of `tokens` (`nil` for a device that gave none), reading only the buckets
     /// in `held` (those that hold zones): one `HMGET` per such bucket, pipelined.
-    func timeZones(app: String, tokens: [DeviceToken], held: Set<String>) async throws -> [String?] {
-        try await fields(of: tokens, in: { DeviceTimeKeyspace(app: app, token: $0).zones }, held: held).map {
-            $0.map { String(decoding: $0, as: UTF8.self) }
-        }
+    func timeZones(app: String, tokens: [DeviceToken], held: Set<Int>) async throws -> [String?] {
+        let zones = try await fields(of: tokens, in: [({ DeviceTimeKeyspace(app: app, bucket: $0).zones }, held)])[0]
+        return zones.map { $0.map { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// The time zones and receipt hours of `tokens`, as a send at each device's own time reads
     /// them a page at a time, from the buckets in `held` only (``heldTimeBuckets(app:)``); the
-    /// hours only when `hours`.
+    /// hours only when `hours`. One pipeline.
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     package func deviceTimes(app: String, tokens: [DeviceToken], hours: Bool, held: HeldTimeBuckets) async throws -> [DeviceTime] {
         try StoreValidation.app(app)
-        let zones = try await timeZones(app: app, tokens: tokens, held: held.zones)
-        let counts = hours ? try await fields(of: tokens, in: { DeviceTimeKeyspace(app: app, token: $0).hours }, held: held.hours) : []
-        return zones.indices.map { index in
-            DeviceTime(timeZone: zones[index], receiptHours: ReceiptHours(bytes: counts.isEmpty ? [] : counts[index] ?? []))
+        var hashes: [(key: (Int) -> String, held: Set<Int>)] = [({ DeviceTimeKeyspace(app: app, bucket: $0).zones }, held.zones)]
+        if hours { hashes.append(({ DeviceTimeKeyspace(app: app, bucket: $0).hours }, held.hours)) }
+        let values = try await fields(of: tokens, in: hashes)
+        return tokens.indices.map { index in
+            DeviceTime(
+                timeZone: values[0][index].map { String(decoding: $0, as: UTF8.self) },
+                receiptHours: ReceiptHours(bytes: hours ? values[1][index] ?? [] : []))
         }
     }
 
-    /// The value of each token's field in its bucket's hash (`key`), reading only the buckets in
-    /// `held`: one `HMGET` per such bucket, pipelined (none when no token's bucket is held).
-    private func fields(of tokens: [DeviceToken], in key: (DeviceToken) -> String, held: Set<String>) async throws -> [[UInt8]?] {
-        var byBucket: [String: [Int]] = [:]
-        for (index, token) in tokens.enumerated() {
-            let bucket = key(token)
-            if held.contains(bucket) { byBucket[bucket, default: []].append(index) }
+    /// For each of `hashes` (a bucket's key by its index, and the buckets that hold any), each
+    /// token's field in its bucket: one `HMGET` per held bucket the tokens fall in, all in one
+    /// pipeline (none when no token's bucket is held).
+    private func fields(of tokens: [DeviceToken], in hashes: [(key: (Int) -> String, held: Set<Int>)]) async throws -> [[[UInt8]?]] {
+        let markers = tokens.map(\.markerBytes)
+        var byBucket: [Int: [Int]] = [:]
+        for (index, marker) in markers.enumerated() {
+            byBucket[ShardKeyspace.bucketIndex(ofBytes: marker), default: []].append(index)
         }
-        let buckets = Array(byBucket)
-        let replies = try await pipeline(
-            buckets.map { key, indexes in ["HMGET", .string(key)] + indexes.map { .bytes(tokens[$0].markerBytes) } })
-        var values = [[UInt8]?](repeating: nil, count: tokens.count)
-        for ((_, indexes), reply) in zip(buckets, replies) {
-            guard let found = reply.array, found.count == indexes.count else {
+        var commands: [[RedisArgument]] = []
+        var targets: [(hash: Int, indexes: [Int])] = []
+        for (number, hash) in hashes.enumerated() {
+            for (bucket, indexes) in byBucket where hash.held.contains(bucket) {
+                commands.append(["HMGET", .string(hash.key(bucket))] + indexes.map { .bytes(markers[$0]) })
+                targets.append((number, indexes))
+            }
+        }
+        let replies = try await pipeline(commands)
+        var values = [[[UInt8]?]](repeating: [[UInt8]?](repeating: nil, count: tokens.count), count: hashes.count)
+        for (target, reply) in zip(targets, replies) {
+            guard let found = reply.array, found.count == target.indexes.count else {
                 throw StoreError.unexpected(reply, from: "HMGET of device times")
             }
-            for (index, value) in zip(indexes, found) { values[index] = value.bytes }
+            for (index, value) in zip(target.indexes, found) { values[target.hash][index] = value.bytes }
         }
         return values
     }
 
-    /// The keys of `app`'s time buckets that hold zones: `EXISTS` of all 1,024, pipelined.
-    func bucketsHoldingZones(app: String) async throws -> Set<String> {
-        try await existing((0..<ShardKeyspace.bucketCount).map { DeviceTimeKeyspace(app: app, bucket: $0).zones })
+    /// The indexes of `app`'s time buckets that hold zones: `EXISTS` of all 1,024, pipelined.
+    func bucketsHoldingZones(app: String) async throws -> Set<Int> {
+        try await existing { DeviceTimeKeyspace(app: app, bucket: $0).zones }
     }
 
     /// Which of `app`'s time buckets hold zones and which hold receipt hours (`EXISTS` of all
@@ -139,14 +148,15 @@ extension DeviceRegistry {
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
     package func heldTimeBuckets(app: String) async throws -> HeldTimeBuckets {
         try StoreValidation.app(app)
-        let keys = (0..<ShardKeyspace.bucketCount).map { DeviceTimeKeyspace(app: app, bucket: $0) }
-        return HeldTimeBuckets(zones: try await existing(keys.map(\.zones)), hours: try await existing(keys.map(\.hours)))
+        return HeldTimeBuckets(
+            zones: try await existing { DeviceTimeKeyspace(app: app, bucket: $0).zones },
+            hours: try await existing { DeviceTimeKeyspace(app: app, bucket: $0).hours })
     }
 
-    /// Those of `keys` that exist.
-    private func existing(_ keys: [String]) async throws -> Set<String> {
-        let replies = try await pipeline(keys.map { ["EXISTS", .string($0)] })
-        return Set(zip(keys, replies).filter { $0.1.int == 1 }.map(\.0))
+    /// The indexes of the buckets whose key (`key`) exists.
+    private func existing(_ key: (Int) -> String) async throws -> Set<Int> {
+        let replies = try await pipeline((0..<ShardKeyspace.bucketCount).map { ["EXISTS", .string(key($0))] })
+        return Set(replies.indices.filter { replies[$0].int == 1 })
     }
 
     /// Every device of `app` as `devices export` writes it and `devices import` reads it back: its

@@ -61,6 +61,12 @@ struct DeviceTimeTests {
             #expect(read == (0..<210).map { $0 < 200 ? zones[$0 % 4] : nil })
             #expect(try await registry.timeZones(app: app, tokens: [], held: held) == [])
             #expect(try await registry.bucketsHoldingZones(app: "no-zones").isEmpty)
+            // A send's reads: zones and hours in one pipeline, from the buckets that hold any.
+            let times = try await registry.deviceTimes(app: app, tokens: tokens, hours: true, held: try await registry.heldTimeBuckets(app: app))
+            #expect(times.map(\.timeZone) == read)
+            #expect(times.map { $0.receiptHours.counts[5] } == (0..<210).map { $0 < 200 && $0.isMultiple(of: 3) ? 1 : 0 })
+            let zonesOnly = try await registry.deviceTimes(app: app, tokens: tokens, hours: false, held: try await registry.heldTimeBuckets(app: app))
+            #expect(zonesOnly.map(\.timeZone) == read && zonesOnly.allSatisfy { $0.receiptHours.total == 0 })
         }
     }
 

@@ -20,6 +20,8 @@ struct DeviceTimeBenchmark {
     struct Result: Codable, Sendable {
         var devices: Int
         var broadcastScanSeconds: Double
+        /// The scan with each page's zones and hours read, in the benchmark process.
+        var readsSeconds: Double
         var expansionSeconds: Double
         var parkedNotifications: Int
         var slots: Int
@@ -94,6 +96,20 @@ struct DeviceTimeBenchmark {
         let broadcastScanSeconds = (clock.now - scanStart).seconds
         guard scanned == devices else { throw BenchmarkError.failed("the broadcast scan found \(scanned) devices, not \(devices)") }
 
+        // The same scan with each page's zones and hours read, as the expand stage reads them:
+        // what of the expansion's time is reads.
+        let readsStart = clock.now
+        var withHours = 0
+        for shard in 0..<tasks {
+            let held = try await registry.heldTimeBuckets(app: Self.app)
+            for try await page in registry.pages(app: Self.app, task: ShardTask(shard: shard, of: tasks), environment: .sandbox, pageSize: 1_000) {
+                let times = try await registry.deviceTimes(app: Self.app, tokens: page.tokens, hours: true, held: held)
+                withHours += times.filter { $0.receiptHours.total >= ReceiptHours.minimumReceipts }.count
+            }
+        }
+        let readsSeconds = (clock.now - readsStart).seconds
+        guard withHours == devices else { throw BenchmarkError.failed("\(withHours) devices read with their hours, not \(devices)") }
+
         try fleet.start(1)
         guard let worker = fleet.runningIdentifiers.first else { throw BenchmarkError.failed("no worker process runs") }
         try await fleet.awaitSettled(CampaignHarness.groupPartitions(stack))
@@ -122,7 +138,8 @@ struct DeviceTimeBenchmark {
             throw BenchmarkError.failed("\(parked) notifications parked, not \(devices): every device's best hour is ahead")
         }
         return Result(
-            devices: devices, broadcastScanSeconds: broadcastScanSeconds, expansionSeconds: expansionSeconds, parkedNotifications: parked,
+            devices: devices, broadcastScanSeconds: broadcastScanSeconds, readsSeconds: readsSeconds, expansionSeconds: expansionSeconds,
+            parkedNotifications: parked,
             slots: report.sendTimes.count, bytesPerParkedNotification: Double(afterParking - beforeParking) / Double(max(parked, 1)),
             bytesPerDeviceTime: Double(afterTimes - beforeTimes) / Double(devices), workerRSSBeforeMegabytes: Double(rssBefore) / 1024,
             workerPeakRSSMegabytes: Double(peak) / 1024)
@@ -151,6 +168,7 @@ struct DeviceTimeBenchmarkCommand: AsyncParsableCommand {
             |---|---:|
             | Redis memory per device for its time zone and receipt hours | \(String(format: "%.1f", result.bytesPerDeviceTime)) bytes |
             | a broadcast's scan of every shard task in the benchmark process (the reference) | \(Int(Double(result.devices) / result.broadcastScanSeconds)) devices/s (\(String(format: "%.2f", result.broadcastScanSeconds)) s) |
+            | the same scan with each page's zones and hours read (`deviceTimes`), in the benchmark process | \(Int(Double(result.devices) / result.readsSeconds)) devices/s (\(String(format: "%.2f", result.readsSeconds)) s), \(String(format: "%.0f%%", result.broadcastScanSeconds / result.readsSeconds * 100)) of the scan's rate |
             | the worker's best-hour expansion: scan, zones and hours read, planned, parked | \(Int(Double(result.devices) / result.expansionSeconds)) devices/s (\(String(format: "%.2f", result.expansionSeconds)) s), \(String(format: "%.0f%%", result.broadcastScanSeconds / result.expansionSeconds * 100)) of the scan's rate |
             | notifications parked, in slots | \(result.parkedNotifications) in \(result.slots) |
             | Redis memory per parked notification | \(String(format: "%.1f", result.bytesPerParkedNotification)) bytes |
