@@ -277,24 +277,33 @@ struct PipelineEndToEndTests {
 
     @Test("Sleep-after-N and the fleet-wide rate show in the worker's counters")
     func throttling() async throws {
-        let total = 1_200
+        // The rate is slow enough that no machine outruns it: a worker would have to take 20 ms
+        // per send for the bucket to refill faster than it empties. A fast rate (3,000/s with a
+        // 100-permit burst) let a loaded CI worker send 1,200 without ever waiting.
+        let total = 120
+        let (rate, burst) = (50, 10)
         let tokens = (0..<total).map(Stack.token)
         var options = Stack.Options()
-        options.appSettings = ["rate-per-second: 3000", "burst: 100", "sleep-after: 200", "sleep-ms: 5"]
+        options.appSettings = ["rate-per-second: \(rate)", "burst: \(burst)", "sleep-after: 20", "sleep-ms: 5"]
         try await Stack.with(options) { stack in
             try await stack.register(tokens)
             try await stack.withWorker { counters in
+                let published = ContinuousClock.now
                 try await stack.publish(Stack.job(id: "throttled", audience: .broadcast))
                 let report = try await eventually("the throttled job") {
                     try await stack.report("throttled")
                 } until: {
                     $0.isComplete
                 }
+                let elapsed = ContinuousClock.now - published
                 #expect(report.accepted == total)
-                // 1,200 sends with a pause after every 200: at least 5 pauses.
-                #expect(counters[.sleepPauses] >= total / 200 - 1)
-                // A 100-permit burst cannot cover 1,200 sends: the worker waited for permits.
+                // 120 sends with a pause after every 20: at least 5 pauses.
+                #expect(counters[.sleepPauses] >= total / 20 - 1)
+                // A 10-permit burst cannot cover 120 sends: the worker waited for permits, and
+                // the bucket held the campaign to its rate: the 110 permits past the burst take
+                // 2.2 s to accrue on any machine.
                 #expect(counters[.ratePermitWaits] > 0)
+                #expect(elapsed >= .seconds(Double(total - burst) / Double(rate)))
             }
             // A job override of the pause applies to that job alone.
             try await stack.withWorker { counters in

@@ -23,7 +23,7 @@ import time
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -90,8 +90,12 @@ def api(server, method, path, body=None):
 
 
 def until(browser, condition, message, timeout=WAIT):
+    # The console re-renders a view when its data changes: an element found by one poll can be
+    # replaced before it is read. That poll reads "not yet"; the next one finds the new element.
     try:
-        return WebDriverWait(browser, timeout, poll_frequency=0.1).until(lambda _: condition())
+        return WebDriverWait(browser, timeout, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda _: condition()
+        )
     except TimeoutException:
         pytest.fail(f"{message} (within {timeout} s); page: {browser.current_url}\n" + text(browser, "main")[:3000].replace("\n", " | "))
 
