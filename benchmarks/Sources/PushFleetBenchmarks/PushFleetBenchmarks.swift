@@ -170,8 +170,9 @@ struct StateCommand: AsyncParsableCommand {
             | Redis memory per sent token of a job | \(String(format: "%.2f", result.bytesPerSentToken)) bytes (\(result.sentStateBytes) in all) |
             | the job's sent-state keys; the largest holds | \(result.sentStateKeys); \(String(format: "%.1f", result.largestSentKeyShare * 100))% of its tokens |
             | `pushfleet devices import` of a CSV file (process start to exit) | \(Int(result.importPerSecond)) devices/s (\(String(format: "%.1f", result.importSeconds)) s) |
+            | the import's CPU per device: the `pushfleet` process; Redis | \(String(format: "%.2f", result.importProcessCPUMicrosecondsPerDevice ?? 0)) µs; \(String(format: "%.2f", result.importRedisCPUMicrosecondsPerDevice ?? 0)) µs (\(String(format: "%.1f", (result.importRedisCPUMicrosecondsPerDevice ?? 0) / max(result.redisBenchmarkRedisCPUMicrosecondsPerHSET ?? 0, 1e-9))) reference HSETs) |
             | DeviceRegistry.bind in-process, the same devices | \(Int(result.bindPerSecond)) devices/s |
-            | redis-benchmark -t hset -P 100 -c 8, same run | \(Int(result.redisBenchmarkHSETPerSecond)) HSET/s |
+            | redis-benchmark -t hset -P 100 -c 8, same run | \(Int(result.redisBenchmarkHSETPerSecond)) HSET/s; Redis CPU \(String(format: "%.2f", result.redisBenchmarkRedisCPUMicrosecondsPerHSET ?? 0)) µs per HSET |
             | a broadcast's scan of every shard task | \(String(format: "%.1f", result.scanSeconds)) s |
             | recording the job's outcomes | \(String(format: "%.1f", result.outcomesSeconds)) s |
             | `pushfleet devices export` of every device (process start to exit) | \(Int(Double(result.devices) / result.exportSeconds)) devices/s (\(String(format: "%.1f", result.exportSeconds)) s) |

@@ -34,9 +34,17 @@ struct StateBenchmark {
         /// `pushfleet devices import` of the CSV file, process start to exit.
         var importSeconds: Double
         var importPerSecond: Double
+        /// CPU (user + system) per imported device: the `pushfleet` process's, and Redis's
+        /// (`used_cpu_*` of the server, or of every master), in microseconds. Less noisy than the
+        /// rate on a machine whose speed drifts: an interpreter's work, not a wait.
+        var importProcessCPUMicrosecondsPerDevice: Double?
+        var importRedisCPUMicrosecondsPerDevice: Double?
         /// ``DeviceRegistry/bind(_:app:)`` in-process, the same devices under another app.
         var bindPerSecond: Double
         var redisBenchmarkHSETPerSecond: Double
+        /// Redis's CPU per `HSET` of the reference, in microseconds: what a device's import costs
+        /// Redis, counted in pipelined `HSET`s, holds on a machine whose speed drifts.
+        var redisBenchmarkRedisCPUMicrosecondsPerHSET: Double?
         var registryBytes: Int
         var bytesPerDevice: Double
         var scanSeconds: Double
@@ -124,9 +132,13 @@ struct StateBenchmark {
         try handle.close()
 
         let before = try await ResourceUsage.redisUsedMemory(client)
+        let redisCPUBefore = try await redisCPUSeconds(client)
+        let childrenCPUBefore = ResourceUsage.childrenCPUSeconds()
         let importSeconds = try timedDevicesCommand(settings, stack, ["import", "--json", file.path]) {
             $0.standardOutput.contains("\"imported\":\(settings.devices)")
         }
+        let importProcessCPU = ResourceUsage.childrenCPUSeconds() - childrenCPUBefore
+        let importRedisCPU = try await redisCPUSeconds(client) - redisCPUBefore
         let afterImport = try await ResourceUsage.redisUsedMemory(client)
         guard try await registry.deviceCount(app: app).total == settings.devices else {
             throw BenchmarkError.failed("the registry does not hold \(settings.devices) devices")
@@ -165,15 +177,26 @@ struct StateBenchmark {
             $0.standardOutput.contains("\"devices\":\(settings.devices)")
         }
 
+        let hsetCPUBefore = try await redisCPUSeconds(client)
         let hset = try await reference(settings.devices)
+        let hsetRedisCPU = try await redisCPUSeconds(client) - hsetCPUBefore
         return Result(
             devices: settings.devices, backend: backend, importSeconds: importSeconds,
-            importPerSecond: Double(settings.devices) / importSeconds, bindPerSecond: Double(settings.devices) / bindSeconds,
-            redisBenchmarkHSETPerSecond: hset,
+            importPerSecond: Double(settings.devices) / importSeconds,
+            importProcessCPUMicrosecondsPerDevice: importProcessCPU * 1e6 / Double(settings.devices),
+            importRedisCPUMicrosecondsPerDevice: importRedisCPU * 1e6 / Double(settings.devices),
+            bindPerSecond: Double(settings.devices) / bindSeconds,
+            redisBenchmarkHSETPerSecond: hset, redisBenchmarkRedisCPUMicrosecondsPerHSET: hsetRedisCPU * 1e6 / Double(settings.devices),
             registryBytes: afterImport - before, bytesPerDevice: Double(afterImport - before) / Double(settings.devices),
             scanSeconds: scanSeconds, outcomesSeconds: outcomesSeconds, sentStateBytes: afterOutcomes - afterImport,
             bytesPerSentToken: Double(afterOutcomes - afterImport) / Double(settings.devices), sentStateKeys: keys,
             largestSentKeyShare: Double(largest) / Double(settings.devices), exportSeconds: exportSeconds, removeTagSeconds: removeTagSeconds)
+    }
+
+    /// Redis's CPU seconds so far (user + system), summed over a cluster's masters.
+    private static func redisCPUSeconds(_ client: any RedisCommands) async throws -> Double {
+        let cpu = try await ResourceUsage.redisInfo(client, section: "cpu")
+        return (cpu["used_cpu_user"] ?? 0) + (cpu["used_cpu_sys"] ?? 0)
     }
 
     /// Runs `pushfleet devices <arguments> --app <app> --config <stack's>` and returns its
