@@ -11,15 +11,15 @@ import PushStore
 /// (``ParkedChunks``), where ``ParkedChunkReleaser`` publishes them.
 extension ExpandStage {
     /// When the job began expanding (ms since 1970), stored once: what every task plans from.
+    /// Set and read in one script, so two workers expanding the job at the same moment agree
+    /// on the first one's start (a read, then a write of its own, let each keep its own clock's).
     func timedFrom(jobID: String) async throws -> Int64 {
         let jobs = self.jobs
-        let stored = try await Retrying.run("reading the start of job \(jobID)", logger: outlet.logger) {
-            try await jobs.statistics(jobID: jobID)[JobCounter.timedFrom.name]
-        }
-        if let stored, stored > 0 { return Int64(stored) }
-        let now = outlet.clock()
-        try await setCounters([.timedFrom: Int(now)], jobID: jobID)
-        return now
+        let now = Int(outlet.clock())
+        return Int64(
+            try await Retrying.run("fixing the start of job \(jobID)", logger: outlet.logger) {
+                try await jobs.setOnce(jobID: jobID, .timedFrom, to: now)
+            })
     }
 
     /// The plan of a job sent at each device's own time; `nil` for any other.

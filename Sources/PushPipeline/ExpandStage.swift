@@ -267,15 +267,17 @@ struct ExpandStage: Sendable {
         // restart) fans out as the first time did, even if the registry's shard count grew
         // in between: tasks of another count would cover the same devices under the same
         // chunk ids and the job's report could never add up. The count is stored before the
-        // tasks are published, so a crash in between cannot split the fan-out either.
-        let shards = try await Retrying.run("reading the fan-out of job \(jobID)", logger: outlet.logger) {
-            if let first = try await jobs.statistics(jobID: jobID)[JobCounter.shards.name], first > 0 {
+        // tasks are published, so a crash in between cannot split the fan-out either, and it
+        // is stored once: two workers expanding the job at the same moment fan out alike.
+        let shards = try await Retrying.run("fixing the fan-out of job \(jobID)", logger: outlet.logger) {
+            if let first = try await jobs.ownCounters(jobID: jobID)[JobCounter.shards.name], first > 0 {
                 return first
             }
-            if Self.searchedArea(of: job) != nil { return DeviceRegistry.areaTaskCount }
-            return try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id)).taskCount
+            let count =
+                Self.searchedArea(of: job) != nil
+                ? DeviceRegistry.areaTaskCount : try await registry.refreshLayout(app: job.tokenKind.registry(of: app.id)).taskCount
+            return try await jobs.setOnce(jobID: jobID, .shards, to: count)
         }
-        try await setCounters([.shards: shards], jobID: jobID)
         let tasks = (0..<shards).map { shard in
             KafkaProducerMessage(
                 topic: PushTopic.jobs, key: Array("\(jobID)/s\(shard)".utf8), value: spec,

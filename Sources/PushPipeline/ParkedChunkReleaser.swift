@@ -58,7 +58,9 @@ struct ParkedChunkReleaser: Sendable {
     /// Publishes a list's chunks; `false` when its job is still expanding (the list comes due
     /// again an interval later).
     private func release(_ list: ParkedChunks.List) async throws -> Bool {
-        let report = JobReport(jobID: list.jobID, counters: try await jobs.statistics(jobID: list.jobID))
+        // The job's own counters say whether its expansion is complete; its sent ranges' outcome
+        // counters (thousands of hashes for a large broadcast) are not read on every claim.
+        let report = JobReport(jobID: list.jobID, counters: try await jobs.ownCounters(jobID: list.jobID))
         let cancelled = try await jobs.isCancelled(jobID: list.jobID)
         switch Self.decision(slot: list.slot, now: outlet.clock(), expansionComplete: report.expansionComplete, cancelled: cancelled) {
         case .publish:

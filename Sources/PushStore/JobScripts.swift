@@ -55,6 +55,19 @@ enum JobScripts {
         """
     )
 
+    /// Sets one counter unless it is set already (`HSETNX`), refreshes the TTL, and returns the
+    /// counter's value now: the first caller's, whoever asks.
+    ///
+    /// KEYS: stats. ARGV: TTL ms, counter name, value.
+    /// Returns the stored value, as a string.
+    static let setOnce = RedisScript(
+        """
+        redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3])
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        return redis.call('HGET', KEYS[1], ARGV[2])
+        """
+    )
+
     /// Records final outcomes in one range of a job's sent state: for each outcome sets the
     /// position's bit and, only if it was not set, counts the outcome's counter (and `sent`
     /// when its flag is not `0`). A position listed twice counts once: the first outcome wins.

@@ -146,6 +146,24 @@ public final class JobStore: Sendable {
         try await writeCounters(JobScripts.set, jobID: jobID, counters)
     }
 
+    /// Sets `counter` to `value` unless it is set already, and returns what it holds then: the
+    /// first caller's value, for every caller (a moment all of a job's tasks must agree on,
+    /// ``JobCounter/timedFrom``). Calling it again is harmless.
+    ///
+    /// - Throws: ``StoreError`` naming `jobID` or `counters`, or `unexpectedReply`;
+    ///   `RedisClientError`.
+    package func setOnce(jobID: String, _ counter: JobCounter, to value: Int) async throws -> Int {
+        try StoreValidation.jobID(jobID)
+        try StoreValidation.name(counter.name, field: "counters", what: "counter")
+        let reply = try await client.runScript(
+            JobScripts.setOnce, keys: [.string(JobKeyspace(jobID: jobID).stats)],
+            arguments: [.string(String(timeToLiveMilliseconds)), .string(counter.name), .integer(value)])
+        guard let text = reply.string, let stored = Int(text) else {
+            throw StoreError.unexpected(reply, from: "the set-once script of job \(jobID)")
+        }
+        return stored
+    }
+
     /// All counters of the job by field name (see ``JobCounter/init(name:)``): its own, plus
     /// the outcome counters of every range of its sent state; empty when unknown.
     ///
@@ -164,10 +182,26 @@ public final class JobStore: Sendable {
         }
         var replies = [first[0]]
         replies += try await client.checkedPipeline(ranges.map { ["HGETALL", .string(SentRangeKeyspace(jobID: jobID, range: $0).stats)] })
+        return try Self.counters(summing: replies, jobID: jobID)
+    }
+
+    /// The counters of the job's own hash alone: what its expansion and its control record
+    /// (``JobCounter/expansionComplete``, the shards done, ``JobCounter/timedFrom``), without
+    /// the outcome counters of its sent ranges, so one `HGETALL` however large the job; empty
+    /// when unknown.
+    ///
+    /// - Throws: as ``statistics(jobID:)``.
+    package func ownCounters(jobID: String) async throws -> [String: Int] {
+        try StoreValidation.jobID(jobID)
+        return try Self.counters(summing: [try await client.send("HGETALL", .string(JobKeyspace(jobID: jobID).stats))], jobID: jobID)
+    }
+
+    /// The integer fields of `HGETALL` replies, summed by name.
+    private static func counters(summing replies: [RedisReply], jobID: String) throws -> [String: Int] {
         var counters: [String: Int] = [:]
         for reply in replies {
             let what = "HGETALL of job \(jobID)'s statistics"
-            for (name, value) in try Self.fields(of: reply, what: what) {
+            for (name, value) in try fields(of: reply, what: what) {
                 guard let number = Int(value) else { throw StoreError(.unexpectedReply, field: nil, message: "\(what): \(name) is not an integer") }
                 counters[name, default: 0] += number
             }

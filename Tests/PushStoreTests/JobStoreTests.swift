@@ -69,6 +69,43 @@ struct JobStoreTests {
         }
     }
 
+    @Test("setOnce keeps the first value, for every caller and at once, with the job's TTL")
+    func setOnceKeepsTheFirstValue() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client, specTimeToLive: .seconds(60))
+            #expect(try await store.setOnce(jobID: job, .timedFrom, to: 1_000) == 1_000)
+            #expect(try await store.setOnce(jobID: job, .timedFrom, to: 2_000) == 1_000)
+            let ttl = try await client.pttl(JobKeyspace(jobID: job).stats)
+            #expect(ttl > 0 && ttl <= 60_000)
+            // Twenty workers at the same moment, each with its own clock: one start for all.
+            let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+                for worker in 0..<20 {
+                    group.addTask { try await store.setOnce(jobID: "at-once", .shards, to: 100 + worker) }
+                }
+                return try await group.reduce(into: Set<Int>()) { $0.insert($1) }
+            }
+            #expect(answers.count == 1)
+            #expect(try await store.ownCounters(jobID: "at-once") == ["shards": try #require(answers.first)])
+        }
+    }
+
+    @Test("ownCounters reads the job's own hash, without its sent ranges' outcome counters")
+    func ownCountersLeaveOutTheSentRanges() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            try await store.set(jobID: job, [.expansionComplete: 1, .shards: 4])
+            _ = try await store.recordOutcomes(
+                jobID: job,
+                [
+                    DeliveryOutcomeRecord(position: UInt32(1), counter: .accepted, countsAsSent: true),
+                    DeliveryOutcomeRecord(position: UInt32(70_000), counter: .accepted, countsAsSent: true),
+                ])
+            #expect(try await store.ownCounters(jobID: job) == ["expansion-complete": 1, "shards": 4])
+            #expect(try await store.statistics(jobID: job) == ["expansion-complete": 1, "shards": 4, "accepted": 2, "sent": 2])
+            #expect(try await store.ownCounters(jobID: "unknown").isEmpty)
+        }
+    }
+
     @Test func outcomesCountEachTokenOnceAndTheFirstWins() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)
