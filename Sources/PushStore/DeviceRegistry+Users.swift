@@ -89,12 +89,15 @@ extension DeviceRegistry {
         }
     }
 
-    /// Buckets read per page of ``forEachDevice(app:_:)``: about 1,000 devices per page for an
-    /// app of 10 million devices in 16 shards.
-    static let walkBuckets = 16
+    /// The buckets a page of ``forEachDevice(app:_:)`` reads: 16 at first (about 1,000 devices
+    /// per page for an app of 10 million devices in 16 shards), up to 256 while a read brings
+    /// fewer than 250 devices (a small app's shard in 8 reads, not 64).
+    static func walkGroup() -> BucketGroup {
+        BucketGroup(first: 16, largest: 256, sparse: 250)
+    }
 
-    /// Every stored device of `app`, a page of ``walkBuckets`` buckets of one shard task at a
-    /// time, decoded.
+    /// Every stored device of `app`, a page of buckets of one shard task at a time
+    /// (``walkGroup()``), decoded.
     private func forEachDevicePage(
         app: String, _ body: ([(token: DeviceToken, record: PackedDevice)]) async throws -> Void
     ) async throws {
@@ -102,11 +105,15 @@ extension DeviceRegistry {
         let tasks = try await layout(app: app).taskCount
         for shard in 0..<tasks {
             let task = ShardTask(shard: shard, of: tasks)
-            for start in stride(from: 0, to: ShardKeyspace.bucketCount, by: Self.walkBuckets) {
-                let range = start..<min(start + Self.walkBuckets, ShardKeyspace.bucketCount)
+            var group = Self.walkGroup()
+            var start = 0
+            while start < ShardKeyspace.bucketCount {
+                let range = group.range(from: start, of: ShardKeyspace.bucketCount)
                 let devices = try await withLayout(app: app) { layout in
                     try await readBuckets(app: app, task: task, range: range, layout: layout)
                 }
+                start = range.upperBound
+                group.read(devices.count)
                 guard !devices.isEmpty else { continue }
                 try await body(try devices.map { token, bytes in (token, try Self.decode(bytes)) })
             }

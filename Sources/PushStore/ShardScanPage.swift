@@ -82,21 +82,50 @@ extension ShardScanPage {
         read: (Range<Int>) async throws -> [(DeviceToken, UInt32)]
     ) async throws -> ShardScanPage {
         var unit = start
-        var group = 8
+        var group = BucketGroup(first: 8, largest: largestGroup, sparse: count / 4)
         var tokens: [DeviceToken] = []
         var ids: [UInt32] = []
         while unit < units && tokens.count < count {
-            let range = unit..<min(unit + group, units)
+            let range = group.range(from: unit, of: units)
             let found = try await read(range)
             for (token, id) in found {
                 tokens.append(token)
                 ids.append(id)
             }
             unit = range.upperBound
-            if found.count < count / 4 {
-                group = min(group * 2, largestGroup)
-            }
+            group.read(found.count)
         }
         return ShardScanPage(cursor: unit == units ? 0 : UInt64(unit), tokens: tokens, ids: ids)
+    }
+}
+
+/// How many units (buckets) a walk over a shard reads at once: `first`, doubling up to
+/// `largest` after each read that brought fewer than `sparse` devices. A sparse registry is
+/// read in a few large groups instead of many small ones (an app of 40 devices in 16 shards
+/// was read 16 buckets at a time: 1,024 round trips for one walk), and a dense one keeps its
+/// pages small: the group only grows while a read brings little.
+struct BucketGroup: Hashable, Sendable {
+    /// The units the next read covers.
+    private(set) var size: Int
+    let largest: Int
+    let sparse: Int
+
+    init(first: Int, largest: Int, sparse: Int) {
+        precondition(first >= 1 && largest >= first, "a group of at least one unit, growing to no less than it starts")
+        size = first
+        self.largest = largest
+        self.sparse = sparse
+    }
+
+    /// The next read's units from `unit`, within `units`.
+    func range(from unit: Int, of units: Int) -> Range<Int> {
+        unit..<min(unit + size, units)
+    }
+
+    /// Takes what a read brought: a sparse read doubles the next group, up to ``largest``.
+    mutating func read(_ found: Int) {
+        if found < sparse {
+            size = min(size * 2, largest)
+        }
     }
 }

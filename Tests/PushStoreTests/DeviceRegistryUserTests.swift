@@ -78,6 +78,26 @@ struct DeviceRegistryUserTests {
         }
     }
 
+    @Test("a small app's walk reads each shard in a few large groups of buckets, not 64 groups of 16")
+    func smallAppWalkReadsFewGroups() async throws {
+        try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: 16)) { registry, client in
+            let tokens = (1...40).map(token)
+            for device in tokens {
+                try await registry.bind(app: app, token: device, environment: .production, tags: ["all"])
+            }
+            // The layout read and the scripts loaded before counting.
+            try await registry.forEachDevice(app: app) { _ in }
+            let before = try await client.evalshaCalls()
+            var seen: [DeviceToken] = []
+            try await registry.forEachDevice(app: app) { page in seen += page.map(\.token) }
+            let reads = try await client.evalshaCalls() - before
+            #expect(Set(seen) == Set(tokens) && seen.count == tokens.count)
+            // Per shard: groups of 16, 32, 64, 128, 256, 256, 256 and the last 16 buckets.
+            #expect(reads <= 16 * 8, "\(reads) reads for 16 shards of 1,024 buckets")
+            #expect(reads >= 16)
+        }
+    }
+
     @Test("the walk passes every device once, with its record, across shards and during a reshard's aftermath")
     func walk() async throws {
         try await withRegistry(configuration: DeviceRegistryConfiguration(defaultShardCount: 2)) { registry, _ in
