@@ -266,10 +266,34 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `pushfleet gateway`: the online channel (WebSocket connections of open apps, connect
+        // tokens, heartbeats, limits, presence). On NIOWebSocket directly, not Hummingbird's
+        // WebSocket: a connection there holds about 4 times the memory (docs/online.md).
+        .target(
+            name: "PushGateway",
+            dependencies: [
+                "APNsCore",
+                "PushConfiguration",
+                "PushCore",
+                "PushJobs",
+                "PushStore",
+                "Redis",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `pushfleet api`: the HTTP API over the registry, push.jobs and job statistics.
         .target(
             name: "PushAPI",
             dependencies: [
+                "PushGateway",
                 "APNs",
                 "APNsCore",
                 "PushPipeline",
@@ -331,6 +355,7 @@ let package = Package(
                 "APNsSimulator",
                 "APNsCore",
                 "PushAPI",
+                "PushGateway",
                 "PushLogging",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -435,6 +460,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: swiftSettings),
+        .testTarget(name: "PushGatewayTests", dependencies: ["APNsCore", "PushGateway"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka", "EmbeddedKafka", "PipelineTestSupport", "Spawn", .product(name: "Logging", package: "swift-log")],
@@ -572,6 +598,7 @@ let package = Package(
                 "EmbeddedKafka",
                 "EmbeddedStack",
                 "PushAPI",
+                "PushGateway",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

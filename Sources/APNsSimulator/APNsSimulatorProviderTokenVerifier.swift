@@ -1,3 +1,4 @@
+import APNsCore
 import Crypto
 import Foundation
 
@@ -34,9 +35,9 @@ struct APNsSimulatorProviderTokenVerifier: Sendable {
     func verify(_ token: Substring) throws(Failure) -> VerifiedToken {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-            let headerBytes = Self.base64URLDecode(parts[0]),
-            let claimsBytes = Self.base64URLDecode(parts[1]),
-            let signatureBytes = Self.base64URLDecode(parts[2]),
+            let headerBytes = Base64URL.decode(parts[0]).map({ Data($0) }),
+            let claimsBytes = Base64URL.decode(parts[1]).map({ Data($0) }),
+            let signatureBytes = Base64URL.decode(parts[2]),
             let header = try? JSONDecoder().decode(Header.self, from: headerBytes),
             let claims = try? JSONDecoder().decode(Claims.self, from: claimsBytes),
             header.alg == "ES256",
@@ -50,13 +51,5 @@ struct APNsSimulatorProviderTokenVerifier: Sendable {
             throw .invalid
         }
         return VerifiedToken(raw: token, key: key, issuedAt: claims.iat)
-    }
-
-    static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        let remainder = base64.utf8.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: base64)
     }
 }

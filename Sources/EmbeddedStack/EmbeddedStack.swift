@@ -241,6 +241,8 @@ public final class EmbeddedStack: Sendable {
             (apiKeys[app], digests[app]) = generateAPIKey()
         }
         let deviceKey = generateAPIKey()
+        // The online channel's connect-token key (`pushfleet gateway`, the API's connect tokens).
+        let gatewaySecret = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         func section(_ lines: [String], indent: Int, emptyValue: String = "{}") -> String {
             guard !lines.isEmpty else { return String(repeating: " ", count: indent) + emptyValue }
             return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
@@ -308,6 +310,9 @@ public final class EmbeddedStack: Sendable {
             api:
               host: 127.0.0.1
               port: \(options.apiPort)
+            gateway:
+              host: 127.0.0.1
+              secret-file: gateway.secret
             apps:
               \(app):
                 bundle-id: \(bundleID)
@@ -326,6 +331,7 @@ public final class EmbeddedStack: Sendable {
             """
         let configurationPath = directory.appendingPathComponent("pushfleet.yaml").path
         do {
+            try gatewaySecret.write(to: directory.appendingPathComponent("gateway.secret"), atomically: true, encoding: .utf8)
             try yaml.write(toFile: configurationPath, atomically: true, encoding: .utf8)
             let configuration = try PushFleetConfiguration.load(path: configurationPath, environment: [:])
             return EmbeddedStack(

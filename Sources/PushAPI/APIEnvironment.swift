@@ -1,6 +1,7 @@
 import Kafka
 import Logging
 import PushConfiguration
+import PushGateway
 import PushJobs
 import PushPipeline
 import PushStore
@@ -29,13 +30,22 @@ final class APIEnvironment: Sendable {
     let maxBodyBytes: Int
     /// How long after its publication a campaign can be recalled (`jobs.recall-window-hours`).
     let recallWindow: Duration
+    /// The connect tokens' signer (`gateway.secret-file`); `nil` when none is configured (the
+    /// connect-token route then answers 503).
+    let connectTokens: ConnectToken?
+    /// `gateway.token-ttl-seconds`.
+    let connectTokenTimeToLive: Duration
+    let presence: PresenceStore
     let logger: Logger
     let clock: @Sendable () -> Int64
 
     init(
         configuration: PushFleetConfiguration, keys: LiveAPIKeyring, redis: any RedisCommands, producer: KafkaProducer,
-        admin: KafkaAdmin, apns: OnDemandAPNs, metrics: APIMetrics, logger: Logger
+        admin: KafkaAdmin, apns: OnDemandAPNs, metrics: APIMetrics, connectTokens: ConnectToken?, logger: Logger
     ) {
+        self.connectTokens = connectTokens
+        connectTokenTimeToLive = configuration.gateway.tokenTimeToLive
+        presence = PresenceStore(client: redis)
         channels = ChannelManager(apns: apns, store: ChannelStore(client: redis))
         testSender = TestSender(apns: apns)
         activityTokens = ActivityTokenStore(client: redis)

@@ -7,7 +7,7 @@ public enum APIRoutes {
     static let all: [APIRoute] =
         HealthRoutes.routes + DeviceRoutes.routes + ActivityRoutes.routes + ChannelRoutes.routes + PushRoutes.routes + JobRoutes.routes
         + JobListRoutes.routes
-        + DeadLetterRoutes.routes + StatsRoutes.routes
+        + DeadLetterRoutes.routes + StatsRoutes.routes + OnlineRoutes.routes
 
     /// Every route as (method, OpenAPI path, operation id, least key scope), e.g. ("PUT",
     /// "/v1/apps/{app}/devices/{token}", "bindDevice", "device").

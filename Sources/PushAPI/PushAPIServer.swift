@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 public import Prometheus
 public import PushConfiguration
+import PushGateway
 import PushJobs
 import PushPipeline
 import PushStore
@@ -40,6 +41,8 @@ public struct PushAPIServer: Service, CustomStringConvertible {
 
     public func run() async throws {
         let keys = try LiveAPIKeyring(apps: configuration.apps.values.sorted { $0.id < $1.id }, logger: logger)
+        // A configured key that cannot be read stops the API at start, not at the first request.
+        let connectTokens = try configuration.gateway.secretFile.map { _ in ConnectToken(secret: try configuration.gateway.resolvedSecret()) }
         // Channel management and test sends are the API's only uses of APNs: its connections open
         // on the first such request, and the app's credential is read then.
         let apnsClient = try APNsClient(
@@ -51,7 +54,7 @@ public struct PushAPIServer: Service, CustomStringConvertible {
         let environment = APIEnvironment(
             configuration: configuration, keys: keys, redis: redis, producer: producer, admin: admin,
             apns: OnDemandAPNs(client: apnsClient),
-            metrics: APIMetrics(registry: registry), logger: logger)
+            metrics: APIMetrics(registry: registry), connectTokens: connectTokens, logger: logger)
         let watcher = Task { await keys.watch() }
         let result = await HTTPServing.serve(
             APIResponder(api: environment), host: configuration.api.host, port: configuration.api.port, what: "API",

@@ -20,6 +20,7 @@ struct ConfigurationParser {
             jobs: try jobs(file.section("jobs")),
             metrics: try metrics(file.section("metrics")),
             api: try api(file.section("api")),
+            gateway: try gateway(file.section("gateway")),
             tracing: try tracing(file.section("tracing")),
             apps: try apps(file, key: "apps"))
     }
@@ -229,6 +230,31 @@ struct ConfigurationParser {
             host: try section.string("host") ?? "0.0.0.0",
             port: try section.integer("port", default: 8080, minimum: 0, maximum: 65535),
             maxBodyBytes: try section.integer("max-body-bytes", default: 2 * 1024 * 1024, minimum: 1024))
+    }
+
+    /// `gateway:`.
+    func gateway(_ section: ConfigSection) throws(ConfigurationError) -> GatewaySettings {
+        let id = try section.string("id")
+        if let id, !ConfigurationSchema.isValidAppID(id) {
+            throw section.error("id", "must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-', got '\(id)'")
+        }
+        let ping = try section.integer("ping-interval-seconds", default: 25, minimum: 1, maximum: 300)
+        let idle = try section.integer("idle-timeout-seconds", default: 60, minimum: 2)
+        guard idle >= 2 * ping else {
+            throw section.error(
+                "idle-timeout-seconds", "must be at least twice \(section.keyPath("ping-interval-seconds")) (\(2 * ping)), got \(idle)")
+        }
+        return GatewaySettings(
+            host: try section.string("host") ?? "0.0.0.0",
+            port: try section.integer("port", default: 8090, minimum: 0, maximum: 65535),
+            id: id,
+            secretFile: try section.path("secret-file", baseDirectory: baseDirectory),
+            tokenTimeToLive: .seconds(try section.integer("token-ttl-seconds", default: 600, minimum: 1, maximum: 86_400)),
+            pingInterval: .seconds(ping),
+            idleTimeout: .seconds(idle),
+            maxFrameBytes: try section.integer("max-frame-bytes", default: 16_384, minimum: 125, maximum: 1 << 20),
+            messagesPerSecond: try section.integer("messages-per-second", default: 10, minimum: 1),
+            messageBurst: try section.integer("message-burst", default: 20, minimum: 1))
     }
 
     /// `tracing:`.

@@ -95,6 +95,14 @@ indirect enum ConfigurationSchema: Sendable {
         ("tracing", .section([("otlp-endpoint", .value), ("sample-rate", .value)])),
         ("api", .section([("host", .value), ("port", .value), ("max-body-bytes", .value)])),
         (
+            "gateway",
+            .section([
+                ("host", .value), ("port", .value), ("id", .value), ("secret-file", .value), ("token-ttl-seconds", .value),
+                ("ping-interval-seconds", .value), ("idle-timeout-seconds", .value), ("max-frame-bytes", .value),
+                ("messages-per-second", .value), ("message-burst", .value),
+            ])
+        ),
+        (
             "apps",
             .apps(
                 .section([

@@ -74,6 +74,17 @@ extension PushFleetConfiguration {
           host: 0.0.0.0                          # default 0.0.0.0
           port: 8080                             # default 8080, 0...65535 (0: any free port)
           max-body-bytes: 2097152                # default 2 MiB, ≥ 1024
+        gateway:                                 # `pushfleet gateway`: the online channel (docs/online.md)
+          host: 0.0.0.0                          # default 0.0.0.0
+          port: 8090                             # default 8090, 0...65535 (0: any free port)
+          id: null                               # optional, 1–64 bytes of A-Z a-z 0-9 . _ -: this gateway's name in presence records; default its host name
+          secret-file: null                      # the connect-token key (≥ 32 bytes), shared by the API and every gateway; none: no connect tokens, no gateway
+          token-ttl-seconds: 600                 # default 600, 1...86400: how long a connect token opens a connection
+          ping-interval-seconds: 25              # default 25, 1...300
+          idle-timeout-seconds: 60               # default 60, ≥ 2 × ping-interval-seconds: a connection silent this long is closed
+          max-frame-bytes: 16384                 # default 16384, 125...1048576: a larger frame closes the connection (1009)
+          messages-per-second: 10                # default 10, ≥ 1: frames a connection may send per second on average
+          message-burst: 20                      # default 20, ≥ 1: frames at once above that rate
         apps:                                    # required, at least one; a MAPPING keyed by app id (1–64 bytes of A-Z a-z 0-9 . _ -)
           news:
             bundle-id: com.example.news          # required; a job's headers.topic must be it (or an extra topic) with its push type's suffix

@@ -23,6 +23,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
     public var metrics: MetricsSettings
     /// HTTP API settings (`api:`); defaults as documented on ``APISettings``.
     public var api: APISettings
+    /// The online channel (`gateway:`); defaults as documented on ``GatewaySettings``.
+    public var gateway: GatewaySettings
     /// Traces (`tracing:`); default off.
     public var tracing: TracingSettings
     /// The apps, keyed by app id (`apps:`); at least one.
@@ -34,7 +36,8 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         registry: RegistrySettings = RegistrySettings(), worker: WorkerSettings = WorkerSettings(),
         resend: ResendSettings = ResendSettings(), breaker: BreakerSettings = BreakerSettings(),
         jobs: JobsSettings = JobsSettings(), metrics: MetricsSettings = MetricsSettings(),
-        api: APISettings = APISettings(), tracing: TracingSettings = TracingSettings(), apps: [String: AppSettings]
+        api: APISettings = APISettings(), gateway: GatewaySettings = GatewaySettings(), tracing: TracingSettings = TracingSettings(),
+        apps: [String: AppSettings]
     ) {
         self.kafka = kafka
         self.redis = redis
@@ -46,6 +49,7 @@ public struct PushFleetConfiguration: Sendable, Equatable {
         self.jobs = jobs
         self.metrics = metrics
         self.api = api
+        self.gateway = gateway
         self.tracing = tracing
         self.apps = apps
     }

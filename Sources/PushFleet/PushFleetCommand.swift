@@ -7,7 +7,7 @@ struct PushFleetCommand: AsyncParsableCommand {
         commandName: "pushfleet",
         abstract: "A push pipeline for iOS apps: Kafka jobs in, APNs notifications out.",
         subcommands: [
-            DemoCommand.self, WorkerCommand.self, FeedbackCommand.self, APICommand.self, SendCommand.self, CampaignCommand.self,
+            DemoCommand.self, WorkerCommand.self, FeedbackCommand.self, APICommand.self, GatewayCommand.self, SendCommand.self, CampaignCommand.self,
             DevicesCommand.self, UsersCommand.self, ChannelsCommand.self, ActivitiesCommand.self, CredentialsCommand.self, RegistryCommand.self,
             StatsCommand.self, JobsCommand.self, JobCommand.self, TopicsCommand.self,
         ])

@@ -61,12 +61,19 @@ extension RedisCommands {
 
     /// How many `EVALSHA` calls the server (every master of a cluster) has run (`INFO commandstats`).
     func evalshaCalls() async throws -> Int {
-        try await sendToEveryNode(["INFO", "commandstats"]).map { $0.string ?? "" }.reduce(0) { total, info in
-            guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }) else {
+        try await commandCalls("evalsha")
+    }
+
+    /// How many calls of `command` (lowercase) the server, or every master of a cluster, has run
+    /// (`INFO commandstats`).
+    func commandCalls(_ command: String) async throws -> Int {
+        let prefix = "cmdstat_\(command):"
+        return try await sendToEveryNode(["INFO", "commandstats"]).map { $0.string ?? "" }.reduce(0) { total, info in
+            guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix(prefix) }) else {
                 return total
             }
-            let calls = line.split(separator: ",").first { $0.hasPrefix("cmdstat_evalsha:calls=") }
-            return total + (calls.flatMap { Int($0.dropFirst("cmdstat_evalsha:calls=".count)) } ?? 0)
+            let calls = line.split(separator: ",").first { $0.hasPrefix(prefix + "calls=") }
+            return total + (calls.flatMap { Int($0.dropFirst((prefix + "calls=").count)) } ?? 0)
         }
     }
 

@@ -185,6 +185,7 @@ def test_the_routes_are_the_contracts():
         "DELETE /v1/apps/{app}/devices/{token}/location",
         "GET /v1/apps/{app}/stats/hours",
         "POST /v1/apps/{app}/jobs/{job}/recall",
+        "POST /v1/apps/{app}/devices/{token}/connect-token", "GET /v1/apps/{app}/devices/{token}/presence",
     ])
 
 
@@ -225,7 +226,7 @@ def test_v1_operations_document_the_common_errors(path, method, operation):
     if operation["operationId"] in ("publishPush", "cancelJob", "recallJob"):
         assert "409" in statuses
     success = [s for s in statuses if s.startswith("2")]
-    created = {"publishPush": ["202"], "recallJob": ["202"], "createChannel": ["201"]}
+    created = {"publishPush": ["202"], "recallJob": ["202"], "createChannel": ["201"], "issueConnectToken": ["201"]}
     assert success == created.get(operation["operationId"], ["200"])
 
 
