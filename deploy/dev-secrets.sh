@@ -17,6 +17,7 @@
 #   api-key             a random API key for `curl -H "Authorization: Bearer $(cat …/api-key)"`
 #   api-keys.txt        its digest, "sha256:<hex>", the format of apps.<id>.api-keys-file
 #   redis-password      Redis' password (redis.password-file)
+#   gateway-key         the online channel's connect-token key (gateway.secret-file, 32 random bytes as hex)
 #
 # The files are made readable by every user (0644): compose bind-mounts file secrets with their
 # host permissions, and the containers run as uid 10001. Fine for a laptop, not for a server.
@@ -68,6 +69,11 @@ fi
 if [[ ! -f redis-password ]]; then
   openssl rand -hex 24 >redis-password
   created+=(redis-password)
+fi
+
+if [[ ! -f gateway-key ]]; then
+  openssl rand -hex 32 >gateway-key
+  created+=(gateway-key)
 fi
 
 chmod 0644 -- *

@@ -481,7 +481,7 @@ def deployment_problems(deployment, objects):
             if mount["name"] not in volumes:
                 problems.append(f"container {container['name']}: mounts undeclared volume {mount['name']!r}")
         args = container.get("args", [])
-        if not args or args[0] not in {"api", "worker", "feedback"}:
+        if not args or args[0] not in {"api", "worker", "feedback", "gateway"}:
             problems.append(f"container {container['name']}: args {args} run no pushfleet process")
         elif args[0] == "worker" and not roles_of(deployment) <= WORKER_ROLES:
             problems.append(f"container {container['name']}: unknown roles {sorted(roles_of(deployment) - WORKER_ROLES)}")
@@ -500,6 +500,7 @@ def test_the_deployments_and_their_roles():
         "worker-expand": ("worker", {"expand"}),
         "worker-send": ("worker", {"send"}),
         "feedback": ("feedback", {"feedback"}),
+        "gateway": ("gateway", set()),
     }
 
 
@@ -602,7 +603,7 @@ def secret_material_problems(obj):
 
 def test_secrets_are_placeholders():
     secrets = objects_of("Secret")
-    assert {s["metadata"]["name"] for s in secrets} == {"pushfleet-apns", "pushfleet-api-keys", "pushfleet-redis"}
+    assert {s["metadata"]["name"] for s in secrets} == {"pushfleet-apns", "pushfleet-api-keys", "pushfleet-redis", "pushfleet-gateway"}
     assert [p for s in secrets for p in secret_material_problems(s)] == []
 
 
@@ -808,9 +809,22 @@ def test_configuration_checker_rejects(breakage):
     assert config_problems(config, known_key_paths()) != []
 
 
+# Files only some processes read, by the process (the first of its arguments) that reads them:
+# the connect-token key is read by the API (it issues tokens) and the gateways (they verify
+# them), not at load; the workers must not hold it.
+FILES_OF_SOME_PROCESSES = {"gateway.secret-file": {"api", "gateway"}}
+
+
+def files_needed(config, process):
+    """The files of `referenced_files` that `process` (api, worker, feedback, gateway) reads."""
+    return [(key, path) for key, path in referenced_files(config)
+            if process in FILES_OF_SOME_PROCESSES.get(key, {process})]
+
+
 def referenced_files(config, prefix=""):
     """Every file path the configuration names (ca-file, password-file, key-file, api-keys-file,
-    pkcs12 `file`, …): the loader checks at start that each is a readable file."""
+    pkcs12 `file`, …): the loader checks at start that each is a readable file (but those of
+    FILES_OF_SOME_PROCESSES, read by their processes only)."""
     files = []
     for key, value in (config or {}).items():
         path = f"{prefix}.{key}" if prefix else key
@@ -849,9 +863,13 @@ def k8s_mount_problems(config, deployment, objects):
     config_path = args[args.index("--config") + 1] if "--config" in args else "/etc/pushfleet/pushfleet.yaml"
     if config_path not in provided:
         problems.append(f"{config_path} (--config) is not mounted")
-    for key, path in referenced_files(config):
+    for key, path in files_needed(config, args[0] if args else ""):
         if path not in provided:
             problems.append(f"{key}: {path} is not mounted")
+    for key, processes in FILES_OF_SOME_PROCESSES.items():
+        path = dict(referenced_files(config)).get(key)
+        if path and path in provided and args and args[0] not in processes:
+            problems.append(f"{key}: {path} is mounted, but only {sorted(processes)} read it")
     return [f"Deployment {deployment['metadata']['name']}: {problem}" for problem in problems]
 
 
@@ -884,7 +902,7 @@ def compose_mount_problems(document, config, generated):
             source = entry if isinstance(entry, str) else entry["source"]
             target = entry.get("target", source) if isinstance(entry, dict) else source
             mounted[target if target.startswith("/") else f"/run/secrets/{target}"] = source
-        for key, path in referenced_files(config):
+        for key, path in files_needed(config, service.get("command", [""])[0]):
             if path not in mounted:
                 problems.append(f"{service_name}: {key}: {path} is not a mounted secret")
             elif mounted[path] in secrets:
@@ -963,7 +981,7 @@ ALERT_NAMES = {
 }
 # The Prometheus job of each pushfleet subcommand: the compose stack's and Kubernetes' scrape
 # configurations name them alike, and the alerts select on them.
-PROCESS_JOBS = {"api": "pushfleet-api", "worker": "pushfleet-worker", "feedback": "pushfleet-feedback"}
+PROCESS_JOBS = {"api": "pushfleet-api", "worker": "pushfleet-worker", "feedback": "pushfleet-feedback", "gateway": "pushfleet-gateway"}
 
 
 def executable(name, package):
