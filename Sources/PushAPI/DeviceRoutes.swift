@@ -300,7 +300,7 @@ enum DeviceRoutes {
         APIError.notFound("openid \(openID) is logged in on no device of app \(app)", field: "openid")
     }
 
-    private static func notRegistered(_ token: DeviceToken, app: String) -> APIError {
+    static func notRegistered(_ token: DeviceToken, app: String) -> APIError {
         APIError.notFound("device \(token.hex) is not registered for app \(app)", field: "token")
     }
 

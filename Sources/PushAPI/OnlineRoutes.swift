@@ -38,7 +38,7 @@ enum OnlineRoutes {
                 "the online channel is not configured: set gateway.secret-file for the API and the gateways", field: nil)
         }
         guard try await call.api.registry.device(app: app.id, token: token) != nil else {
-            throw APIError.notFound("device \(token.hex) is not registered for app \(app.id)", field: "token")
+            throw DeviceRoutes.notRegistered(token, app: app.id)
         }
         let expiresAt = call.api.clock() / 1000 + Int64(seconds)
         let text = signer.issue(ConnectToken.Claims(app: app.id, device: token, expiresAt: expiresAt))

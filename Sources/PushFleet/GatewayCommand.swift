@@ -24,9 +24,7 @@ struct GatewayCommand: AsyncParsableCommand {
         try await options.runService(label: "pushfleet.gateway") { configuration, logger, registry in
             var configuration = configuration
             if let port { configuration.gateway.port = port }
-            // Refused at start, not at the first connection: a gateway without its key serves nothing.
-            _ = try configuration.gateway.resolvedSecret()
-            var services: [any Service] = [PushGatewayServer(configuration: configuration, logger: logger)]
+            var services: [any Service] = [try PushGatewayServer(configuration: configuration, logger: logger)]
             if let metricsPort = configuration.metrics.port {
                 services.append(OperationsServer(configuration: configuration, registry: registry, port: metricsPort, logger: logger))
             }

@@ -105,10 +105,8 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
             countClose(GatewayClose(code: code, reason: ""))
             release()
             state = .closing
-            var answer = context.channel.allocator.buffer(capacity: 2)
-            answer.writeInteger(code)
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: answer)))
+            context.writeAndFlush(wrapOutboundOut(closeFrame(code: code, reason: "", context: context)))
                 .whenComplete { _ in channel.close(promise: nil) }
             return
         }
@@ -191,13 +189,17 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
         state = .closing
         countClose(close)
         guard let context else { return }
-        var data = context.channel.allocator.buffer(capacity: 2 + close.reason.utf8.count)
-        data.writeInteger(close.code)
-        // A close frame's payload is at most 125 bytes.
-        data.writeBytes(close.reason.utf8.prefix(123))
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(closeFrame(code: close.code, reason: close.reason, context: context)), promise: nil)
         context.eventLoop.scheduleTask(in: Self.closingHandshakeDeadline) { channel.close(promise: nil) }
+    }
+
+    /// A close frame: the code, then the reason (a close frame's payload is at most 125 bytes).
+    private func closeFrame(code: UInt16, reason: String, context: ChannelHandlerContext) -> WebSocketFrame {
+        var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        data.writeInteger(code)
+        data.writeBytes(reason.utf8.prefix(123))
+        return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
     }
 
     /// How long a closing connection waits for the client's close frame.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import PushCore
 
 /// Answers the requests that are not WebSocket upgrades to a connect path: 426 on a connect
 /// path (the upgrade headers are missing), 404 elsewhere. Removed from the pipeline when a
@@ -24,7 +25,9 @@ final class GatewayHTTPRefusal: ChannelInboundHandler, RemovableChannelHandler {
                 isConnectPath
                 ? (.upgradeRequired, "upgrade-required", "this path takes a WebSocket upgrade (GET with Upgrade: websocket)")
                 : (.notFound, "not-found", "app instances connect at GET /v1/apps/{app}/connect with a WebSocket upgrade")
-            let body = Array(#"{"error":"\#(error)","message":"\#(message)"}"#.utf8)
+            // The API's error shape (`APIError`): {"error": {"code", "message", "field"}}.
+            let json: JSONValue = ["error": ["code": .string(error), "message": .string(message), "field": .null]]
+            let body = Array(json.compactData())
             var headers = HTTPHeaders()
             headers.add(name: "content-type", value: "application/json")
             headers.add(name: "content-length", value: "\(body.count)")

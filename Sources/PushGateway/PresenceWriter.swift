@@ -29,19 +29,17 @@ final class PresenceWriter: Sendable {
         pending.withLock { $0.append(change) }
     }
 
-    /// Writes what is pending; answers whether it was written.
-    @discardableResult
-    func flush() async -> Bool {
+    /// Writes what is pending.
+    func flush() async {
         let batch = pending.withLock { pending in
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             return batch
         }
-        guard !batch.isEmpty else { return true }
+        guard !batch.isEmpty else { return }
         do {
             try await store.apply(batch, lease: lease)
             GatewayMetrics.presenceWrites.increment(by: batch.count)
-            return true
         } catch {
             GatewayMetrics.presenceFailures.increment(by: batch.count)
             logger.warning(
@@ -50,7 +48,6 @@ final class PresenceWriter: Sendable {
                 pending.insert(contentsOf: batch, at: 0)
                 if pending.count > Self.maxPending { pending.removeFirst(pending.count - Self.maxPending) }
             }
-            return false
         }
     }
 

@@ -17,14 +17,20 @@ public import ServiceLifecycle
 /// writes their presence releases before it returns.
 public struct PushGatewayServer: Service {
     let configuration: PushFleetConfiguration
+    let tokens: ConnectToken
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
 
     /// How long a drain waits for the clients to close.
     static let drainDeadline = Duration.seconds(10)
 
-    public init(configuration: PushFleetConfiguration, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
+    /// - Throws: A `ConfigurationError` keyed `gateway.secret-file` when the connect-token key
+    ///   is not set or cannot be read: a gateway without it serves nothing, so it does not start.
+    public init(
+        configuration: PushFleetConfiguration, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws(ConfigurationError) {
         self.configuration = configuration
+        self.tokens = ConnectToken(secret: try configuration.gateway.resolvedSecret())
         self.logger = logger
         self.onListening = onListening
     }
@@ -40,14 +46,13 @@ public struct PushGatewayServer: Service {
 
     public func run() async throws {
         let settings = configuration.gateway
-        let secret = try settings.resolvedSecret()
         let id = settings.id ?? Self.defaultID()
         let redis = try configuration.redis.makeClient(clientName: "pushfleet-gateway", logger: logger)
         let schedule = HeartbeatSchedule(pingInterval: settings.pingInterval, idleTimeout: settings.idleTimeout)
         let writer = PresenceWriter(store: PresenceStore(client: redis), lease: schedule.presenceLease, logger: logger)
         let connections = GatewayConnections()
         let gateway = GatewayContext(
-            id: id, settings: settings, schedule: schedule, tokens: ConnectToken(secret: secret),
+            id: id, settings: settings, schedule: schedule, tokens: tokens,
             apps: Set(configuration.apps.keys), connections: connections, presence: writer,
             now: { Int64(Date().timeIntervalSince1970) })
         let numbers = ConnectionNumbers()

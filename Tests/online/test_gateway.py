@@ -30,7 +30,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "support"))
-from pushfleet_stack import eventually, free_port, running, token  # noqa: E402
+from pushfleet_stack import eventually, free_port, http, running, token  # noqa: E402
 
 LISTENING = re.compile(r".*gateway listening")
 PING_SECONDS = 1
@@ -175,6 +175,16 @@ def test_refusals_close_with_their_code_and_reason(online):
 
     run(scenario())
     assert stack.gateway.process.poll() is None, stack.gateway.output()
+
+
+def test_plain_http_requests_are_answered_with_the_apis_error_shape(online):
+    base = f"http://127.0.0.1:{online.gateway_port}"
+    status, answer = http("GET", f"{base}/healthz")
+    assert status == 404
+    assert answer["error"]["code"] == "not-found" and "/v1/apps/{app}/connect" in answer["error"]["message"]
+    status, answer = http("GET", f"{base}/v1/apps/{online.app}/connect")
+    assert status == 426
+    assert answer["error"]["code"] == "upgrade-required"
 
 
 def raw_connect(stack, device):
