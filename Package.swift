@@ -273,6 +273,9 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "APNsCore",
+                "FlowControl",
+                "Kafka",
+                "PushPipeline",
                 "PushConfiguration",
                 "PushCore",
                 "PushJobs",
@@ -460,7 +463,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: swiftSettings),
-        .testTarget(name: "PushGatewayTests", dependencies: ["APNsCore", "PushGateway"], swiftSettings: swiftSettings),
+        .testTarget(name: "PushGatewayTests", dependencies: ["APNsCore", "PushCore", "PushGateway"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka", "EmbeddedKafka", "PipelineTestSupport", "Spawn", .product(name: "Logging", package: "swift-log")],

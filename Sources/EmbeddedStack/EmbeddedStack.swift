@@ -213,6 +213,7 @@ public final class EmbeddedStack: Sendable {
             try await started.createTopic(PushTopic.deliveries, partitions: options.deliveryPartitions)
             try await started.createTopic(PushTopic.feedback, partitions: Int32(feedbackPartitions))
             try await started.createTopic(PushTopic.deadLetters, partitions: 1)
+            try await started.createTopic(PushTopic.online, partitions: 2)
         } catch {
             await kafka?.stop()
             try? await simulator.shutdown()
@@ -285,7 +286,7 @@ public final class EmbeddedStack: Sendable {
               bootstrap-servers: "\(kafka.bootstrapServers)"
               group-prefix: pushfleet
               topics:
-                partitions: {jobs: \(options.jobPartitions), deliveries: \(options.deliveryPartitions), feedback: \(feedbackPartitions), dead-letters: 1}
+                partitions: {jobs: \(options.jobPartitions), deliveries: \(options.deliveryPartitions), feedback: \(feedbackPartitions), dead-letters: 1, online: 2}
               properties:
                 # The mock cluster holds a fetch for the whole wait time; keep it short.
                 fetch.wait.max.ms: 10

@@ -73,6 +73,7 @@ struct ConfigurationParser {
             deliveriesPartitions: try partitions.integer("deliveries", default: defaults.deliveriesPartitions, minimum: 1, maximum: most),
             feedbackPartitions: try partitions.integer("feedback", default: defaults.feedbackPartitions, minimum: 1, maximum: most),
             deadLetterPartitions: try partitions.integer("dead-letters", default: defaults.deadLetterPartitions, minimum: 1, maximum: most),
+            onlinePartitions: try partitions.integer("online", default: defaults.onlinePartitions, minimum: 1, maximum: most),
             replicationFactor: try section.integer("replication-factor", minimum: 1, maximum: 32),
             minInSyncReplicas: try section.integer("min-insync-replicas", minimum: 1, maximum: 32))
         if let replicas = layout.replicationFactor, let inSync = layout.minInSyncReplicas, inSync > replicas {
@@ -254,7 +255,9 @@ struct ConfigurationParser {
             idleTimeout: .seconds(idle),
             maxFrameBytes: try section.integer("max-frame-bytes", default: 16_384, minimum: 125, maximum: 1 << 20),
             messagesPerSecond: try section.integer("messages-per-second", default: 10, minimum: 1),
-            messageBurst: try section.integer("message-burst", default: 20, minimum: 1))
+            messageBurst: try section.integer("message-burst", default: 20, minimum: 1),
+            ackTimeout: .milliseconds(try section.integer("ack-timeout-ms", default: 5_000, minimum: 100, maximum: 60_000)),
+            deliveriesInFlight: try section.integer("deliveries-in-flight", default: 256, minimum: 1, maximum: 10_000))
     }
 
     /// `tracing:`.

@@ -20,7 +20,10 @@ indirect enum ConfigurationSchema: Sendable {
                 (
                     "topics",
                     .section([
-                        ("partitions", .section([("jobs", .value), ("deliveries", .value), ("feedback", .value), ("dead-letters", .value)])),
+                        (
+                            "partitions",
+                            .section([("jobs", .value), ("deliveries", .value), ("feedback", .value), ("dead-letters", .value), ("online", .value)])
+                        ),
                         ("replication-factor", .value), ("min-insync-replicas", .value),
                     ])
                 ),
@@ -99,7 +102,7 @@ indirect enum ConfigurationSchema: Sendable {
             .section([
                 ("host", .value), ("port", .value), ("id", .value), ("secret-file", .value), ("token-ttl-seconds", .value),
                 ("ping-interval-seconds", .value), ("idle-timeout-seconds", .value), ("max-frame-bytes", .value),
-                ("messages-per-second", .value), ("message-burst", .value),
+                ("messages-per-second", .value), ("message-burst", .value), ("ack-timeout-ms", .value), ("deliveries-in-flight", .value),
             ])
         ),
         (

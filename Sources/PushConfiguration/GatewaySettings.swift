@@ -28,12 +28,19 @@ public struct GatewaySettings: Sendable, Equatable {
     public var messagesPerSecond: Int
     /// Frames a connection may send at once above that rate (`message-burst`), ≥ 1; default 20.
     public var messageBurst: Int
+    /// How long an online send waits for the app's ack before it goes through APNs instead
+    /// (`ack-timeout-ms`), 100...60,000; default 5,000.
+    public var ackTimeout: Duration
+    /// `push.online` messages (up to 1,000 sends each) a gateway delivers at once, each waiting
+    /// for its acks (`deliveries-in-flight`), 1...10,000; default 256.
+    public var deliveriesInFlight: Int
 
     /// Creates gateway settings with the documented defaults.
     public init(
         host: String = "0.0.0.0", port: Int = 8090, id: String? = nil, secretFile: String? = nil,
         tokenTimeToLive: Duration = .seconds(600), pingInterval: Duration = .seconds(25), idleTimeout: Duration = .seconds(60),
-        maxFrameBytes: Int = 16_384, messagesPerSecond: Int = 10, messageBurst: Int = 20
+        maxFrameBytes: Int = 16_384, messagesPerSecond: Int = 10, messageBurst: Int = 20,
+        ackTimeout: Duration = .milliseconds(5_000), deliveriesInFlight: Int = 256
     ) {
         self.host = host
         self.port = port
@@ -45,7 +52,14 @@ public struct GatewaySettings: Sendable, Equatable {
         self.maxFrameBytes = maxFrameBytes
         self.messagesPerSecond = messagesPerSecond
         self.messageBurst = messageBurst
+        self.ackTimeout = ackTimeout
+        self.deliveriesInFlight = deliveriesInFlight
     }
+
+    /// How long an online send waits in the resend buffer before APNs takes it when no gateway
+    /// handed it back: twice ``ackTimeout`` (the gateway's wait, and as long again for its way
+    /// through Kafka). The workers read it from the same `gateway:` section.
+    public var fallbackDelay: Duration { ackTimeout * 2 }
 
     /// The shortest connect-token key accepted: 256 bits, the size of the HMAC-SHA256 it keys.
     public static let minimumSecretBytes = 32

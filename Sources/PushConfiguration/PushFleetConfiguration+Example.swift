@@ -11,7 +11,7 @@ extension PushFleetConfiguration {
           properties:                            # optional: any librdkafka property; values are strings (numbers/bools in YAML are converted to their string form)
             security.protocol: SASL_SSL
           topics:                                # the layout `pushfleet topics create` makes and `pushfleet topics check` expects
-            partitions: {jobs: 12, deliveries: 48, feedback: 6, dead-letters: 6}   # defaults; 1...10000 each
+            partitions: {jobs: 12, deliveries: 48, feedback: 6, dead-letters: 6, online: 12}   # defaults; 1...10000 each
             replication-factor: null             # optional, 1...32; default the brokers' default.replication.factor
             min-insync-replicas: null            # optional, 1...32, at most replication-factor; default the brokers'
         redis:
@@ -85,6 +85,8 @@ extension PushFleetConfiguration {
           max-frame-bytes: 16384                 # default 16384, 125...1048576: a larger frame closes the connection (1009)
           messages-per-second: 10                # default 10, ≥ 1: frames a connection may send per second on average
           message-burst: 20                      # default 20, ≥ 1: frames at once above that rate
+          ack-timeout-ms: 5000                   # default 5000, 100...60000: an online send not acked by then goes through APNs
+          deliveries-in-flight: 256              # default 256, 1...10000: push.online messages delivered at once, each waiting for its acks
         apps:                                    # required, at least one; a MAPPING keyed by app id (1–64 bytes of A-Z a-z 0-9 . _ -)
           news:
             bundle-id: com.example.news          # required; a job's headers.topic must be it (or an extra topic) with its push type's suffix

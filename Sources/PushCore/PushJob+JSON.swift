@@ -4,7 +4,7 @@ public import Foundation
 extension PushJob: Codable {
     static let fieldNames: Set<String> = [
         "id", "app", "environment", "audience", "notification", "headers", "throttle", "idempotency-key",
-        "send-at", "collapse-by-job", "name", "recall",
+        "send-at", "collapse-by-job", "delivery", "name", "recall",
     ]
 
     /// Decodes a job from parsed JSON, checking its shape: unknown top-level keys, missing
@@ -52,6 +52,14 @@ extension PushJob: Codable {
             }
         }
         collapseByJob = try object["collapse-by-job"]?.decodeBool(at: path.key("collapse-by-job")) ?? true
+        if let value = object["delivery"] {
+            let deliveryPath = path.key("delivery")
+            let text = try value.decodeString(at: deliveryPath)
+            guard let route = DeliveryRoute(rawValue: text) else {
+                throw MessageValidationError(deliveryPath, .invalidValue, "'\(text)' is not \(DeliveryRoute.names)")
+            }
+            delivery = route
+        }
         name = try object["name"]?.decodeString(at: path.key("name"))
         recall = try object["recall"].map { value throws(MessageValidationError) in try JobRecall(json: value, at: path.key("recall")) }
     }
@@ -70,6 +78,7 @@ extension PushJob: Codable {
         object["idempotency-key"] = idempotencyKey.map(JSONValue.string)
         object["send-at"] = sendAt.map { .string(RFC3339Timestamp.string(from: $0)) } ?? sendAtDevice?.jsonValue
         object["collapse-by-job"] = collapseByJob ? nil : .bool(false)
+        object["delivery"] = delivery == .apns ? nil : .string(delivery.rawValue)
         object["name"] = name.map(JSONValue.string)
         object["recall"] = recall?.jsonValue
         return .object(object)

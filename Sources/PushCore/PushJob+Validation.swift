@@ -81,12 +81,43 @@ extension PushJob {
             try Self.validateIdentifier(recall.jobID, at: root.key("recall").key("job"))
             try recall.validate(self)
         }
+        if delivery != .apns {
+            try validateOnlineDelivery(at: root.key("delivery"))
+        }
         if headers.pushType == .liveactivity, notification.aps?["event"]?.stringValue == "start" {
             guard notification.aps?["attributes-type"] != nil else {
                 throw MessageValidationError(
                     root.key("notification").key("aps").key("attributes-type"), .missingField,
                     "is required to start a Live Activity: it names the ActivityAttributes type (and the push-to-start tokens the job goes to)")
             }
+        }
+    }
+
+    /// The online channel carries what an open app shows itself: alert and background pushes to
+    /// device tokens, sent as they are (no badge the server keeps, which counts APNs sends, and no
+    /// recall, which withdraws what APNs delivered).
+    private func validateOnlineDelivery(at path: FieldPath) throws(MessageValidationError) {
+        guard headers.pushType == .alert || headers.pushType == .background else {
+            throw MessageValidationError(
+                path, .invalidValue, "\(delivery.rawValue) takes alert and background pushes, not \(headers.pushType); use apns")
+        }
+        guard tokenKind == .device else {
+            throw MessageValidationError(
+                path, .invalidValue,
+                "\(delivery.rawValue) reaches devices that connect to a gateway: device tokens, not \(tokenKind.description) tokens")
+        }
+        switch audience {
+        case .channel, .activity:
+            throw MessageValidationError(path, .invalidValue, "\(delivery.rawValue) reaches devices, not a \(audience.kind) audience")
+        case .tokens, .openIDs, .tags, .broadcast, .area:
+            break
+        }
+        if notification.badgeRule != nil {
+            throw MessageValidationError(
+                path, .invalidValue, "a badge kept by the server counts APNs sends: give a number with \(delivery.rawValue), or use apns")
+        }
+        if recall != nil {
+            throw MessageValidationError(path, .invalidValue, "a recall withdraws what APNs delivered: it goes through apns")
         }
     }
 

@@ -37,6 +37,9 @@ public struct PushJob: Hashable, Sendable {
     /// (``collapseID(jobID:)``), so that a copy sent twice replaces the first on the device.
     /// `collapse-by-job: false` in the JSON turns it off; on by default.
     public var collapseByJob: Bool
+    /// How the notifications reach their devices (`delivery`): through APNs (the default), or
+    /// over the online channel first (``DeliveryRoute``). Device tokens only.
+    public var delivery: DeliveryRoute = .apns
     /// What people call the campaign (`name`): shown in place of its id by the console, the
     /// reports and the CLI; 1 to 128 characters without control characters. Optional.
     public var name: String?

@@ -8,6 +8,9 @@ public enum PushTopic {
     public static let feedback = "push.feedback"
     /// Anything that could not be processed, with the original bytes and the reason.
     public static let deadLetters = "push.dlq"
+    /// Deliveries of online-first jobs to the devices connected to a gateway, as delivery
+    /// chunks. Key: the gateway's id; every gateway reads the topic and keeps its own key's.
+    public static let online = "push.online"
 
-    public static let all = [jobs, deliveries, feedback, deadLetters]
+    public static let all = [jobs, deliveries, feedback, deadLetters, online]
 }

@@ -5,7 +5,7 @@ import PushConfiguration
 import PushCore
 import PushJobs
 
-/// `pushfleet topics create|check`: the pipeline's four Kafka topics on an operator's own cluster.
+/// `pushfleet topics create|check`: the pipeline's five Kafka topics on an operator's own cluster.
 struct TopicsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "topics",
@@ -18,6 +18,7 @@ struct TopicsCommand: AsyncParsableCommand {
         @Option(help: "Partitions of push.deliveries (default: kafka.topics.partitions.deliveries, 48).") var deliveriesPartitions: Int?
         @Option(help: "Partitions of push.feedback (default: kafka.topics.partitions.feedback, 6).") var feedbackPartitions: Int?
         @Option(help: "Partitions of push.dlq (default: kafka.topics.partitions.dead-letters, 6).") var deadLetterPartitions: Int?
+        @Option(help: "Partitions of push.online (default: kafka.topics.partitions.online, 12).") var onlinePartitions: Int?
         @Option(help: "Replicas per partition (default: kafka.topics.replication-factor, else the brokers' default).")
         var replicationFactor: Int?
         @Option(help: "min.insync.replicas of created topics (default: kafka.topics.min-insync-replicas, else the brokers').")
@@ -27,6 +28,7 @@ struct TopicsCommand: AsyncParsableCommand {
             for (flag, value) in [
                 ("--jobs-partitions", jobsPartitions), ("--deliveries-partitions", deliveriesPartitions),
                 ("--feedback-partitions", feedbackPartitions), ("--dead-letter-partitions", deadLetterPartitions),
+                ("--online-partitions", onlinePartitions),
                 ("--replication-factor", replicationFactor), ("--min-insync-replicas", minInsyncReplicas),
             ] {
                 if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, got \(value)") }
@@ -39,6 +41,7 @@ struct TopicsCommand: AsyncParsableCommand {
             layout.deliveriesPartitions = deliveriesPartitions ?? layout.deliveriesPartitions
             layout.feedbackPartitions = feedbackPartitions ?? layout.feedbackPartitions
             layout.deadLetterPartitions = deadLetterPartitions ?? layout.deadLetterPartitions
+            layout.onlinePartitions = onlinePartitions ?? layout.onlinePartitions
             layout.replicationFactor = replicationFactor ?? layout.replicationFactor
             layout.minInSyncReplicas = minInsyncReplicas ?? layout.minInSyncReplicas
             if let replicas = layout.replicationFactor, let inSync = layout.minInSyncReplicas, inSync > replicas {

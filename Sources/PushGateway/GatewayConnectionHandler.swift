@@ -10,12 +10,21 @@ struct GatewayCloseEvent: Sendable {
     var close: GatewayClose
 }
 
+/// Sent through a connection's pipeline to write an online send (a `push` frame) to it; the
+/// delivery stage expects its ack (``OnlineAcks``) before.
+struct GatewayPushEvent: Sendable {
+    var frame: [UInt8]
+}
+
 /// One app instance's WebSocket connection, confined to its channel's event loop: the connect
 /// token is checked as the handler is added (before anything else is read), then the connection
 /// is registered (presence claimed, an older connection of the device closed), welcomed and
-/// pinged on its slice of the interval. Every frame from the client takes a permit of its
-/// rate limit and counts as a sign of life; whatever the gateway refuses ends with a close
-/// frame naming why (``GatewayClose``). No frame can throw past this handler.
+/// pinged on its slice of the interval. Every frame from the client counts as a sign of life
+/// and takes a permit of its rate limit, except the ack of a send it was written (the gateway's
+/// own sends set that pace); whatever the gateway refuses ends with a close frame naming why
+/// (``GatewayClose``). No frame can throw past this handler. Online sends are written as
+/// `push` frames; their acks go to ``OnlineAcks``, and a connection that ends loses the sends
+/// still waiting on it there (they go through APNs).
 final class GatewayConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
@@ -98,6 +107,9 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
         }
         let now = NIODeadline.now().uptimeNanoseconds
         lastHeard = now
+        if frame.opcode == .text, frame.fin {
+            return read(text: Array(frame.unmaskedData.readableBytesView), now: now)
+        }
         if frame.opcode == .connectionClose {
             // The client closes: answer with its code, then end the connection.
             var data = frame.unmaskedData
@@ -117,13 +129,6 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
             send(.pong, Array(frame.unmaskedData.readableBytesView))
         case .pong:
             refreshPresence()
-        case .text:
-            switch GatewayMessages.type(of: Array(frame.unmaskedData.readableBytesView)) {
-            case .failure(let close):
-                self.close(close)
-            case .success(let type):
-                send(.text, GatewayMessages.error("unknown message type '\(type.prefix(64))'"))
-            }
         case .binary:
             close(.binaryFrame)
         default:
@@ -131,9 +136,40 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// A whole text frame: an ack, or a message the gateway does not know.
+    private func read(text: [UInt8], now: UInt64) {
+        let message: GatewayMessages.ClientMessage
+        switch GatewayMessages.parse(text) {
+        case .failure(let close):
+            guard limit.admit(now: now) else { return self.close(.rateLimited) }
+            return self.close(close)
+        case .success(let parsed):
+            message = parsed
+        }
+        if case .ack(let id) = message, let latency = gateway.acks.acknowledge(connection: connection, id: id) {
+            GatewayMetrics.acknowledged(after: latency)
+            return
+        }
+        guard limit.admit(now: now) else { return close(.rateLimited) }
+        switch message {
+        case .ack:
+            GatewayMetrics.lateAcks.increment()
+        case .ackWithoutID:
+            send(.text, GatewayMessages.error("an ack needs the string 'id' of the push it acknowledges"))
+        case .unknown(let type):
+            send(.text, GatewayMessages.error("unknown message type '\(type.prefix(64))'"))
+        }
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? GatewayCloseEvent {
             close(event.close)
+        } else if let event = event as? GatewayPushEvent {
+            guard case .open = state else {
+                // Ended (or ending) after the send was expected: it is lost, not left to time out.
+                return gateway.acks.connectionEnded(connection)
+            }
+            send(.text, event.frame)
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -218,6 +254,7 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
         heartbeat?.cancel()
         heartbeat = nil
         guard case .open(let claims) = state else { return }
+        gateway.acks.connectionEnded(connection)
         if gateway.connections.unregister(app: claims.app, device: claims.device, connection: connection) {
             gateway.presence.enqueue(PresenceChange(.release, app: claims.app, token: claims.device, record: record))
         }

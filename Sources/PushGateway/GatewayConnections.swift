@@ -46,6 +46,13 @@ final class GatewayConnections: Sendable {
         }
     }
 
+    /// The device's current connection on this gateway.
+    func current(app: String, device: DeviceToken) -> (connection: UInt64, channel: any Channel)? {
+        state.withLock { state in
+            state.entries[DeviceKey(app: app, device: device)].map { ($0.connection, $0.channel) }
+        }
+    }
+
     /// Every open connection's channel.
     var channels: [any Channel] {
         state.withLock { $0.entries.values.map(\.channel) }

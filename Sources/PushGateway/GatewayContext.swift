@@ -12,6 +12,8 @@ struct GatewayContext: Sendable {
     let apps: Set<String>
     let connections: GatewayConnections
     let presence: PresenceWriter
+    /// The online sends waiting for their acks.
+    let acks: OnlineAcks
     /// Unix seconds (the connect tokens' expiry is checked against it).
     let now: @Sendable () -> Int64
 }

@@ -1,15 +1,27 @@
+import APNsCore
 import Foundation
 public import PushCore
 
 /// The online channel's frames: JSON text objects with a string `type`. Pure.
 ///
 /// From the gateway: `welcome` once the connection is authenticated (its gateway, connection
-/// number and heartbeat settings), `error` for a message it does not know (the connection
-/// stays). From the app: nothing is required but pongs (WebSocket control frames); message types
-/// come with the delivery routing (acks).
+/// number and heartbeat settings), `push` for each notification of an online-first job (its
+/// message `id`, `job`, `push-type` and `notification`), `error` for a message it does not know
+/// (the connection stays). From the app: pongs (WebSocket control frames) and `ack` with a push's
+/// `id` once the app has it.
 public enum GatewayMessages {
-    /// The `type` of a client's text frame, or why it is not a PushFleet message.
-    public static func type(of text: [UInt8]) -> Result<String, GatewayClose> {
+    /// A client's message, as the gateway acts on it.
+    public enum ClientMessage: Equatable, Sendable {
+        /// `{"type":"ack","id":…}`.
+        case ack(id: String)
+        /// Any other type, answered with an error frame.
+        case unknown(type: String)
+        /// An `ack` without a string `id`.
+        case ackWithoutID
+    }
+
+    /// A client's text frame, or why it is not a PushFleet message.
+    public static func parse(_ text: [UInt8]) -> Result<ClientMessage, GatewayClose> {
         let value: JSONValue
         do {
             value = try JSONValue(parsing: Data(text))
@@ -18,7 +30,24 @@ public enum GatewayMessages {
         }
         guard let object = value.objectValue else { return .failure(.badMessage("not a JSON object")) }
         guard let type = object["type"]?.stringValue else { return .failure(.badMessage("no string 'type'")) }
-        return .success(type)
+        guard type == "ack" else { return .success(.unknown(type: type)) }
+        guard let id = object["id"]?.stringValue else { return .success(.ackWithoutID) }
+        return .success(.ack(id: id))
+    }
+
+    /// The message id of the send at `position` of job `jobID`: what the app acks.
+    public static func messageID(jobID: String, position: UInt32) -> String {
+        "\(jobID):\(position)"
+    }
+
+    /// `{"type":"push","id":…,"job":…,"push-type":…,"notification":{…}}`: `notification` is
+    /// the job's payload as APNs would carry it.
+    public static func push(id: String, jobID: String, job: PushJob) -> [UInt8] {
+        let value: JSONValue = [
+            "type": "push", "id": .string(id), "job": .string(jobID), "push-type": .string(job.headers.pushType.rawValue),
+            "notification": job.notification.jsonValue,
+        ]
+        return Array(value.compactData())
     }
 
     /// `{"type":"welcome",…}`.

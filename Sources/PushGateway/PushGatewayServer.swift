@@ -1,20 +1,25 @@
 import Foundation
+import Kafka
 public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 public import PushConfiguration
+import PushCore
 import PushJobs
+import PushPipeline
 import PushStore
 import Redis
 public import ServiceLifecycle
 
 /// `pushfleet gateway`: the online channel's WebSocket server on `gateway.host:gateway.port`.
 /// App instances connect to `GET /v1/apps/{app}/connect` with a connect token; each connection
-/// is pinged, limited and recorded in presence (docs/online.md). On graceful shutdown it stops
-/// accepting, tells every client to reconnect (1001), waits for them to close (10 s at most) and
-/// writes their presence releases before it returns.
+/// is pinged, limited and recorded in presence (docs/online.md), and gets the online sends of
+/// online-first jobs from `push.online` (``OnlineDeliveryStage``). On graceful shutdown it stops
+/// accepting, tells every client to reconnect (1001), waits for them to close (10 s at most;
+/// the sends still waiting for an ack on them are handed back to APNs), writes their presence
+/// releases, then leaves its consumer group before it returns.
 public struct PushGatewayServer: Service {
     let configuration: PushFleetConfiguration
     let tokens: ConnectToken
@@ -51,15 +56,27 @@ public struct PushGatewayServer: Service {
         let schedule = HeartbeatSchedule(pingInterval: settings.pingInterval, idleTimeout: settings.idleTimeout)
         let writer = PresenceWriter(store: PresenceStore(client: redis), lease: schedule.presenceLease, logger: logger)
         let connections = GatewayConnections()
+        let acks = OnlineAcks()
         let gateway = GatewayContext(
             id: id, settings: settings, schedule: schedule, tokens: tokens,
-            apps: Set(configuration.apps.keys), connections: connections, presence: writer,
+            apps: Set(configuration.apps.keys), connections: connections, presence: writer, acks: acks,
             now: { Int64(Date().timeIntervalSince1970) })
+        let consumer: KafkaConsumer
+        do {
+            consumer = try makeConsumer(id: id)
+        } catch {
+            await redis.shutdown()
+            throw error
+        }
+        let stage = OnlineDeliveryStage(
+            gateway: id, connections: connections, acks: acks, ackTimeout: settings.ackTimeout, jobs: JobStore(client: redis),
+            resend: ResendBuffer(client: redis, policy: configuration.resend.policy), logger: logger, clock: StoreClock.system)
         let numbers = ConnectionNumbers()
         let server: any Channel
         do {
             server = try await Self.bind(gateway: gateway, numbers: numbers, host: settings.host, port: settings.port)
         } catch {
+            await consumer.close()
             await redis.shutdown()
             throw error
         }
@@ -70,6 +87,9 @@ public struct PushGatewayServer: Service {
         let background = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await writer.run() }
+                group.addTask {
+                    await MessageLoop.run(consumer, concurrency: settings.deliveriesInFlight, consumed: { _ in }, handler: stage.handle)
+                }
                 group.addTask {
                     while !Task.isCancelled {
                         let online = connections.onlineDevices
@@ -85,9 +105,31 @@ public struct PushGatewayServer: Service {
             server.close(promise: nil)
         }
         await drain(connections)
+        await consumer.close()
         background.cancel()
         await background.value
         await redis.shutdown()
+    }
+
+    /// The gateway's consumer of `push.online`: a group of its own (`<group-prefix>.gateway.<id>`).
+    /// A new group starts at the oldest offset, so a send published while the gateway was joining
+    /// is not skipped; what it reads of the topic's past is older than the ack timeout and is
+    /// left unread (``OnlineDeliveryPlan/isStale(publishedAt:now:ackTimeout:)``).
+    private func makeConsumer(id: String) throws -> KafkaConsumer {
+        let kafka = configuration.kafka
+        return try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: kafka.bootstrapServers, groupID: "\(kafka.groupPrefix).gateway.\(id)", topics: [PushTopic.online],
+                clientID: "pushfleet-gateway", sessionTimeoutMilliseconds: kafka.sessionTimeoutMilliseconds,
+                assignmentStrategy: kafka.assignmentStrategy, autoOffsetReset: "earliest",
+                bufferCapacity: 2 * configuration.gateway.deliveriesInFlight,
+                properties: KafkaConfigurationProperties(kafka.properties)),
+            logger: logger,
+            onRebalance: { [logger] event in
+                if case .assigned(let partitions) = event {
+                    logger.info("gateway consuming push.online", metadata: ["partitions": "\(partitions.count)"])
+                }
+            })
     }
 
     /// Asks every open connection to reconnect elsewhere and waits until they have closed.

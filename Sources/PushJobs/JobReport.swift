@@ -21,6 +21,12 @@ package struct JobReport: Sendable, Hashable {
     /// Notifications that reached APNs and have a final outcome.
     package var sent: Int
     package var accepted: Int
+    /// Notifications delivered over the online channel and acknowledged by the app (not sent
+    /// to APNs).
+    package var online: Int
+    /// Notifications handed to the online channel; each ends ``online`` or with an APNs outcome
+    /// (accepted, failed…) when the app did not ack it in time.
+    package var onlineSent: Int
     /// Refusals by APNs reason (410s, token rejections and other refusals).
     package var failedByReason: [String: Int]
     /// Of the refusals, those that said the token is gone (410: removed from the registry).
@@ -78,8 +84,9 @@ package struct JobReport: Sendable, Hashable {
         package var released: Int
     }
 
-    /// Tokens with a final outcome: accepted, refused, dead-lettered or cancelled.
-    package var finished: Int { accepted + failed + deadLettered + cancelled }
+    /// Tokens with a final outcome: accepted, acknowledged online, refused, dead-lettered or
+    /// cancelled.
+    package var finished: Int { accepted + online + failed + deadLettered + cancelled }
 
     /// Refusals, all reasons together.
     package var failed: Int { failedByReason.values.reduce(0, +) }
@@ -137,6 +144,8 @@ package struct JobReport: Sendable, Hashable {
         chunks = values[.chunks] ?? 0
         sent = values[.sent] ?? 0
         accepted = values[.accepted] ?? 0
+        online = values[.online] ?? 0
+        onlineSent = values[.onlineSent] ?? 0
         failedByReason = failed
         self.unregistered = unregistered
         rejectedByReason = rejected
@@ -214,7 +223,12 @@ package struct JobReport: Sendable, Hashable {
             "expanded       \(expanded) in \(chunks) chunk(s)" + (shards > 0 ? ", \(shardsDone)/\(shards) shards scanned" : ""),
             "sent           \(sent)",
             "accepted       \(accepted)",
-            "failed         \(failed) (unregistered \(unregistered), removed \(removed); token rejected \(rejectedByReason.values.reduce(0, +)), kept aside \(suspect), moved to the other environment \(movedEnvironment))",
+        ]
+        if onlineSent > 0 || online > 0 {
+            lines.append("online         \(online) acknowledged of \(onlineSent) sent over the online channel (the rest through APNs)")
+        }
+        lines += [
+            "failed         \(failed) (unregistered \(unregistered), removed \(removed); token rejected \(rejectedByReason.values.reduce(0, +)), kept aside \(suspect), moved to the other environment \(movedEnvironment))"
         ]
         for (reason, count) in failedByReason.sorted(by: { $0.key < $1.key }) {
             lines.append("  \(reason.padding(toLength: 27, withPad: " ", startingAt: 0)) \(count)")

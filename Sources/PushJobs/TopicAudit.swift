@@ -68,11 +68,12 @@ public enum TopicFinding: Sendable, Equatable {
 /// Compares the pipeline's topics on a cluster with the configured layout (`kafka.topics`):
 /// the rule behind `pushfleet topics check|create` and the check a worker makes at start.
 public enum TopicAudit {
-    /// The four topics of the pipeline as `layout` wants them, in pipeline order.
+    /// The five topics of the pipeline as `layout` wants them, in pipeline order.
     public static func requirements(_ layout: KafkaTopicLayout) -> [TopicRequirement] {
         [
             (PushTopic.jobs, layout.jobsPartitions), (PushTopic.deliveries, layout.deliveriesPartitions),
             (PushTopic.feedback, layout.feedbackPartitions), (PushTopic.deadLetters, layout.deadLetterPartitions),
+            (PushTopic.online, layout.onlinePartitions),
         ].map { TopicRequirement(name: $0.0, partitions: $0.1, replicationFactor: layout.replicationFactor) }
     }
 

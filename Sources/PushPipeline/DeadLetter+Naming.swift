@@ -9,7 +9,7 @@ extension DeadLetter {
     /// store takes as a job id. A job that failed validation is then listed under its app with
     /// its id (``DeadLetterLog``), and keyed by its id on `push.dlq`. A delivery chunk carries
     /// its job's `app` and `id` the same way; a feedback event has no `id`.
-    func naming(from bytes: [UInt8], isConfiguredApp: (String) -> Bool) -> DeadLetter {
+    package func naming(from bytes: [UInt8], isConfiguredApp: (String) -> Bool) -> DeadLetter {
         guard app == nil || jobID == nil,
             let object = try? JSONValue(parsing: Data(bytes)).objectValue
         else { return self }

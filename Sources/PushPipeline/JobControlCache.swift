@@ -54,11 +54,6 @@ final class JobControlCache: Sendable {
         return try await fresh(jobID).state
     }
 
-    /// Whether the job is paused now (``state(_:)``).
-    func isPaused(_ jobID: String) async throws -> Bool {
-        try await state(jobID) == .paused
-    }
-
     /// Forgets what the cache knows of the job, so that the next ``current(_:)`` reads it.
     func invalidate(_ jobID: String) {
         _ = entries.withLock { $0.removeValue(forKey: jobID) }

@@ -26,6 +26,8 @@ struct PipelineStores: Sendable {
     let badges: BadgeStore
     /// Chunks of jobs sent at each device's own time, waiting for their slot.
     let parked: ParkedChunks
+    /// Which gateway holds each device's online connection.
+    let presence: PresenceStore
 
     init(redis: any RedisCommands, configuration: PushFleetConfiguration, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.registry = DeviceRegistry(
@@ -44,5 +46,6 @@ struct PipelineStores: Sendable {
         self.hours = HourStatistics(client: redis)
         self.badges = BadgeStore(client: redis, markerTimeToLive: jobs.specTimeToLive)
         self.parked = ParkedChunks(client: redis, clock: clock)
+        self.presence = PresenceStore(client: redis)
     }
 }

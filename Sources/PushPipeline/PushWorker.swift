@@ -132,7 +132,12 @@ public final class PushWorker: Service, Sendable {
                 (try consumer(PushTopic.jobs, role: .expand, buffer: 64, metrics: outlet.metrics), worker.expansionsInFlight, stage.handle))
         }
         if roles.contains(.send) {
-            let stage = SendStage(outlet: outlet, jobs: stores.jobs, controls: stores.controls, sender: sender)
+            let stage = SendStage(
+                outlet: outlet, jobs: stores.jobs, controls: stores.controls,
+                online: OnlineRouter(
+                    outlet: outlet, presence: stores.presence, jobs: stores.jobs, resend: stores.resend,
+                    fallbackDelay: configuration.gateway.fallbackDelay),
+                sender: sender)
             consumers.append(
                 (
                     try consumer(WorkerRole.send.topic, role: .send, buffer: 2 * worker.chunksInFlight, metrics: outlet.metrics),

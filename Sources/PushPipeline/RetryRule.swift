@@ -17,13 +17,13 @@ import Redis
 ///   the stage dead-letters the message it was processing, with the error, and goes on.
 /// - Cancellation is never retried, nor a stage's own decision to stop (the job was cancelled
 ///   or paused).
-struct RetryRule: Sendable {
+package struct RetryRule: Sendable {
     /// Attempts in all for an error that is not known to be transient. Default 3.
-    var attemptsForOtherErrors = 3
+    package var attemptsForOtherErrors = 3
     /// 100 ms doubling to 5 s, each wait spread over ±20%.
-    var backoff = ExponentialBackoff(base: .milliseconds(100), maximum: .seconds(5), jitter: 0.2)
+    package var backoff = ExponentialBackoff(base: .milliseconds(100), maximum: .seconds(5), jitter: 0.2)
 
-    enum Decision: Equatable, Sendable {
+    package enum Decision: Equatable, Sendable {
         /// Try again after this delay.
         case retry(after: Duration)
         /// Stop and throw the error.
@@ -32,14 +32,14 @@ struct RetryRule: Sendable {
 
     /// What to do after the `failures`-th failure (1-based) with `error`; `random` in 0...1
     /// picks the jitter.
-    func decision(after error: any Error, failures: Int, random: Double) -> Decision {
+    package func decision(after error: any Error, failures: Int, random: Double) -> Decision {
         if error is CancellationError { return .giveUp }
         if !Self.isTransient(error) && failures >= attemptsForOtherErrors { return .giveUp }
         return .retry(after: backoff.delay(attempt: failures, random: random))
     }
 
     /// Whether the error says that the same operation may succeed later.
-    static func isTransient(_ error: any Error) -> Bool {
+    package static func isTransient(_ error: any Error) -> Bool {
         switch error {
         case let error as KafkaError: error.isRetryable
         case let error as RedisClientError: error.isRetryable

@@ -3,10 +3,10 @@ import Logging
 /// Runs an operation against Kafka or Redis as ``RetryRule`` says: transient failures are waited
 /// out (the worker says so in its log, and neither spins nor drops the work), other failures
 /// get a few attempts and are then thrown. Cancellation ends the wait.
-enum Retrying {
-    static let rule = RetryRule()
+package enum Retrying {
+    package static let rule = RetryRule()
 
-    static func run<Value: Sendable>(
+    package static func run<Value: Sendable>(
         _ what: @autoclosure () -> String,
         logger: Logger,
         rule: RetryRule = Retrying.rule,

@@ -12,11 +12,13 @@ import Tracing
 /// delivered again after a crash or rebalance), sends the rest and settles them. The chunk's
 /// offset is marked processed only when every token has a final outcome or sits in the resend
 /// buffer. A chunk of a paused job is left alone (the job is published again when it resumes,
-/// and its chunks with it).
+/// and its chunks with it). An online-first chunk's connected devices go to their gateways
+/// first (``OnlineRouter``), the rest to APNs.
 struct SendStage: Sendable {
     let outlet: PipelineOutlet
     let jobs: JobStore
     let controls: JobControlCache
+    let online: OnlineRouter
     let sender: NotificationSender
 
     /// Handles one chunk; `false` when the worker stopped before it finished.
@@ -44,10 +46,10 @@ struct SendStage: Sendable {
         guard let app = try await outlet.app(named: job.app, environment: job.environment, for: message) else { return }
         let jobID = chunk.jobID
         let controls = self.controls
-        let paused = try await Retrying.run("checking whether job \(jobID) is paused", logger: outlet.logger) {
-            try await controls.isPaused(jobID)
+        let state = try await Retrying.run("checking whether job \(jobID) is paused", logger: outlet.logger) {
+            try await controls.state(jobID)
         }
-        if paused {
+        if state == .paused {
             outlet.counters.add(.chunksLeftForResume)
             outlet.logger.debug("job paused: chunk left for its resume", metadata: ["job": "\(jobID)", "chunk": "\(chunk.chunkID)"])
             return
@@ -65,8 +67,10 @@ struct SendStage: Sendable {
             try await outlet.skippedDuplicates(
                 chunk.tokens.count - pending.count, jobID: jobID, "chunk seen before: skipping tokens already sent",
                 metadata: ["chunk": "\(chunk.chunkID)"])
-            span.attributes["pushfleet.sending"] = pending.count
-            try await sender.deliver(pending, of: job, jobID: jobID, app: app, tags: chunk.addressedTags)
+            // A cancelled job's sends all go to the sender, which settles them as cancelled.
+            let apns = state == .running ? try await online.route(pending, of: chunk) : pending
+            span.attributes["pushfleet.sending"] = apns.count
+            try await sender.deliver(apns, of: job, jobID: jobID, app: app, tags: chunk.addressedTags)
         }
         outlet.counters.add(.chunksSent)
     }

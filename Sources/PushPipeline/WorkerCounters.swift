@@ -13,6 +13,7 @@ public final class WorkerCounters: Sendable {
         case shardTasks = "shard-tasks"
         case chunksPublished = "chunks-published"
         case chunksSent = "chunks-sent"
+        case routedOnline = "routed-online"
         case notificationsSent = "notifications-sent"
         case accepted
         case tokensUnregistered = "tokens-unregistered"

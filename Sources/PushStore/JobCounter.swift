@@ -42,6 +42,12 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     /// Notifications that reached APNs and have a final outcome.
     case sent
     case accepted
+    /// Delivered over the online channel: the app acknowledged it (a final outcome; not sent to
+    /// APNs, so not in ``sent``).
+    case online
+    /// Handed to the online channel (a gateway holding the device's connection) with an entry
+    /// in the resend buffer; each ends ``online`` or with an APNs outcome. Not final.
+    case onlineSent
     /// Refused by APNs for this reason (410s, token rejections and other refusals).
     case failed(reason: String)
     /// Notifications that went to the resend buffer at least once.
@@ -91,6 +97,8 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         case .released(let slot): "released:\(slot)"
         case .sent: "sent"
         case .accepted: "accepted"
+        case .online: "online"
+        case .onlineSent: "online-sent"
         case .failed(let reason): "failed:\(reason)"
         case .retried: "retried"
         case .deadLettered: "dead-lettered"
@@ -130,7 +138,7 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         let counters: [JobCounter] =
             [
                 .targeted, .expanded, .chunks, .shards, .expansionComplete, .cancelledBeforeExpansion, .unknownOpenIDs, .otherEnvironment,
-                .suspectDevices, .scheduledAt, .duplicateJob, .timedFrom, .sent, .accepted, .retried, .deadLettered, .cancelled,
+                .suspectDevices, .scheduledAt, .duplicateJob, .timedFrom, .sent, .accepted, .online, .onlineSent, .retried, .deadLettered, .cancelled,
                 .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
             ] + ReceiptEvent.allCases.map(JobCounter.receipt)
         return Dictionary(uniqueKeysWithValues: counters.map { ($0.name, $0) })

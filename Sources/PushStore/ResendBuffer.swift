@@ -149,6 +149,36 @@ package final class ResendBuffer: Sendable {
         return flags.map { $0 == 1 }
     }
 
+    /// Makes entries due now, those that are still waiting for a later time (one `ZADD XX LT`:
+    /// an entry completed meanwhile is not added back, one due already is left as it is): the
+    /// online channel hands back the sends it could not deliver without waiting for their due
+    /// time. An entry claimed by a worker (its due time the end of the lease) becomes due now
+    /// too, so this is for entries that nothing can have claimed yet (``ResendFailure`` with a
+    /// `retryAfter` not run out).
+    ///
+    /// - Returns: how many entries it moved.
+    /// - Throws: ``StoreError`` naming `app` or `entries[i].jobID`; `RedisClientError`.
+    @discardableResult
+    package func expedite(app: String, _ entries: [ResendEntry]) async throws -> Int {
+        try StoreValidation.app(app)
+        for (index, entry) in entries.enumerated() {
+            try StoreValidation.jobID(entry.jobID, field: "entries[\(index)].jobID")
+        }
+        guard !entries.isEmpty else { return 0 }
+        let now = RedisArgument.string(String(clock()))
+        var command: [RedisArgument] = ["ZADD", .string(ResendKeyspace(app: app).due), "XX", "LT", "CH"]
+        command.reserveCapacity(5 + 2 * entries.count)
+        for entry in entries {
+            command.append(now)
+            command.append(.string(ResendKeyspace.member(jobID: entry.jobID, token: entry.token)))
+        }
+        let reply = try await client.send(command)
+        guard let moved = reply.int else {
+            throw StoreError.unexpected(reply, from: "ZADD")
+        }
+        return Int(moved)
+    }
+
     /// Entries waiting (due or leased).
     ///
     /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.

@@ -23,7 +23,7 @@ struct EmbeddedStackTests {
 
         let admin = try loaded.kafka.makeAdmin(logger: logger)
         let findings = try await loaded.kafka.auditTopics(admin: admin, layout: loaded.kafka.topics)
-        #expect(findings.count == 4)
+        #expect(findings.count == 5)  // the five topics of the pipeline
         #expect(findings.allSatisfy { !$0.isShortfall }, "\(findings.map(\.description))")
 
         let redis = stack.makeRedisClient(logger: logger)

@@ -21,13 +21,15 @@ struct TopicCommandTests {
             let report = try #require(try JSONValue(parsing: Data(missing.standardOutput.utf8)).objectValue)
             #expect(report["ok"] == false)
             let topics = try #require(report["topics"]?.arrayValue).compactMap(\.objectValue)
-            #expect(topics.map { $0["topic"] } == ["push.jobs", "push.deliveries", "push.feedback", "push.dlq"])
+            #expect(topics.map { $0["topic"] } == ["push.jobs", "push.deliveries", "push.feedback", "push.dlq", "push.online"])
             #expect(topics.allSatisfy { $0["finding"] == "missing" })
 
             let worker = try await CLIProcess.run(
                 ["worker", "--config", stack.configurationPath, "--log-format", "json", "--log-level", "warning"], environment: elsewhere)
             #expect(worker.status != 0)
-            #expect(worker.standardError.contains("push.jobs, push.deliveries, push.feedback, push.dlq do not exist on \(empty.bootstrapServers)"))
+            #expect(
+                worker.standardError.contains(
+                    "push.jobs, push.deliveries, push.feedback, push.dlq, push.online do not exist on \(empty.bootstrapServers)"))
             #expect(worker.standardError.contains("pushfleet topics create"))
             // Its log lines are JSON, the refusal among them.
             let logLines = worker.standardError.split(separator: "\n").filter { $0.hasPrefix("{") }
@@ -40,7 +42,7 @@ struct TopicCommandTests {
             let still = try await CLIProcess.run(["topics", "check", "--config", stack.configurationPath], environment: elsewhere)
             #expect(still.status == 1)
             #expect(
-                still.standardOutput.split(separator: "\n").filter { $0.hasPrefix("✗") && $0.contains("missing") }.count == 4,
+                still.standardOutput.split(separator: "\n").filter { $0.hasPrefix("✗") && $0.contains("missing") }.count == 5,
                 "\(still.standardOutput)")
 
             // The embedded cluster has no controller to create topics (a real one does): the
@@ -48,12 +50,15 @@ struct TopicCommandTests {
             let refused = try await CLIProcess.run(
                 ["topics", "create", "--config", stack.configurationPath, "--timeout", "2"], environment: elsewhere)
             #expect(refused.status == 1)
-            #expect(refused.standardError.contains("creating push.jobs, push.deliveries, push.feedback, push.dlq failed"), "\(refused.standardError)")
+            #expect(
+                refused.standardError.contains("creating push.jobs, push.deliveries, push.feedback, push.dlq, push.online failed"),
+                "\(refused.standardError)")
             #expect(refused.standardError.contains("controller"), "\(refused.standardError)")
             try empty.createTopic(PushTopic.jobs, partitions: 4)
             try empty.createTopic(PushTopic.deliveries, partitions: 8)
             try empty.createTopic(PushTopic.feedback, partitions: 2)
             try empty.createTopic(PushTopic.deadLetters, partitions: 1)
+            try empty.createTopic(PushTopic.online, partitions: 2)
             let small = try await CLIProcess.run(
                 ["topics", "check", "--config", stack.configurationPath, "--deliveries-partitions", "16"], environment: elsewhere)
             #expect(small.status == 1)

@@ -51,10 +51,13 @@ struct GatewayRulesTests {
 
     @Test("a client's text frame: its type, or the close that refuses it")
     func messages() {
-        #expect(GatewayMessages.type(of: Array(#"{"type":"ack","id":"1"}"#.utf8)) == .success("ack"))
-        #expect(GatewayMessages.type(of: Array("nope".utf8)) == .failure(.badMessage("not JSON")))
-        #expect(GatewayMessages.type(of: Array("[1]".utf8)) == .failure(.badMessage("not a JSON object")))
-        #expect(GatewayMessages.type(of: Array(#"{"type":1}"#.utf8)) == .failure(.badMessage("no string 'type'")))
+        #expect(GatewayMessages.parse(Array(#"{"type":"ack","id":"j1:7"}"#.utf8)) == .success(.ack(id: "j1:7")))
+        #expect(GatewayMessages.parse(Array(#"{"type":"ack","id":7}"#.utf8)) == .success(.ackWithoutID))
+        #expect(GatewayMessages.parse(Array(#"{"type":"ack"}"#.utf8)) == .success(.ackWithoutID))
+        #expect(GatewayMessages.parse(Array(#"{"type":"hello"}"#.utf8)) == .success(.unknown(type: "hello")))
+        #expect(GatewayMessages.parse(Array("nope".utf8)) == .failure(.badMessage("not JSON")))
+        #expect(GatewayMessages.parse(Array("[1]".utf8)) == .failure(.badMessage("not a JSON object")))
+        #expect(GatewayMessages.parse(Array(#"{"type":1}"#.utf8)) == .failure(.badMessage("no string 'type'")))
         let welcome = String(
             decoding: GatewayMessages.welcome(
                 gateway: "g1", connection: 7, schedule: HeartbeatSchedule(pingInterval: .seconds(25), idleTimeout: .seconds(60))),

@@ -4,9 +4,10 @@ import Testing
 
 @Suite("Topic audit")
 struct TopicAuditTests {
-    let layout = KafkaTopicLayout(jobsPartitions: 12, deliveriesPartitions: 48, feedbackPartitions: 6, deadLetterPartitions: 6, replicationFactor: 3)
+    let layout = KafkaTopicLayout(
+        jobsPartitions: 12, deliveriesPartitions: 48, feedbackPartitions: 6, deadLetterPartitions: 6, onlinePartitions: 12, replicationFactor: 3)
 
-    @Test("the layout names the four topics in pipeline order")
+    @Test("the layout names the five topics in pipeline order")
     func requirements() {
         #expect(
             TopicAudit.requirements(layout) == [
@@ -14,6 +15,7 @@ struct TopicAuditTests {
                 TopicRequirement(name: "push.deliveries", partitions: 48, replicationFactor: 3),
                 TopicRequirement(name: "push.feedback", partitions: 6, replicationFactor: 3),
                 TopicRequirement(name: "push.dlq", partitions: 6, replicationFactor: 3),
+                TopicRequirement(name: "push.online", partitions: 12, replicationFactor: 3),
             ])
     }
 
@@ -25,6 +27,7 @@ struct TopicAuditTests {
                 "push.jobs": ObservedTopic(partitions: 24, replicationFactor: 3),
                 "push.deliveries": ObservedTopic(partitions: 8, replicationFactor: 1),
                 "push.feedback": ObservedTopic(partitions: 6, replicationFactor: 2),
+                "push.online": ObservedTopic(partitions: 12, replicationFactor: 3),
                 "some.other.topic": ObservedTopic(partitions: 1, replicationFactor: 1),
             ])
         #expect(
@@ -34,8 +37,9 @@ struct TopicAuditTests {
                 .fewerReplicas(topic: "push.deliveries", has: 1, wanted: 3),
                 .fewerReplicas(topic: "push.feedback", has: 2, wanted: 3),
                 .missing(TopicRequirement(name: "push.dlq", partitions: 6, replicationFactor: 3)),
+                .sufficient(topic: "push.online", partitions: 12, replicationFactor: 3),
             ])
-        #expect(findings.map(\.isShortfall) == [false, true, true, true, true])
+        #expect(findings.map(\.isShortfall) == [false, true, true, true, true, false])
         #expect(TopicAudit.missing(findings).map(\.name) == ["push.dlq"])
         #expect(findings[1].description.contains("at most 8 workers"))
         #expect(findings[4].description == "push.dlq: missing (the layout asks for 6 partitions)")
@@ -51,6 +55,6 @@ struct TopicAuditTests {
             })
         let findings = TopicAudit.findings(TopicAudit.requirements(layout), observed: observed)
         #expect(findings.allSatisfy { !$0.isShortfall })
-        #expect(TopicAudit.findings(TopicAudit.requirements(layout), observed: [:]).count == 4)
+        #expect(TopicAudit.findings(TopicAudit.requirements(layout), observed: [:]).count == 5)
     }
 }

@@ -194,6 +194,32 @@ struct ResendBufferTests {
         }
     }
 
+    @Test func expediteMovesWaitingEntriesToNowAndNothingElse() async throws {
+        let clock = ManualClock()
+        let policy = ResendPolicy(baseDelay: .seconds(1), lease: .seconds(30), jitter: 0)
+        try await withRedis { client async throws in
+            let buffer = ResendBuffer(client: client, policy: policy, clock: clock.function)
+            // Online sends: due after their fallback delay (10 s).
+            _ = try await buffer.schedule(app: app, (1...3).map { failure($0, attempts: 0, firstFailedAt: clock.now, retryAfter: .seconds(10)) })
+            #expect(try await buffer.claimDue(app: app, limit: 10).isEmpty)
+            #expect(try await buffer.complete(app: app, [failure(3, attempts: 0, firstFailedAt: clock.now).entry]) == [true])
+            clock.advance(by: 2_000)
+            let handedBack = [1, 3].map { failure($0, attempts: 0, firstFailedAt: 0).entry }
+            // Entry 1 moves to now; entry 3, completed, is not added back.
+            #expect(try await buffer.expedite(app: app, handedBack) == 1)
+            #expect(try await dueTime(client, app: app, jobID: "job", token: token(1)) == clock.now)
+            #expect(try await dueTime(client, app: app, jobID: "job", token: token(3)) == nil)
+            #expect(try await buffer.claimDue(app: app, limit: 10).map(\.token) == [token(1)])
+            // Entry 2 still waits for its own time; once due, expediting leaves it where it is.
+            #expect(try await buffer.claimDue(app: app, limit: 10).isEmpty)
+            clock.advance(by: 9_000)
+            let due = try await dueTime(client, app: app, jobID: "job", token: token(2))
+            #expect(try await buffer.expedite(app: app, [failure(2, attempts: 0, firstFailedAt: 0).entry]) == 0)
+            #expect(try await dueTime(client, app: app, jobID: "job", token: token(2)) == due)
+            #expect(try await buffer.expedite(app: app, []) == 0)
+        }
+    }
+
     @Test func theBufferLeavesRedisAfterItsRetentionFromTheLastSchedule() async throws {
         let clock = ManualClock()
         try await withRedis { client async throws in

@@ -197,6 +197,7 @@ final class PartitionStack: Sendable {
             for (topic, partitions) in [
                 (PushTopic.jobs, Int32(plan.jobPartitions)), (PushTopic.deliveries, Int32(plan.deliveryPartitions)),
                 (PushTopic.feedback, Int32(EmbeddedStack.feedbackPartitions)), (PushTopic.deadLetters, 1),
+                (PushTopic.online, 1),
             ] {
                 try await tansu.createTopic(topic, partitions: partitions)
             }
@@ -300,7 +301,7 @@ final class PartitionStack: Sendable {
           bootstrap-servers: "\(kafka)"
           group-prefix: pushfleet
           topics:
-            partitions: {jobs: \(plan.jobPartitions), deliveries: \(plan.deliveryPartitions), feedback: \(EmbeddedStack.feedbackPartitions), dead-letters: 1}
+            partitions: {jobs: \(plan.jobPartitions), deliveries: \(plan.deliveryPartitions), feedback: \(EmbeddedStack.feedbackPartitions), dead-letters: 1, online: 1}
         redis:
           cluster-nodes: [\(redis.map { "\"\($0)\"" }.joined(separator: ", "))]
           pool-size: 8
