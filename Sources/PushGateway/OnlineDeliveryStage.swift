@@ -107,10 +107,8 @@ struct OnlineDeliveryStage: Sendable {
         try await Retrying.run("counting \(delivered.count) online delivery(ies) of job \(jobID)", logger: logger) {
             try await jobs.increment(jobID: jobID, [.online: delivered.count])
         }
-        for token in delivered {
-            _ = try await Retrying.run("recording the delivered receipt of job \(jobID)", logger: logger) {
-                try await jobs.recordReceipt(jobID: jobID, token: token, event: .delivered)
-            }
+        _ = try await Retrying.run("recording \(delivered.count) delivered receipt(s) of job \(jobID)", logger: logger) {
+            try await jobs.recordReceipts(jobID: jobID, tokens: delivered, event: .delivered)
         }
     }
 }

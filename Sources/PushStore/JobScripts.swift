@@ -152,19 +152,22 @@ enum JobScripts {
         """
     )
 
-    /// Counts a device's receipt once: `SADD` of the token to the event's set; only when it is
-    /// new is the event's counter incremented. Refreshes both TTLs.
+    /// Counts devices' receipts once each: `SADD` of each token to the event's set; the event's
+    /// counter is incremented by the tokens that were new. Refreshes both TTLs.
     ///
-    /// KEYS: the event's receipts set, stats. ARGV: binary token, counter name, TTL ms.
-    /// Returns 1 if the receipt was new, else 0.
+    /// KEYS: the event's receipts set, stats. ARGV: counter name, TTL ms, then binary tokens.
+    /// Returns how many receipts were new.
     static let recordReceipt = RedisScript(
         """
-        local new = redis.call('SADD', KEYS[1], ARGV[1])
-        if new == 1 then
-          redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+        local new = 0
+        for i = 3, #ARGV do
+          new = new + redis.call('SADD', KEYS[1], ARGV[i])
         end
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        redis.call('PEXPIRE', KEYS[2], ARGV[3])
+        if new > 0 then
+          redis.call('HINCRBY', KEYS[2], ARGV[1], new)
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        redis.call('PEXPIRE', KEYS[2], ARGV[2])
         return new
         """
     )

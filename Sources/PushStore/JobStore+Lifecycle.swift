@@ -31,17 +31,28 @@ extension JobStore {
     /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
     @discardableResult
     package func recordReceipt(jobID: String, token: DeviceToken, event: ReceiptEvent) async throws -> Bool {
+        try await recordReceipts(jobID: jobID, tokens: [token], event: event) == 1
+    }
+
+    /// Counts the receipts of many devices for the job at once (``recordReceipt(jobID:token:event:)``
+    /// for each, in one script): the gateway's acks of a `push.online` message.
+    ///
+    /// - Returns: how many were counted now (devices that had not reported this event before).
+    /// - Throws: ``StoreError`` naming `jobID`; `RedisClientError`.
+    @discardableResult
+    package func recordReceipts(jobID: String, tokens: [DeviceToken], event: ReceiptEvent) async throws -> Int {
         try StoreValidation.jobID(jobID)
+        guard !tokens.isEmpty else { return 0 }
         let keys = JobKeyspace(jobID: jobID)
+        var arguments: [RedisArgument] = [.string(event.rawValue), .string(String(specTimeToLive.wholeMilliseconds))]
+        arguments.reserveCapacity(2 + tokens.count)
+        for token in tokens { arguments.append(.bytes(token.markerBytes)) }
         let reply = try await client.runScript(
-            JobScripts.recordReceipt,
-            keys: [.string(keys.receipts(event)), .string(keys.stats)],
-            arguments: [.bytes(token.markerBytes), .string(event.rawValue), .string(String(specTimeToLive.wholeMilliseconds))]
-        )
+            JobScripts.recordReceipt, keys: [.string(keys.receipts(event)), .string(keys.stats)], arguments: arguments)
         guard let new = reply.int else {
             throw StoreError.unexpected(reply, from: "the record-receipt script")
         }
-        return new == 1
+        return Int(new)
     }
 }
 

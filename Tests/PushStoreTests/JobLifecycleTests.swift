@@ -36,6 +36,18 @@ struct JobLifecycleTests {
         }
     }
 
+    @Test func receiptsOfManyDevicesCountTheNewOnes() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client)
+            #expect(try await store.recordReceipt(jobID: job, token: token, event: .delivered))
+            // One seen before, one new, the new one listed twice: counted once.
+            #expect(try await store.recordReceipts(jobID: job, tokens: [token, otherToken, otherToken], event: .delivered) == 1)
+            #expect(try await store.recordReceipts(jobID: job, tokens: [], event: .delivered) == 0)
+            #expect(try await store.statistics(jobID: job) == ["delivered": 2])
+            #expect(try await store.receipts(of: otherToken, jobIDs: [job]) == [job: [.delivered]])
+        }
+    }
+
     @Test func aDeviceReceiptsAreFoundAcrossJobsInTheirSlots() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)

@@ -11,7 +11,8 @@ struct PushFleetBenchmarks: AsyncParsableCommand {
         subcommands: [
             KafkaCommand.self, RedisCommand.self, StateCommand.self, APNsBenchmarkCommand.self, PipelineBenchmarkCommand.self,
             FaultBenchmarkCommand.self, PartitionBenchmarkCommand.self, SoakBenchmarkCommand.self, BinaryBenchmarkCommand.self,
-            WANBenchmarkCommand.self, LocationBenchmarkCommand.self, DeviceTimeBenchmarkCommand.self,
+            WANBenchmarkCommand.self, LocationBenchmarkCommand.self, DeviceTimeBenchmarkCommand.self, OnlineBenchmarkCommand.self,
+            WebSocketEchoCommand.self,
         ])
 }
 
