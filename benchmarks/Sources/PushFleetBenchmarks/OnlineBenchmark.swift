@@ -3,6 +3,7 @@ import ArgumentParser
 import EmbeddedStack
 import Foundation
 import Kafka
+import LocalRedis
 import Logging
 import NIOCore
 import PushConfiguration
@@ -143,7 +144,7 @@ struct OnlineBenchmark {
     /// The reference: the echo server in a process of its own, `rounds` rounds of one message per
     /// connection; echoes per second of each round.
     private func measureEcho() async throws -> [Double] {
-        let port = try BenchmarkPorts.free()
+        let port = try LocalRedisServer.freePort()
         let server = try ChildProcess(
             executable: bench, arguments: ["websocket-echo", "--port", String(port)], output: .null, error: .descriptor(STDERR_FILENO))
         defer { server.terminate() }
@@ -226,9 +227,11 @@ struct GatewayProcess {
     let port: Int
 
     static func start(binary: String, stack: EmbeddedStack, id: String) async throws -> GatewayProcess {
-        let port = try BenchmarkPorts.free()
+        let port = try LocalRedisServer.freePort()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-bench-gateway-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+            throw BenchmarkError.failed("cannot create \(log.path)")
+        }
         let handle = try FileHandle(forWritingTo: log)
         var environment = ProcessInfo.processInfo.environment
         environment["PUSHFLEET__GATEWAY__ID"] = id
@@ -248,26 +251,8 @@ struct GatewayProcess {
     }
 }
 
-/// Free loopback ports, and whether one listens.
+/// Whether a loopback port listens.
 enum BenchmarkPorts {
-    static func free() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw BenchmarkError.failed("socket: \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else { throw BenchmarkError.failed("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     static func isListening(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
