@@ -20,6 +20,7 @@ extension JobReport {
         }
         return [
             "job": .string(jobID), "name": name.map(JSONValue.string) ?? .null, "app": .string(app), "state": .string(state.rawValue),
+            "delivery": .string(delivery.rawValue),
             "stopped": reason,
             "breaker": .string(control.breaker.rawValue),
             "rate-per-second": control.ratePerSecond.flatMap { JSONNumber($0) }.map(JSONValue.number) ?? .null,

@@ -9,6 +9,8 @@ package struct JobReport: Sendable, Hashable {
     package var jobID: String
     /// The campaign's name (the job's `name`), when it has one.
     package var name: String?
+    /// How its notifications go out (the job's `delivery`; `apns` when its spec is gone).
+    package var delivery: DeliveryRoute = .apns
     /// The campaign this job recalls, and how (its spec's `recall`).
     package var recallOf: JobStore.RecallLink?
     /// The job that recalls this one, and how.
@@ -177,6 +179,7 @@ package struct JobReport: Sendable, Hashable {
         var report = JobReport(jobID: jobID, counters: try await jobs.statistics(jobID: jobID), control: try await jobs.control(jobID: jobID))
         let (json, recalledBy) = try await jobs.specAndRecall(jobID: jobID)
         report.name = json?.objectValue?["name"]?.stringValue
+        report.delivery = json?.objectValue?["delivery"]?.stringValue.flatMap(DeliveryRoute.init(rawValue:)) ?? .apns
         report.recallOf = JobRecall.of(spec: json).map { JobStore.RecallLink(jobID: $0.jobID, mode: $0.mode) }
         report.recalledBy = recalledBy
         return report
@@ -207,6 +210,9 @@ package struct JobReport: Sendable, Hashable {
             if control.state == .paused {
                 lines.append("  decide       pushfleet jobs resume \(jobID)  |  pushfleet jobs abort \(jobID)")
             }
+        }
+        if delivery != .apns {
+            lines.append("delivery       \(delivery.rawValue)")
         }
         if let rate = control.ratePerSecond {
             lines.append("rate           \(rate)/s (set by an operator)")

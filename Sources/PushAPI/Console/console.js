@@ -214,7 +214,7 @@ pages.overview = async () => {
       tag, number(count), barCell(count / most, `${tag}: ${count} devices`)]), [1]));
     const list = jobs.jobs.map((entry) => entry.status);
     $("ov-jobs").replaceChildren(jobTable(jobs.jobs));
-    const done = list.filter((job) => job.state === "in-progress").reduce((sum, job) => sum + job.accepted + job.failed, 0);
+    const done = list.filter((job) => job.state === "in-progress").reduce((sum, job) => sum + job.accepted + job.online + job.failed, 0);
     const now = Date.now();
     let rate = "–";
     if (previous) rate = `${number(Math.max(0, Math.round((done - previous.done) / ((now - previous.at) / 1000))))} /s`;
@@ -364,6 +364,7 @@ const compose = {
     if ($("c-collapse-id").value) headers["collapse-id"] = $("c-collapse-id").value;
     if ($("c-expiration").value) headers.expiration = Math.floor(new Date($("c-expiration").value).getTime() / 1000);
     const job = { environment: $("c-environment").value, audience: this.audience(), notification, headers };
+    if ($("c-delivery").value !== "apns") job.delivery = $("c-delivery").value;
     if ($("c-name").value.trim()) job.name = $("c-name").value.trim();
     const throttle = {};
     if ($("c-rate").value !== "") throttle["rate-per-second"] = Number($("c-rate").value);
@@ -663,7 +664,8 @@ async function jobPage(jobID) {
     $("job-heading").textContent = status.name || `Campaign ${jobID}`;
     $("job-id").textContent = status.name ? `Campaign ${jobID}` : "";
     const now = Date.now();
-    const done = status.accepted + status.failed;
+    // A notification is done once acked online, accepted by APNs or refused.
+    const done = status.accepted + status.online + status.failed;
     if (last && now > last.at) points.push({ at: now, rate: Math.max(0, (done - last.done) * 1000 / (now - last.at)) });
     if (points.length > 300) points.shift();
     last = { at: now, done };
@@ -697,12 +699,15 @@ async function jobPage(jobID) {
     figures($("job-figures"), [
       ["targeted", number(status.targeted), "job-targeted"],
       ...(slots.length > 0 ? [["waiting for their time", `${number(waiting)}${next ? ` (next at ${time(next.at)})` : ""}`, "job-waiting"]] : []), ["sent", number(status.sent)],
-      ["accepted", number(status.accepted), "job-accepted"], ["failed", number(status.failed), "job-failed"],
+      ["accepted", number(status.accepted), "job-accepted"],
+      ...(status.delivery === "online-first" ? [["online (acked over the app's connection)",
+        `${number(status.online)} of ${number(status["online-sent"])} handed to a gateway`, "job-online"]] : []),
+      ["failed", number(status.failed), "job-failed"],
       ["retried", number(status.retried)], ["dead-lettered", number(status["dead-lettered"])],
       ["unregistered (removed)", `${number(status.unregistered)} (${number(status.removed)})`],
       ["kept aside (suspect)", number(status.suspect)],
-      ["delivered", `${number(status.delivered)} (${percent(status.delivered, status.accepted)})`, "job-delivered"],
-      ["opened", `${number(status.opened)} (${percent(status.opened, status.accepted)})`, "job-opened"],
+      ["delivered", `${number(status.delivered)} (${percent(status.delivered, status.accepted + status.online)})`, "job-delivered"],
+      ["opened", `${number(status.opened)} (${percent(status.opened, status.accepted + status.online)})`, "job-opened"],
       ["rate changed to", status["rate-per-second"] === null ? "not changed" : `${number(status["rate-per-second"])} /s`],
     ]);
     const reasons = Object.entries(status["failed-by-reason"]).sort((a, b) => b[1] - a[1]);
