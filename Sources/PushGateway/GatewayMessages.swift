@@ -40,14 +40,26 @@ public enum GatewayMessages {
         "\(jobID):\(position)"
     }
 
-    /// `{"type":"push","id":…,"job":…,"push-type":…,"notification":{…}}`: `notification` is
-    /// the job's payload as APNs would carry it.
-    public static func push(id: String, jobID: String, job: PushJob) -> [UInt8] {
-        let value: JSONValue = [
-            "type": "push", "id": .string(id), "job": .string(jobID), "push-type": .string(job.headers.pushType.rawValue),
-            "notification": job.notification.jsonValue,
-        ]
-        return Array(value.compactData())
+    /// The `push` frames of one `push.online` message,
+    /// `{"type":"push","id":…,"job":…,"push-type":…,"notification":{…}}` (`notification` the job's
+    /// payload as APNs would carry it): everything but the id is serialized once per message, not
+    /// once per device.
+    public struct PushFrames: Sendable {
+        private static let head = Array(#"{"type":"push","id":"#.utf8)
+        /// `,"job":…}`: the frame after its id.
+        private let tail: [UInt8]
+
+        public init(jobID: String, job: PushJob) {
+            let rest: JSONValue = [
+                "job": .string(jobID), "push-type": .string(job.headers.pushType.rawValue), "notification": job.notification.jsonValue,
+            ]
+            tail = Array(",".utf8) + rest.compactData().dropFirst()
+        }
+
+        /// The frame of the send with message id `id`.
+        public func frame(id: String) -> [UInt8] {
+            Self.head + JSONValue.string(id).compactData() + tail
+        }
     }
 
     /// `{"type":"welcome",…}`.

@@ -100,6 +100,15 @@ final class OnlineAcks: Sendable {
     private struct State {
         var expected: [Key: Expected] = [:]
         var byConnection: [UInt64: Set<String>] = [:]
+
+        /// Stops expecting `key`; answers what was expected.
+        @discardableResult
+        mutating func remove(_ key: Key) -> Expected? {
+            guard let expected = expected.removeValue(forKey: key) else { return nil }
+            byConnection[key.connection]?.remove(key.id)
+            if byConnection[key.connection]?.isEmpty == true { byConnection[key.connection] = nil }
+            return expected
+        }
     }
 
     private let state = Mutex(State())
@@ -115,12 +124,7 @@ final class OnlineAcks: Sendable {
     /// The app acknowledged message `id` on `connection`: answers how long after its send, or
     /// `nil` when no such send waits (late, or never sent there).
     func acknowledge(connection: UInt64, id: String) -> Duration? {
-        let found = state.withLock { state -> Expected? in
-            guard let expected = state.expected.removeValue(forKey: Key(connection: connection, id: id)) else { return nil }
-            state.byConnection[connection]?.remove(id)
-            if state.byConnection[connection]?.isEmpty == true { state.byConnection[connection] = nil }
-            return expected
-        }
+        let found = state.withLock { $0.remove(Key(connection: connection, id: id)) }
         guard let found, found.batch.resolve(found.index, .acked) else { return nil }
         return .nanoseconds(Int64(NIODeadline.now().uptimeNanoseconds - found.since.uptimeNanoseconds))
     }
@@ -137,12 +141,7 @@ final class OnlineAcks: Sendable {
     /// Stops expecting the acks of sends `ids` on their connections (their batch is closed).
     func forget(_ sends: [(connection: UInt64, id: String)]) {
         state.withLock { state in
-            for send in sends {
-                let key = Key(connection: send.connection, id: send.id)
-                guard state.expected.removeValue(forKey: key) != nil else { continue }
-                state.byConnection[send.connection]?.remove(send.id)
-                if state.byConnection[send.connection]?.isEmpty == true { state.byConnection[send.connection] = nil }
-            }
+            for send in sends { state.remove(Key(connection: send.connection, id: send.id)) }
         }
     }
 

@@ -71,12 +71,13 @@ struct OnlineDeliveryStage: Sendable {
         let written = targets.map { $0 != nil }
         let batch = OnlineAcks.Batch(count: targets.count, expected: written.count(where: { $0 }))
         var expected: [(connection: UInt64, id: String)] = []
+        let frames = GatewayMessages.PushFrames(jobID: jobID, job: job)
         for (index, target) in targets.enumerated() {
             guard let (connection, channel) = target else { continue }
             let id = GatewayMessages.messageID(jobID: jobID, position: chunk.positions[index])
             acks.expect(connection: connection, id: id, batch: batch, index: index)
             expected.append((connection, id))
-            channel.pipeline.fireUserInboundEventTriggered(GatewayPushEvent(frame: GatewayMessages.push(id: id, jobID: jobID, job: job)))
+            channel.pipeline.fireUserInboundEventTriggered(GatewayPushEvent(frame: frames.frame(id: id)))
         }
         let results = expected.isEmpty ? Array(repeating: nil, count: targets.count) : await batch.wait(atMost: ackTimeout)
         acks.forget(expected)

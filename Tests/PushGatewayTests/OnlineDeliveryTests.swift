@@ -71,7 +71,14 @@ struct OnlineDeliveryTests {
                     .utf8))
         let id = GatewayMessages.messageID(jobID: "j1", position: 42)
         #expect(id == "j1:42")
-        let frame = try JSONValue(parsing: Data(GatewayMessages.push(id: id, jobID: "j1", job: job)))
+        let bytes = GatewayMessages.PushFrames(jobID: "j1", job: job).frame(id: id)
+        let frame = try JSONValue(parsing: Data(bytes))
         #expect(frame == ["type": "push", "id": "j1:42", "job": "j1", "push-type": "alert", "notification": ["aps": ["alert": "hi"]]])
+        // The same bytes as the whole frame serialized at once, keys in the documented order.
+        let whole: JSONValue = ["type": "push", "id": "j1:42", "job": "j1", "push-type": "alert", "notification": job.notification.jsonValue]
+        #expect(bytes == Array(whole.compactData()))
+        // An id that needs escaping stays a JSON string.
+        let odd = try JSONValue(parsing: Data(GatewayMessages.PushFrames(jobID: "j1", job: job).frame(id: "a\"b:1")))
+        #expect(odd.objectValue?["id"] == "a\"b:1")
     }
 }
