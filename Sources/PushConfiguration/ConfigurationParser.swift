@@ -257,7 +257,9 @@ struct ConfigurationParser {
             messagesPerSecond: try section.integer("messages-per-second", default: 10, minimum: 1),
             messageBurst: try section.integer("message-burst", default: 20, minimum: 1),
             ackTimeout: .milliseconds(try section.integer("ack-timeout-ms", default: 5_000, minimum: 100, maximum: 60_000)),
-            deliveriesInFlight: try section.integer("deliveries-in-flight", default: 256, minimum: 1, maximum: 10_000))
+            deliveriesInFlight: try section.integer("deliveries-in-flight", default: 256, minimum: 1, maximum: 10_000),
+            inboxSize: try section.integer("inbox-size", default: 100, minimum: 1, maximum: 10_000),
+            inboxTimeToLive: .seconds(try section.integer("inbox-ttl-seconds", default: 604_800, minimum: 60, maximum: 2_592_000)))
     }
 
     /// `tracing:`.

@@ -103,6 +103,7 @@ indirect enum ConfigurationSchema: Sendable {
                 ("host", .value), ("port", .value), ("id", .value), ("secret-file", .value), ("token-ttl-seconds", .value),
                 ("ping-interval-seconds", .value), ("idle-timeout-seconds", .value), ("max-frame-bytes", .value),
                 ("messages-per-second", .value), ("message-burst", .value), ("ack-timeout-ms", .value), ("deliveries-in-flight", .value),
+                ("inbox-size", .value), ("inbox-ttl-seconds", .value),
             ])
         ),
         (

@@ -34,13 +34,21 @@ public struct GatewaySettings: Sendable, Equatable {
     /// `push.online` messages (up to 1,000 sends each) a gateway delivers at once, each waiting
     /// for its acks (`deliveries-in-flight`), 1...10,000; default 256.
     public var deliveriesInFlight: Int
+    /// Most notifications an online-only job keeps in one device's inbox (`inbox-size`),
+    /// 1...10,000; default 100. One over the bound drops the entry nearest to its expiration.
+    public var inboxSize: Int
+    /// How long an inbox keeps a notification of an online-only job without an `expiration`
+    /// (`inbox-ttl-seconds`), 60...2,592,000 (30 days); default 604,800 (7 days). A job's
+    /// expiration is kept to at most this long too.
+    public var inboxTimeToLive: Duration
 
     /// Creates gateway settings with the documented defaults.
     public init(
         host: String = "0.0.0.0", port: Int = 8090, id: String? = nil, secretFile: String? = nil,
         tokenTimeToLive: Duration = .seconds(600), pingInterval: Duration = .seconds(25), idleTimeout: Duration = .seconds(60),
         maxFrameBytes: Int = 16_384, messagesPerSecond: Int = 10, messageBurst: Int = 20,
-        ackTimeout: Duration = .milliseconds(5_000), deliveriesInFlight: Int = 256
+        ackTimeout: Duration = .milliseconds(5_000), deliveriesInFlight: Int = 256, inboxSize: Int = 100,
+        inboxTimeToLive: Duration = .seconds(604_800)
     ) {
         self.host = host
         self.port = port
@@ -54,6 +62,8 @@ public struct GatewaySettings: Sendable, Equatable {
         self.messageBurst = messageBurst
         self.ackTimeout = ackTimeout
         self.deliveriesInFlight = deliveriesInFlight
+        self.inboxSize = inboxSize
+        self.inboxTimeToLive = inboxTimeToLive
     }
 
     /// How long an online send waits in the resend buffer before APNs takes it when no gateway

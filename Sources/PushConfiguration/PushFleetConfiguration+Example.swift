@@ -87,6 +87,8 @@ extension PushFleetConfiguration {
           message-burst: 20                      # default 20, ≥ 1: frames at once above that rate
           ack-timeout-ms: 5000                   # default 5000, 100...60000: an online send not acked by then goes through APNs
           deliveries-in-flight: 256              # default 256, 1...10000: push.online messages delivered at once, each waiting for its acks
+          inbox-size: 100                        # default 100, 1...10000: online-only notifications kept per device until it connects
+          inbox-ttl-seconds: 604800              # default 7 days, 60...2592000: how long an inbox keeps one of a job without an expiration (and at most)
         apps:                                    # required, at least one; a MAPPING keyed by app id (1–64 bytes of A-Z a-z 0-9 . _ -)
           news:
             bundle-id: com.example.news          # required; a job's headers.topic must be it (or an extra topic) with its push type's suffix

@@ -23,8 +23,9 @@ struct GatewayPushEvent: Sendable {
 /// and takes a permit of its rate limit, except the ack of a send it was written (the gateway's
 /// own sends set that pace); whatever the gateway refuses ends with a close frame naming why
 /// (``GatewayClose``). No frame can throw past this handler. Online sends are written as
-/// `push` frames; their acks go to ``OnlineAcks``, and a connection that ends loses the sends
-/// still waiting on it there (they go through APNs).
+/// `push` frames (the device's inbox first, ``InboxReplay``); their acks go to ``OnlineAcks``, and
+/// a connection that ends loses the sends still waiting on it there (they go through APNs, or
+/// stay in the inbox).
 final class GatewayConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
@@ -76,6 +77,7 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
         GatewayMetrics.opened(app: claims.app)
         GatewayMetrics.connections.record(gateway.connections.count)
         send(.text, GatewayMessages.welcome(gateway: gateway.id, connection: connection, schedule: gateway.schedule))
+        gateway.replay.start(app: claims.app, device: claims.device, connection: connection, channel: context.channel)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         heartbeat = context.eventLoop.scheduleRepeatedTask(
             initialDelay: TimeAmount(gateway.schedule.firstPing(connection: connection)),

@@ -14,6 +14,8 @@ struct GatewayContext: Sendable {
     let presence: PresenceWriter
     /// The online sends waiting for their acks.
     let acks: OnlineAcks
+    /// Replays a connecting device's inbox.
+    let replay: InboxReplay
     /// Unix seconds (the connect tokens' expiry is checked against it).
     let now: @Sendable () -> Int64
 }

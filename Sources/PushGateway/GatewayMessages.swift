@@ -1,12 +1,14 @@
 import APNsCore
 import Foundation
 public import PushCore
+import PushStore
 
 /// The online channel's frames: JSON text objects with a string `type`. Pure.
 ///
 /// From the gateway: `welcome` once the connection is authenticated (its gateway, connection
-/// number and heartbeat settings), `push` for each notification of an online-first job (its
-/// message `id`, `job`, `push-type` and `notification`), `error` for a message it does not know
+/// number and heartbeat settings), `push` for each notification of an online job (its message
+/// `id`, `job`, `push-type` and `notification`; `"replay":true` when it comes from the device's
+/// inbox as it connects), `error` for a message it does not know
 /// (the connection stays). From the app: pongs (WebSocket control frames) and `ack` with a push's
 /// `id` once the app has it.
 public enum GatewayMessages {
@@ -37,23 +39,24 @@ public enum GatewayMessages {
 
     /// The message id of the send at `position` of job `jobID`: what the app acks.
     public static func messageID(jobID: String, position: UInt32) -> String {
-        "\(jobID):\(position)"
+        InboxMessage(jobID: jobID, position: position).id
     }
 
     /// The `push` frames of one `push.online` message,
     /// `{"type":"push","id":…,"job":…,"push-type":…,"notification":{…}}` (`notification` the job's
-    /// payload as APNs would carry it): everything but the id is serialized once per message, not
-    /// once per device.
+    /// payload as APNs would carry it; `"replay":true` after it for an inbox replay): everything
+    /// but the id is serialized once per message, not once per device.
     public struct PushFrames: Sendable {
         private static let head = Array(#"{"type":"push","id":"#.utf8)
         /// `,"job":…}`: the frame after its id.
         private let tail: [UInt8]
 
-        public init(jobID: String, job: PushJob) {
-            let rest: JSONValue = [
+        public init(jobID: String, job: PushJob, replay: Bool = false) {
+            var rest: JSONObject = [
                 "job": .string(jobID), "push-type": .string(job.headers.pushType.rawValue), "notification": job.notification.jsonValue,
             ]
-            tail = Array(",".utf8) + rest.compactData().dropFirst()
+            if replay { rest["replay"] = true }
+            tail = Array(",".utf8) + JSONValue.object(rest).compactData().dropFirst()
         }
 
         /// The frame of the send with message id `id`.

@@ -17,6 +17,11 @@ enum GatewayMetrics {
     /// `push.online` messages for other gateways, skipped.
     static let othersMessages = Counter(label: "pushfleet_gateway_other_gateways_messages_total")
 
+    /// Inbox messages written to a connecting device (each a `push` frame with `replay`).
+    static let replayed = Counter(label: "pushfleet_gateway_inbox_replayed_total")
+    /// Inbox messages removed unsent: their job's payload is gone, or the job was cancelled.
+    static let inboxDropped = Counter(label: "pushfleet_gateway_inbox_dropped_total")
+
     static func acknowledged(after latency: Duration) {
         ackDuration.recordNanoseconds(Int64(latency.components.seconds) * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000)
     }

@@ -24,6 +24,7 @@ struct OnlineDeliveryStage: Sendable {
     let ackTimeout: Duration
     let jobs: JobStore
     let resend: ResendBuffer
+    let inbox: InboxStore
     let logger: Logger
     /// Milliseconds since 1970.
     let clock: @Sendable () -> Int64
@@ -102,14 +103,28 @@ struct OnlineDeliveryStage: Sendable {
         let present = try await Retrying.run("completing \(acknowledged.count) online send(s) of job \(jobID)", logger: logger) {
             try await resend.complete(app: app, acknowledged)
         }
-        let delivered = zip(acknowledged, present).filter(\.1).map(\.0.token)
         GatewayMetrics.sends(plan.acknowledged.count, outcome: "acked")
-        guard !delivered.isEmpty else { return }
-        try await Retrying.run("counting \(delivered.count) online delivery(ies) of job \(jobID)", logger: logger) {
-            try await jobs.increment(jobID: jobID, [.online: delivered.count])
+        // An online-only message is in the device's inbox too: the app has it now. Removed after
+        // its entry was settled `inboxed` (the ack came after the fallback), it counts as read.
+        var read: [DeviceToken] = []
+        if chunk.job.delivery == .onlineOnly {
+            let messages = plan.acknowledged.map { (token: chunk.tokens[$0], message: InboxMessage(jobID: jobID, position: chunk.positions[$0])) }
+            let inbox = self.inbox
+            let removed = try await Retrying.run("removing \(messages.count) acknowledged message(s) from inboxes", logger: logger) {
+                try await inbox.remove(app: app, messages)
+            }
+            read = acknowledged.indices.filter { !present[$0] && removed[$0] }.map { acknowledged[$0].token }
         }
-        _ = try await Retrying.run("recording \(delivered.count) delivered receipt(s) of job \(jobID)", logger: logger) {
-            try await jobs.recordReceipts(jobID: jobID, tokens: delivered, event: .delivered)
+        let delivered = zip(acknowledged, present).filter(\.1).map(\.0.token)
+        var counters: [JobCounter: Int] = [:]
+        if !delivered.isEmpty { counters[.online] = delivered.count }
+        if !read.isEmpty { counters[.inboxRead] = read.count }
+        guard !counters.isEmpty else { return }
+        try await Retrying.run("counting \(delivered.count + read.count) online delivery(ies) of job \(jobID)", logger: logger) {
+            try await jobs.increment(jobID: jobID, counters)
+        }
+        _ = try await Retrying.run("recording \(delivered.count + read.count) delivered receipt(s) of job \(jobID)", logger: logger) {
+            try await jobs.recordReceipts(jobID: jobID, tokens: delivered + read, event: .delivered)
         }
     }
 }

@@ -57,9 +57,11 @@ public struct PushGatewayServer: Service {
         let writer = PresenceWriter(store: PresenceStore(client: redis), lease: schedule.presenceLease, logger: logger)
         let connections = GatewayConnections()
         let acks = OnlineAcks()
+        let (jobs, inbox) = (JobStore(client: redis), InboxStore(client: redis))
+        let replay = InboxReplay(inbox: inbox, jobs: jobs, acks: acks, ackTimeout: settings.ackTimeout, frames: ReplayFrames(), logger: logger)
         let gateway = GatewayContext(
             id: id, settings: settings, schedule: schedule, tokens: tokens,
-            apps: Set(configuration.apps.keys), connections: connections, presence: writer, acks: acks,
+            apps: Set(configuration.apps.keys), connections: connections, presence: writer, acks: acks, replay: replay,
             now: { Int64(Date().timeIntervalSince1970) })
         let consumer: KafkaConsumer
         do {
@@ -69,8 +71,8 @@ public struct PushGatewayServer: Service {
             throw error
         }
         let stage = OnlineDeliveryStage(
-            gateway: id, connections: connections, acks: acks, ackTimeout: settings.ackTimeout, jobs: JobStore(client: redis),
-            resend: ResendBuffer(client: redis, policy: configuration.resend.policy), logger: logger, clock: StoreClock.system)
+            gateway: id, connections: connections, acks: acks, ackTimeout: settings.ackTimeout, jobs: jobs,
+            resend: ResendBuffer(client: redis, policy: configuration.resend.policy), inbox: inbox, logger: logger, clock: StoreClock.system)
         let numbers = ConnectionNumbers()
         let server: any Channel
         do {

@@ -29,6 +29,11 @@ package struct JobReport: Sendable, Hashable {
     /// Notifications handed to the online channel; each ends ``online`` or with an APNs outcome
     /// (accepted, failed…) when the app did not ack it in time.
     package var onlineSent: Int
+    /// Notifications of an online-only job kept in their device's inbox, not acknowledged while
+    /// the job was sent: a final outcome (the device gets it when it connects).
+    package var inboxed: Int
+    /// Of ``inboxed``, those acknowledged later, replayed from the inbox.
+    package var inboxRead: Int
     /// Refusals by APNs reason (410s, token rejections and other refusals).
     package var failedByReason: [String: Int]
     /// Of the refusals, those that said the token is gone (410: removed from the registry).
@@ -88,7 +93,7 @@ package struct JobReport: Sendable, Hashable {
 
     /// Tokens with a final outcome: accepted, acknowledged online, refused, dead-lettered or
     /// cancelled.
-    package var finished: Int { accepted + online + failed + deadLettered + cancelled }
+    package var finished: Int { accepted + online + inboxed + failed + deadLettered + cancelled }
 
     /// Refusals, all reasons together.
     package var failed: Int { failedByReason.values.reduce(0, +) }
@@ -148,6 +153,8 @@ package struct JobReport: Sendable, Hashable {
         accepted = values[.accepted] ?? 0
         online = values[.online] ?? 0
         onlineSent = values[.onlineSent] ?? 0
+        inboxed = values[.inboxed] ?? 0
+        inboxRead = values[.inboxRead] ?? 0
         failedByReason = failed
         self.unregistered = unregistered
         rejectedByReason = rejected
@@ -230,7 +237,10 @@ package struct JobReport: Sendable, Hashable {
             "sent           \(sent)",
             "accepted       \(accepted)",
         ]
-        if onlineSent > 0 || online > 0 {
+        if delivery == .onlineOnly {
+            lines.append("online         \(online) acknowledged of \(onlineSent) sent over the online channel")
+            lines.append("inboxed        \(inboxed) kept in their devices' inboxes, \(inboxRead) of them read since")
+        } else if onlineSent > 0 || online > 0 {
             lines.append("online         \(online) acknowledged of \(onlineSent) sent over the online channel (the rest through APNs)")
         }
         lines += [

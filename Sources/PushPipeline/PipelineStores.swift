@@ -28,6 +28,7 @@ struct PipelineStores: Sendable {
     let parked: ParkedChunks
     /// Which gateway holds each device's online connection.
     let presence: PresenceStore
+    let inbox: InboxStore
 
     init(redis: any RedisCommands, configuration: PushFleetConfiguration, clock: @escaping @Sendable () -> Int64 = StoreClock.system) {
         self.registry = DeviceRegistry(
@@ -47,5 +48,6 @@ struct PipelineStores: Sendable {
         self.badges = BadgeStore(client: redis, markerTimeToLive: jobs.specTimeToLive)
         self.parked = ParkedChunks(client: redis, clock: clock)
         self.presence = PresenceStore(client: redis)
+        self.inbox = InboxStore(client: redis)
     }
 }

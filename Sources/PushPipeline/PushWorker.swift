@@ -135,8 +135,9 @@ public final class PushWorker: Service, Sendable {
             let stage = SendStage(
                 outlet: outlet, jobs: stores.jobs, controls: stores.controls,
                 online: OnlineRouter(
-                    outlet: outlet, presence: stores.presence, jobs: stores.jobs, resend: stores.resend,
-                    fallbackDelay: configuration.gateway.fallbackDelay),
+                    outlet: outlet, presence: stores.presence, jobs: stores.jobs, resend: stores.resend, inbox: stores.inbox,
+                    fallbackDelay: configuration.gateway.fallbackDelay, inboxSize: configuration.gateway.inboxSize,
+                    inboxTimeToLive: configuration.gateway.inboxTimeToLive),
                 sender: sender)
             consumers.append(
                 (

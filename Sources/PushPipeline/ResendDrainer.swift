@@ -62,9 +62,23 @@ struct ResendDrainer: Sendable {
                 try await giveUp(jobEntries, app: app, jobID: jobID)
                 continue
             }
+            if job.delivery == .onlineOnly {
+                try await keepInInboxes(jobEntries, app: app, jobID: jobID)
+                continue
+            }
             try await sender.deliver(jobEntries.map { Delivery(resending: $0) }, of: job, jobID: jobID, app: app, tags: job.audience.addressedTags)
         }
         return entries.count
+    }
+
+    /// An online-only job's sends that no gateway saw acknowledged: never APNs; their messages
+    /// stay in the devices' inboxes (kept there when they were sent), so each ends `inboxed`,
+    /// counted by whoever completes its entry first.
+    private func keepInInboxes(_ entries: [ResendEntry], app: PushApp, jobID: String) async throws {
+        let removed = try await resend.complete(app: app.id, entries)
+        let inboxed = removed.filter { $0 }.count
+        try await jobs.increment(jobID: jobID, [.inboxed: inboxed])
+        outlet.counters.add(.inboxed, inboxed)
     }
 
     /// The job's payload is gone (expired or never stored): nothing to send, so dead-letter.

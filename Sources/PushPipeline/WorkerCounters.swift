@@ -14,6 +14,11 @@ public final class WorkerCounters: Sendable {
         case chunksPublished = "chunks-published"
         case chunksSent = "chunks-sent"
         case routedOnline = "routed-online"
+        /// Online-only messages kept in the inbox of a device not connected when they were sent,
+        /// or not acknowledged in time.
+        case inboxed
+        /// Inbox entries dropped to keep an inbox within `gateway.inbox-size`.
+        case inboxDropped = "inbox-dropped"
         case notificationsSent = "notifications-sent"
         case accepted
         case tokensUnregistered = "tokens-unregistered"

@@ -48,6 +48,13 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
     /// Handed to the online channel (a gateway holding the device's connection) with an entry
     /// in the resend buffer; each ends ``online`` or with an APNs outcome. Not final.
     case onlineSent
+    /// An online-only job's notification kept in its device's inbox and not acknowledged while
+    /// the job was sent (the device was not connected, or did not ack in time): a final outcome,
+    /// like ``online``. The device gets it when it connects next.
+    case inboxed
+    /// Of the ``inboxed``, those acknowledged later, replayed from the inbox: not final (each
+    /// is counted once, when its inbox entry is removed).
+    case inboxRead
     /// Refused by APNs for this reason (410s, token rejections and other refusals).
     case failed(reason: String)
     /// Notifications that went to the resend buffer at least once.
@@ -99,6 +106,8 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         case .accepted: "accepted"
         case .online: "online"
         case .onlineSent: "online-sent"
+        case .inboxed: "inboxed"
+        case .inboxRead: "inbox-read"
         case .failed(let reason): "failed:\(reason)"
         case .retried: "retried"
         case .deadLettered: "dead-lettered"
@@ -138,7 +147,8 @@ package enum JobCounter: Hashable, Sendable, CustomStringConvertible {
         let counters: [JobCounter] =
             [
                 .targeted, .expanded, .chunks, .shards, .expansionComplete, .cancelledBeforeExpansion, .unknownOpenIDs, .otherEnvironment,
-                .suspectDevices, .scheduledAt, .duplicateJob, .timedFrom, .sent, .accepted, .online, .onlineSent, .retried, .deadLettered, .cancelled,
+                .suspectDevices, .scheduledAt, .duplicateJob, .timedFrom, .sent, .accepted, .online, .onlineSent, .inboxed, .inboxRead, .retried,
+                .deadLettered, .cancelled,
                 .removed, .suspect, .movedEnvironment, .effectsDiscarded, .duplicates, .cancelRequested,
             ] + ReceiptEvent.allCases.map(JobCounter.receipt)
         return Dictionary(uniqueKeysWithValues: counters.map { ($0.name, $0) })

@@ -17,13 +17,16 @@ import Testing
               messages-per-second: 3
               message-burst: 6
               token-ttl-seconds: 60
+              inbox-size: 5
+              inbox-ttl-seconds: 3600
 
             """ + minimalYAML)
         #expect(
             configured.gateway
                 == GatewaySettings(
                     host: "127.0.0.1", port: 0, id: "gw-1", tokenTimeToLive: .seconds(60), pingInterval: .seconds(5),
-                    idleTimeout: .seconds(10), maxFrameBytes: 4096, messagesPerSecond: 3, messageBurst: 6))
+                    idleTimeout: .seconds(10), maxFrameBytes: 4096, messagesPerSecond: 3, messageBurst: 6, inboxSize: 5,
+                    inboxTimeToLive: .seconds(3600)))
         #expect(try parse(minimalYAML, environment: ["PUSHFLEET__GATEWAY__ID": "gw-2"]).gateway.id == "gw-2")
     }
 
@@ -31,7 +34,7 @@ import Testing
         ("id: 'gw a'", "gateway.id"), ("idle-timeout-seconds: 40", "gateway.idle-timeout-seconds"),
         ("max-frame-bytes: 100", "gateway.max-frame-bytes"), ("ping-interval-seconds: 0", "gateway.ping-interval-seconds"),
         ("token-ttl-seconds: 100000", "gateway.token-ttl-seconds"), ("messages-per-second: 0", "gateway.messages-per-second"),
-        ("secret: x", "gateway.secret"),
+        ("secret: x", "gateway.secret"), ("inbox-size: 0", "gateway.inbox-size"), ("inbox-ttl-seconds: 2592001", "gateway.inbox-ttl-seconds"),
     ])
     func badValuesNameTheirKey(line: String, key: String) throws {
         let error = try #require(parseError("gateway:\n  \(line)\n" + minimalYAML), "\(line)")

@@ -25,13 +25,23 @@ struct DeliveryRouteTests {
         #expect(try DeliveryChunk.decodeAndValidate(from: chunk.jsonData()).job.delivery == .onlineFirst)
     }
 
+    @Test func onlineOnlyRoundTripsAndKeepsTheOnlineChannelsRules() throws {
+        let job = try Fixtures.decode(Fixtures.job.setting("online-only", at: ["delivery"]))
+        #expect(job.delivery == .onlineOnly)
+        #expect(job.delivery.usesOnlineChannel && !DeliveryRoute.apns.usesOnlineChannel)
+        #expect(try PushJob.decodeAndValidate(from: job.jsonData()) == job)
+        let voip = Fixtures.rejection(Fixtures.job.setting("online-only", at: ["delivery"]).setting(["push-type": "voip"], at: ["headers"]))
+        #expect(voip?.field == "delivery")
+        #expect(voip?.message == "online-only takes alert and background pushes, not voip; use apns")
+    }
+
     @Test func anUnknownRouteNamesTheField() {
-        for value: JSONValue in ["online-only", "APNS", 1, .null] {
+        for value: JSONValue in ["online-later", "APNS", 1, .null] {
             let error = Fixtures.rejection(Fixtures.job.setting(value, at: ["delivery"]))
             #expect(error?.field == "delivery", "\(value)")
         }
-        let error = Fixtures.rejection(Fixtures.job.setting("online-only", at: ["delivery"]))
-        #expect(error?.message == "'online-only' is not apns or online-first")
+        let error = Fixtures.rejection(Fixtures.job.setting("online-later", at: ["delivery"]))
+        #expect(error?.message == "'online-later' is not apns or online-first or online-only")
     }
 
     static let refused: [(change: @Sendable (JSONValue) -> JSONValue, message: String)] = [

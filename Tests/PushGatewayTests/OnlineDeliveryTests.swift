@@ -80,5 +80,11 @@ struct OnlineDeliveryTests {
         // An id that needs escaping stays a JSON string.
         let odd = try JSONValue(parsing: Data(GatewayMessages.PushFrames(jobID: "j1", job: job).frame(id: "a\"b:1")))
         #expect(odd.objectValue?["id"] == "a\"b:1")
+        // A replay from the inbox says so after the payload.
+        let replay = GatewayMessages.PushFrames(jobID: "j1", job: job, replay: true).frame(id: id)
+        let replayed: JSONValue = [
+            "type": "push", "id": "j1:42", "job": "j1", "push-type": "alert", "notification": job.notification.jsonValue, "replay": true,
+        ]
+        #expect(replay == Array(replayed.compactData()))
     }
 }

@@ -49,4 +49,14 @@ struct JobReportTests {
         #expect(JobReport(jobID: "j", counters: counters.merging(["dead-lettered": 1]) { $1 }).isComplete)
         #expect(!JobReport(jobID: "j", counters: counters.merging(["expansion-complete": 0, "dead-lettered": 1]) { $1 }).isComplete)
     }
+
+    @Test("an online-only job completes when each message is acknowledged or inboxed; reads from the inbox add nothing")
+    func onlineOnlyJob() {
+        let counters = ["targeted": 10, "expanded": 10, "expansion-complete": 1, "online-sent": 6, "online": 4, "inboxed": 5]
+        let waiting = JobReport(jobID: "j", counters: counters.merging(["inbox-read": 3]) { $1 })
+        #expect(waiting.inboxed == 5 && waiting.inboxRead == 3 && waiting.finished == 9)
+        #expect(!waiting.isComplete)
+        let done = JobReport(jobID: "j", counters: counters.merging(["inboxed": 6]) { $1 })
+        #expect(done.isComplete && done.online + done.inboxed == done.targeted)
+    }
 }

@@ -511,38 +511,28 @@ def test_send_at_each_devices_local_time(server, browser):
     until(browser, lambda: "cancelled" in text(browser, "job-state"), "cancelling turns it cancelled")
 
 
-def test_an_online_first_campaign_goes_through_apns_to_devices_not_connected(server, browser):
-    """The demo runs no gateway: an online-first campaign finds no device online, so every
-    notification goes through APNs, and the page counts them done as for any campaign."""
+def send_online_campaign(browser, server, delivery, check_form=lambda: None):
+    """Composes a broadcast named for `delivery` and sends it; answers its job id once complete.
+    The form keeps what earlier tests left: what this changes it puts back at its end."""
     go(browser, server, "#/compose")
     until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens")
-    # The form keeps what earlier tests left; what this test changes it puts back at its end.
     kept = {field: browser.find_element(By.ID, field).get_attribute("value") for field in ("c-badge", "c-badge-mode", "c-name", "c-title")}
     when = browser.find_element(By.CSS_SELECTOR, 'input[name="when"]:checked').get_attribute("value")
     browser.find_element(By.CSS_SELECTOR, 'input[name="audience-kind"][value="broadcast"]').click()
     fill(browser, "c-rate", "")
     fill(browser, "c-title", "Live now")
-    fill(browser, "c-name", "Live now, online first")
+    fill(browser, "c-name", f"Live now, {delivery}")
+    fill(browser, "c-badge", "")  # a badge kept by the server is not for the online channel
     browser.find_element(By.CSS_SELECTOR, 'input[name="when"][value="now"]').click()
-    Select(browser.find_element(By.ID, "c-delivery")).select_by_value("online-first")
-    # A badge the server keeps counts APNs sends: the online channel refuses it, by its field.
-    Select(browser.find_element(By.ID, "c-badge-mode")).select_by_value("increment")
-    fill(browser, "c-badge", "1")
-    until(browser, lambda: text(browser, "c-error").startswith("delivery: a badge kept by the server"), "a kept badge is refused")
-    fill(browser, "c-badge", "")
-    until(browser, lambda: text(browser, "c-error") == "" and "bytes" in text(browser, "c-size"), "the online-first job is valid")
+    Select(browser.find_element(By.ID, "c-delivery")).select_by_value(delivery)
+    check_form()
+    until(browser, lambda: text(browser, "c-error") == "" and "bytes" in text(browser, "c-size"), f"the {delivery} job is valid")
     browser.find_element(By.ID, "c-send").click()
     until(browser, lambda: "#/jobs/" in browser.current_url or text(browser, "c-error"), "sending opens the campaign page")
     assert "#/jobs/" in browser.current_url, text(browser, "c-error")
     job = browser.current_url.split("#/jobs/")[1]
     until(browser, lambda: "complete" in text(browser, "job-state"), "the campaign completes")
-    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
-    assert status["delivery"] == "online-first", status
-    assert status["online-sent"] == 0 and status["online"] == 0, status
-    assert status["accepted"] + status["failed"] == status["targeted"] > 0, status
     until(browser, lambda: text(browser, "job-percent") == "100%", "the page reaches 100%")
-    assert text(browser, "job-online") == "0 of 0 handed to a gateway"
-    assert figure(browser, "job-accepted") == status["accepted"]
 
     go(browser, server, "#/compose")
     until(browser, lambda: browser.find_element(By.ID, "page-compose").is_displayed(), "the compose page opens again")
@@ -551,6 +541,39 @@ def test_an_online_first_campaign_goes_through_apns_to_devices_not_connected(ser
     for field in ("c-badge", "c-name", "c-title"):
         fill(browser, field, kept[field])
     browser.find_element(By.CSS_SELECTOR, f'input[name="when"][value="{when}"]').click()
+    return job
+
+
+def test_an_online_first_campaign_goes_through_apns_to_devices_not_connected(server, browser):
+    """The demo runs no gateway: an online-first campaign finds no device online, so every
+    notification goes through APNs, and the page counts them done as for any campaign."""
+    def refuse_a_kept_badge():
+        # A badge the server keeps counts APNs sends: the online channel refuses it, by its field.
+        Select(browser.find_element(By.ID, "c-badge-mode")).select_by_value("increment")
+        fill(browser, "c-badge", "1")
+        until(browser, lambda: text(browser, "c-error").startswith("delivery: a badge kept by the server"), "a kept badge is refused")
+        fill(browser, "c-badge", "")
+
+    job = send_online_campaign(browser, server, "online-first", refuse_a_kept_badge)
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert status["delivery"] == "online-first", status
+    assert status["online-sent"] == 0 and status["online"] == 0, status
+    assert status["accepted"] + status["failed"] == status["targeted"] > 0, status
+    go(browser, server, f"#/jobs/{job}")
+    until(browser, lambda: text(browser, "job-online") == "0 of 0 handed to a gateway", "the page shows nothing acked online")
+    assert figure(browser, "job-accepted") == status["accepted"]
+
+
+def test_an_online_only_campaign_keeps_every_message_in_an_inbox_and_never_uses_apns(server, browser):
+    """No device is connected: each one's message waits in its inbox, the campaign completes."""
+    job = send_online_campaign(browser, server, "online-only")
+    _, status = api(server, "GET", f"/v1/apps/{server.app}/jobs/{job}")
+    assert status["delivery"] == "online-only", status
+    assert status["inboxed"] == status["targeted"] > 0, status
+    assert status["sent"] == 0 and status["accepted"] == 0, status
+    go(browser, server, f"#/jobs/{job}")
+    until(browser, lambda: text(browser, "job-inboxed") == f"{status['inboxed']:,}, 0 read since", "the page shows the inboxed messages")
+    assert text(browser, "job-online") == "0 of 0 handed to a gateway"
 
 
 def test_dead_letters_show_the_reasons(server, browser):

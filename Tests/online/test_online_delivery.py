@@ -9,7 +9,11 @@ What it checks, with the job's report and the gateways' counters (never a timing
   APNs when the connection ends (the gateway hands it back);
 - a gateway SIGKILLed while its sends wait for acks loses nothing: their resend-buffer entries
   fall due and APNs takes them;
-- each notification ends once: online + APNs outcomes add up to the audience.
+- each notification ends once: online + APNs outcomes add up to the audience;
+- online-only: never APNs; a connected device that acks ends `online`, the others `inboxed`, and
+  each gets its message replayed from its inbox (`"replay": true`) when it connects next; an ack
+  of a replay counts `inbox-read` and removes it, so the next connection does not get it again;
+  an online-only job whose expiration has passed is dead-lettered, not kept.
 
 Needs PUSHFLEET_BIN (the pushfleet executable); without it the tests fail, they are never skipped.
 """
@@ -69,10 +73,11 @@ def presence(stack, device):
     return answer
 
 
-def publish(stack, devices):
+def publish(stack, devices, delivery="online-first", expiration=None):
+    headers = {"push-type": "alert"} if expiration is None else {"push-type": "alert", "expiration": expiration}
     status, answer = stack.api("POST", f"/v1/apps/{stack.app}/push", {
         "environment": "sandbox", "audience": {"tokens": [token(d) for d in devices]}, "notification": NOTIFICATION,
-        "headers": {"push-type": "alert"}, "delivery": "online-first"})
+        "headers": headers, "delivery": delivery})
     assert status == 202, answer
     return answer["job"]
 
@@ -187,6 +192,64 @@ def test_an_ack_of_an_unknown_or_settled_send_changes_nothing(online):
 
     run(scenario())
     assert counter(stack.gw_a, "pushfleet_gateway_late_acks_total") == before + 1
+
+
+def test_online_only_never_uses_apns_and_replays_the_inbox_on_connect(online):
+    stack = online
+
+    async def scenario():
+        acking = await open_connection(stack, stack.gw_a, 21)
+        silent = await open_connection(stack, stack.gw_b, 22)
+        await online_on(stack, "gw-a", [21])
+        await online_on(stack, "gw-b", [22])
+        job = await asyncio.to_thread(publish, stack, [21, 22, 23], "online-only")
+        pushed = await next_push(acking)
+        assert pushed["job"] == job and "replay" not in pushed
+        await acking.send(json.dumps({"type": "ack", "id": pushed["id"]}))
+        await next_push(silent)
+        final = await asyncio.to_thread(complete, stack, job)
+        await silent.close()
+        await acking.close()
+
+        # 23 was offline: it connects and gets the message from its inbox; its ack reads it.
+        late = await open_connection(stack, stack.gw_a, 23)
+        replayed = await next_push(late)
+        assert replayed["job"] == job and replayed["replay"] is True, replayed
+        assert replayed["notification"] == {**NOTIFICATION, "pushfleet": {"job": job}}
+        await late.send(json.dumps({"type": "ack", "id": replayed["id"]}))
+        await asyncio.to_thread(eventually, "a read from the inbox", lambda: report(stack, job)["inbox-read"] == 1, 30, 0.1)
+        await late.close()
+        # 22 never acked: it reconnects (to the other gateway) and gets it again, from its inbox.
+        again = await open_connection(stack, stack.gw_a, 22)
+        replayed = await next_push(again)
+        assert replayed["job"] == job and replayed["replay"] is True, replayed
+        await again.send(json.dumps({"type": "ack", "id": replayed["id"]}))
+        read = await asyncio.to_thread(eventually, "two reads", lambda: (lambda r: r if r["inbox-read"] == 2 else None)(report(stack, job)), 30, 0.1)
+        await again.close()
+
+        # What was read is gone: the next message 23 gets is a newer job's, not this one again.
+        newer = await asyncio.to_thread(publish, stack, [23], "online-only")
+        await asyncio.to_thread(complete, stack, newer)
+        back = await open_connection(stack, stack.gw_b, 23)
+        first = await next_push(back)
+        assert first["job"] == newer and first["replay"] is True, first
+        await back.close()
+        return final, read
+
+    final, read = run(scenario())
+    assert final["delivery"] == "online-only", final
+    assert final["online-sent"] == 2 and final["online"] == 1, final
+    assert final["inboxed"] == 2, final
+    assert final["sent"] == 0 and final["accepted"] == 0 and final["failed"] == 0, final
+    assert final["online"] + final["inboxed"] == 3, final
+    assert read["delivered"] == 3, read
+
+
+def test_an_online_only_job_past_its_expiration_is_dead_lettered(online):
+    stack = online
+    job = publish(stack, [24, 25], "online-only", expiration=1)
+    final = complete(stack, job)
+    assert final["dead-lettered"] == 2 and final["inboxed"] == 0 and final["sent"] == 0, final
 
 
 def test_a_gateway_killed_before_the_acks_loses_nothing(online):

@@ -214,7 +214,7 @@ pages.overview = async () => {
       tag, number(count), barCell(count / most, `${tag}: ${count} devices`)]), [1]));
     const list = jobs.jobs.map((entry) => entry.status);
     $("ov-jobs").replaceChildren(jobTable(jobs.jobs));
-    const done = list.filter((job) => job.state === "in-progress").reduce((sum, job) => sum + job.accepted + job.online + job.failed, 0);
+    const done = list.filter((job) => job.state === "in-progress").reduce((sum, job) => sum + job.accepted + job.online + job.inboxed + job.failed, 0);
     const now = Date.now();
     let rate = "–";
     if (previous) rate = `${number(Math.max(0, Math.round((done - previous.done) / ((now - previous.at) / 1000))))} /s`;
@@ -664,8 +664,8 @@ async function jobPage(jobID) {
     $("job-heading").textContent = status.name || `Campaign ${jobID}`;
     $("job-id").textContent = status.name ? `Campaign ${jobID}` : "";
     const now = Date.now();
-    // A notification is done once acked online, accepted by APNs or refused.
-    const done = status.accepted + status.online + status.failed;
+    // A notification is done once acked online, kept in an inbox, accepted by APNs or refused.
+    const done = status.accepted + status.online + status.inboxed + status.failed;
     if (last && now > last.at) points.push({ at: now, rate: Math.max(0, (done - last.done) * 1000 / (now - last.at)) });
     if (points.length > 300) points.shift();
     last = { at: now, done };
@@ -700,14 +700,16 @@ async function jobPage(jobID) {
       ["targeted", number(status.targeted), "job-targeted"],
       ...(slots.length > 0 ? [["waiting for their time", `${number(waiting)}${next ? ` (next at ${time(next.at)})` : ""}`, "job-waiting"]] : []), ["sent", number(status.sent)],
       ["accepted", number(status.accepted), "job-accepted"],
-      ...(status.delivery === "online-first" ? [["online (acked over the app's connection)",
+      ...(status.delivery !== "apns" ? [["online (acked over the app's connection)",
         `${number(status.online)} of ${number(status["online-sent"])} handed to a gateway`, "job-online"]] : []),
+      ...(status.delivery === "online-only" ? [["inboxed (kept until the device connects)",
+        `${number(status.inboxed)}, ${number(status["inbox-read"])} read since`, "job-inboxed"]] : []),
       ["failed", number(status.failed), "job-failed"],
       ["retried", number(status.retried)], ["dead-lettered", number(status["dead-lettered"])],
       ["unregistered (removed)", `${number(status.unregistered)} (${number(status.removed)})`],
       ["kept aside (suspect)", number(status.suspect)],
-      ["delivered", `${number(status.delivered)} (${percent(status.delivered, status.accepted + status.online)})`, "job-delivered"],
-      ["opened", `${number(status.opened)} (${percent(status.opened, status.accepted + status.online)})`, "job-opened"],
+      ["delivered", `${number(status.delivered)} (${percent(status.delivered, status.accepted + status.online + status.inboxed)})`, "job-delivered"],
+      ["opened", `${number(status.opened)} (${percent(status.opened, status.accepted + status.online + status.inboxed)})`, "job-opened"],
       ["rate changed to", status["rate-per-second"] === null ? "not changed" : `${number(status["rate-per-second"])} /s`],
     ]);
     const reasons = Object.entries(status["failed-by-reason"]).sort((a, b) => b[1] - a[1]);
