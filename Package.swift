@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "pushfleet-hotpath", targets: ["PushFleetHotPaths"]),
         .executable(name: "apns-sim", targets: ["APNsSimulatorTool"]),
         .executable(name: "pushfleet-fuzz", targets: ["PushFleetFuzz"]),
+        .executable(name: "pushfleet-device", targets: ["PushFleetDevice"]),
         // Libraries only where another package would use them: an APNs client for any Swift
         // server (APNsCore, APNs) and the simulator to test it against (APNsSimulator); the job
         // model and the publisher for a Swift producer (PushCore, PushJobs, with what
@@ -25,6 +26,10 @@ let package = Package(
         // idempotency keys over Redis). The rest (stages, API, configuration, test rigs) is
         // PushFleet's own.
         .library(name: "APNsCore", targets: ["APNsCore"]),
+        // The device side of the online channel: PushFleetClient on Foundation alone (an app's
+        // dependency), PushFleetClientNIO its transport on SwiftNIO for Linux.
+        .library(name: "PushFleetClient", targets: ["PushFleetClient"]),
+        .library(name: "PushFleetClientNIO", targets: ["PushFleetClientNIO"]),
         .library(name: "APNs", targets: ["APNs"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushCore", targets: ["PushCore"]),
@@ -195,6 +200,28 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "PushFleetClient", swiftSettings: swiftSettings),
+        .target(
+            name: "PushFleetClientNIO",
+            dependencies: [
+                "PushFleetClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "PushFleetDevice",
+            dependencies: [
+                "PushFleetClient",
+                "PushFleetClientNIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -465,6 +492,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: swiftSettings),
+        .testTarget(name: "PushFleetClientTests", dependencies: ["PushFleetClient"], swiftSettings: swiftSettings),
         .testTarget(name: "PushGatewayTests", dependencies: ["APNsCore", "PushCore", "PushGateway"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KafkaTests",

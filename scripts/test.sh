@@ -159,8 +159,8 @@ for file in soak-quick.json soak-quick.md soak-quick.png; do
 done
 rm -rf "$QUICK_RESULTS"
 
-run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests and alert rules, the API against schemas/openapi.yaml, a real Prometheus scraping a running stack, the online gateway against real WebSocket clients)" \
-  env PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" \
+run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests and alert rules, the API against schemas/openapi.yaml, a real Prometheus scraping a running stack, the online gateway against real WebSocket clients and the Swift device client)" \
+  env PUSHFLEET_BIN="$BIN_DIR/pushfleet" APNS_SIM_BIN="$BIN_DIR/apns-sim" PUSHFLEET_DEVICE_BIN="$BIN_DIR/pushfleet-device" \
   python3 -m pytest -q Tests/schema Tests/interop Tests/deploy Tests/api Tests/observability Tests/online
 
 # The campaign console as a person uses it: Selenium drives Debian's headless Chromium through
