@@ -7,6 +7,8 @@ What it checks, with the job's report and the gateways' counters (never a timing
 - a device not connected gets it through APNs at once; a connected device that never acks gets
   it through APNs after the ack timeout; one whose connection ends before the ack gets it through
   APNs when the connection ends (the gateway hands it back);
+- presence lost in Redis (its keys deleted under connected devices): everything goes through
+  APNs, nothing missed;
 - a gateway SIGKILLed while its sends wait for acks loses nothing: their resend-buffer entries
   fall due and APNs takes them;
 - each notification ends once: online + APNs outcomes add up to the audience;
@@ -23,11 +25,13 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import websockets
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "support"))
@@ -250,6 +254,41 @@ def test_an_online_only_job_past_its_expiration_is_dead_lettered(online):
     job = publish(stack, [24, 25], "online-only", expiration=1)
     final = complete(stack, job)
     assert final["dead-lettered"] == 2 and final["inboxed"] == 0 and final["sent"] == 0, final
+
+
+def delete_presence(stack):
+    """Deletes every presence record of the stack's Redis (as a Redis failover without replicas
+    would lose them); answers how many."""
+    with open(stack.config, encoding="utf-8") as file:
+        redis = yaml.safe_load(file).get("redis") or {}
+    cli = ["redis-cli", "-h", str(redis.get("host", "127.0.0.1")), "-p", str(redis.get("port", 6379))]
+    keys = subprocess.run([*cli, "--scan", "--pattern", "pf:{on:*"], check=True, capture_output=True, text=True).stdout.split()
+    for key in keys:
+        subprocess.run([*cli, "DEL", key], check=True, capture_output=True)
+    return len(keys)
+
+
+def test_presence_lost_sends_everything_through_apns(online):
+    stack = online
+    devices = [26, 27, 28]
+    before = counter(stack.gw_a, "pushfleet_gateway_online_sends_total")
+
+    async def scenario():
+        connections = [await open_connection(stack, stack.gw_a, d) for d in devices]
+        await online_on(stack, "gw-a", devices)
+        assert await asyncio.to_thread(delete_presence, stack) >= len(devices)
+        assert not any(presence(stack, d)["online"] for d in devices)
+        job = await asyncio.to_thread(publish, stack, devices)
+        final = await asyncio.to_thread(complete, stack, job)
+        for connection in connections:
+            await connection.close()
+        return final
+
+    final = run(scenario())
+    # The devices look offline: every notification goes through APNs at once, none is missed.
+    assert final["online-sent"] == 0 and final["online"] == 0, final
+    assert final["accepted"] == len(devices), final
+    assert counter(stack.gw_a, "pushfleet_gateway_online_sends_total") == before
 
 
 def test_a_gateway_killed_before_the_acks_loses_nothing(online):
