@@ -12,7 +12,16 @@ enum OnlineRoutes {
     static let routes: [APIRoute] = [
         APIRoute(.post, "/v1/apps/{app}/devices/{token}/connect-token", "issueConnectToken", scope: .device, connectToken),
         APIRoute(.get, "/v1/apps/{app}/devices/{token}/presence", "getDevicePresence", scope: .device, presence),
+        APIRoute(.get, "/v1/apps/{app}/online", "getOnlineDevices", online),
     ]
+
+    /// `GET …/online`: the app's devices connected to a gateway now, as the gateways count them
+    /// (each writes its count every second; a count older than 5 s is not believed).
+    static func online(_ call: inout APICall) async throws -> Response {
+        let app = call.app
+        let count = try await call.api.presence.onlineCount(app: app.id, now: call.api.clock())
+        return APIResponse.json(["devices": .number(JSONNumber(count.devices)), "gateways": .number(JSONNumber(count.gateways))])
+    }
 
     /// `POST …/devices/{token}/connect-token`, optionally `{"ttl-seconds": N}` (1 up to
     /// `gateway.token-ttl-seconds`, the default): a token that opens one connection of this

@@ -93,9 +93,13 @@ public struct PushGatewayServer: Service {
                     await MessageLoop.run(consumer, concurrency: settings.deliveriesInFlight, consumed: { _ in }, handler: stage.handle)
                 }
                 group.addTask {
+                    let store = PresenceStore(client: redis)
                     while !Task.isCancelled {
                         let online = connections.onlineDevices
-                        for app in gateway.apps { GatewayMetrics.online(app: app, devices: online[app] ?? 0) }
+                        let counts = Dictionary(uniqueKeysWithValues: gateway.apps.map { ($0, online[$0] ?? 0) })
+                        for (app, devices) in counts { GatewayMetrics.online(app: app, devices: devices) }
+                        // For the console's overview; a count that cannot be written now is written next second.
+                        try? await store.recordOnlineCounts(gateway: id, counts, at: StoreClock.system())
                         try? await Task.sleep(for: .seconds(1))
                     }
                 }

@@ -156,4 +156,50 @@ package final class PresenceStore: Sendable {
         }
         return online
     }
+
+    // MARK: - Online counts
+
+    /// The gateways' counts of an app's connected devices: `pf:{onc:<app>}`, a HASH of gateway id
+    /// → `<devices> <at ms>`, expiring a minute after the last write. What the console's
+    /// overview shows without reading every presence record.
+    static func countsKey(app: String) -> String { "pf:{onc:\(app)}" }
+
+    /// How long a gateway's count is believed: three missed writes of one a second.
+    package static let countFreshness: Int64 = 5_000
+
+    /// Records `gateway`'s count of connected devices for each app (one `HSET` each,
+    /// pipelined); `at` ms since 1970.
+    ///
+    /// - Throws: ``StoreError`` for an invalid app id; `RedisClientError`.
+    package func recordOnlineCounts(gateway: String, _ counts: [String: Int], at: Int64) async throws {
+        guard !counts.isEmpty else { return }
+        var commands: [[RedisArgument]] = []
+        for (app, devices) in counts.sorted(by: { $0.key < $1.key }) {
+            try StoreValidation.app(app)
+            let key = Self.countsKey(app: app)
+            commands.append(["HSET", .string(key), .string(gateway), .string("\(devices) \(at)")])
+            commands.append(["PEXPIRE", .string(key), .integer(60_000)])
+        }
+        _ = try await client.checkedPipeline(commands)
+    }
+
+    /// The app's connected devices as the gateways counted them within ``countFreshness`` of
+    /// `now` (ms since 1970), and how many gateways those counts came from.
+    ///
+    /// - Throws: ``StoreError`` for an invalid app id; `RedisClientError`.
+    package func onlineCount(app: String, now: Int64) async throws -> (devices: Int, gateways: Int) {
+        try StoreValidation.app(app)
+        let reply = try await client.send("HGETALL", .string(Self.countsKey(app: app)))
+        guard let items = reply.array, items.count.isMultiple(of: 2) else {
+            throw StoreError.unexpected(reply, from: "HGETALL of the online counts")
+        }
+        var (devices, gateways) = (0, 0)
+        for index in stride(from: 1, to: items.count, by: 2) {
+            let parts = (items[index].string ?? "").split(separator: " ")
+            guard parts.count == 2, let count = Int(parts[0]), let at = Int64(parts[1]), now - at <= Self.countFreshness else { continue }
+            devices += count
+            gateways += 1
+        }
+        return (devices, gateways)
+    }
 }

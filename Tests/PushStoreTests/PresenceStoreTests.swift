@@ -80,4 +80,21 @@ struct PresenceStoreTests {
         #expect(PresenceRecord(value: record.value) == record)
         #expect(PresenceRecord(value: "no-number") == nil)
     }
+
+    @Test func theGatewaysCountsOfOnlineDevicesAreSummedWhileFresh() async throws {
+        try await withRedis { client async throws in
+            let presence = PresenceStore(client: client)
+            let now: Int64 = 1_800_000_000_000
+            #expect(try await presence.onlineCount(app: "news", now: now) == (0, 0))
+            try await presence.recordOnlineCounts(gateway: "gw-a", ["news": 7, "shop": 1], at: now - 1_000)
+            try await presence.recordOnlineCounts(gateway: "gw-b", ["news": 5], at: now)
+            // gw-c stopped writing long ago: its count is not believed.
+            try await presence.recordOnlineCounts(gateway: "gw-c", ["news": 100], at: now - PresenceStore.countFreshness - 1)
+            #expect(try await presence.onlineCount(app: "news", now: now) == (12, 2))
+            #expect(try await presence.onlineCount(app: "shop", now: now) == (1, 1))
+            // A gateway's newer count replaces its older one.
+            try await presence.recordOnlineCounts(gateway: "gw-a", ["news": 0], at: now)
+            #expect(try await presence.onlineCount(app: "news", now: now) == (5, 2))
+        }
+    }
 }

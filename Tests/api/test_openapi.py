@@ -186,6 +186,7 @@ def test_the_routes_are_the_contracts():
         "GET /v1/apps/{app}/stats/hours",
         "POST /v1/apps/{app}/jobs/{job}/recall",
         "POST /v1/apps/{app}/devices/{token}/connect-token", "GET /v1/apps/{app}/devices/{token}/presence",
+        "GET /v1/apps/{app}/online",
     ])
 
 

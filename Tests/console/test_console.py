@@ -149,6 +149,10 @@ def test_sign_in_refuses_a_wrong_key_then_opens_the_overview(server, browser):
     until(browser, lambda: browser.find_elements(By.ID, "ov-sandbox") and figure(browser, "ov-sandbox") == devices["sandbox"],
           "the overview shows the API's sandbox device count")
     until(browser, lambda: text(browser, "ov-ready") == "ready", "the fleet reads ready")
+    # The demo runs no gateway: nothing is online, and no gateway counts.
+    status, online = api(server, "GET", f"/v1/apps/{server.app}/online")
+    assert status == 200 and online == {"devices": 0, "gateways": 0}, online
+    assert text(browser, "ov-online") == "0 on 0 gateway(s)"
     status, tags = api(server, "GET", f"/v1/apps/{server.app}/tags")
     assert "sports" in text(browser, "ov-tags") and f"{tags['tags']['sports']:,}" in text(browser, "ov-tags")
     status, jobs = api(server, "GET", f"/v1/apps/{server.app}/jobs")

@@ -256,6 +256,12 @@ def test_an_online_only_job_past_its_expiration_is_dead_lettered(online):
     assert final["dead-lettered"] == 2 and final["inboxed"] == 0 and final["sent"] == 0, final
 
 
+def online_count(stack):
+    status, answer = stack.api("GET", f"/v1/apps/{stack.app}/online")
+    assert status == 200, answer
+    return answer
+
+
 def delete_presence(stack):
     """Deletes every presence record of the stack's Redis (as a Redis failover without replicas
     would lose them); answers how many."""
@@ -276,12 +282,15 @@ def test_presence_lost_sends_everything_through_apns(online):
     async def scenario():
         connections = [await open_connection(stack, stack.gw_a, d) for d in devices]
         await online_on(stack, "gw-a", devices)
+        # The gateways' counts (what the console's overview shows): gw-a's 3, gw-b's 0.
+        await asyncio.to_thread(eventually, "the online count", lambda: online_count(stack) == {"devices": 3, "gateways": 2}, 10, 0.1)
         assert await asyncio.to_thread(delete_presence, stack) >= len(devices)
         assert not any(presence(stack, d)["online"] for d in devices)
         job = await asyncio.to_thread(publish, stack, devices)
         final = await asyncio.to_thread(complete, stack, job)
         for connection in connections:
             await connection.close()
+        await asyncio.to_thread(eventually, "the online count back to 0", lambda: online_count(stack)["devices"] == 0, 10, 0.1)
         return final
 
     final = run(scenario())

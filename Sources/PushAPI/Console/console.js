@@ -198,8 +198,9 @@ pages.overview = async () => {
   showPage("overview");
   let previous = null;
   const refresh = async () => {
-    const [devices, tags, jobs, ready] = await Promise.all([
+    const [devices, online, tags, jobs, ready] = await Promise.all([
       api("GET", appPath("/devices")),
+      api("GET", appPath("/online")),
       api("GET", appPath("/tags")),
       api("GET", appPath(`/jobs?limit=20&since=${Date.now() - 7 * 86400000}`)),
       fetch("/readyz").then((answer) => answer.json()).catch(() => ({ status: "unavailable", checks: {} })),
@@ -207,6 +208,7 @@ pages.overview = async () => {
     figures($("ov-devices"), [
       ["sandbox", number(devices.sandbox), "ov-sandbox"], ["production", number(devices.production), "ov-production"],
       ["kept aside (suspect)", number(devices.suspect.sandbox + devices.suspect.production)], ["total", number(devices.total)],
+      ["online now (connected to a gateway)", `${number(online.devices)} on ${number(online.gateways)} gateway(s)`, "ov-online"],
     ]);
     const tagEntries = Object.entries(tags.tags).sort((a, b) => b[1] - a[1]);
     const most = Math.max(1, ...tagEntries.map(([, count]) => count));
