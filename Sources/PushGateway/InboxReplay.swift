@@ -66,15 +66,17 @@ struct InboxReplay: Sendable {
         try await countRead(zip(acknowledged, removed).filter(\.1).map(\.0), device: device)
     }
 
-    /// Counts `inbox-read` and a `delivered` receipt for each message read, per job.
+    /// Counts `inbox-read` and a `delivered` receipt for each message read, per job: the receipt
+    /// first (a device counts once per event, so writing it again is harmless), so that a report
+    /// that shows a read already shows its receipt.
     private func countRead(_ read: [InboxMessage], device: DeviceToken) async throws {
         let jobs = self.jobs
         for (jobID, messages) in Dictionary(grouping: read, by: \.jobID) {
-            try await Retrying.run("counting \(messages.count) inbox read(s) of job \(jobID)", logger: logger) {
-                try await jobs.increment(jobID: jobID, [.inboxRead: messages.count])
-            }
             _ = try await Retrying.run("recording a delivered receipt of job \(jobID)", logger: logger) {
                 try await jobs.recordReceipts(jobID: jobID, tokens: [device], event: .delivered)
+            }
+            try await Retrying.run("counting \(messages.count) inbox read(s) of job \(jobID)", logger: logger) {
+                try await jobs.increment(jobID: jobID, [.inboxRead: messages.count])
             }
         }
     }

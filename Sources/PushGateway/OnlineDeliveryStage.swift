@@ -120,11 +120,13 @@ struct OnlineDeliveryStage: Sendable {
         if !delivered.isEmpty { counters[.online] = delivered.count }
         if !read.isEmpty { counters[.inboxRead] = read.count }
         guard !counters.isEmpty else { return }
-        try await Retrying.run("counting \(delivered.count + read.count) online delivery(ies) of job \(jobID)", logger: logger) {
-            try await jobs.increment(jobID: jobID, counters)
-        }
+        // The receipts first (each device counts once per event, so writing one again is
+        // harmless): a report that shows a send online or read already shows its receipt.
         _ = try await Retrying.run("recording \(delivered.count + read.count) delivered receipt(s) of job \(jobID)", logger: logger) {
             try await jobs.recordReceipts(jobID: jobID, tokens: delivered + read, event: .delivered)
+        }
+        try await Retrying.run("counting \(delivered.count + read.count) online delivery(ies) of job \(jobID)", logger: logger) {
+            try await jobs.increment(jobID: jobID, counters)
         }
     }
 }
