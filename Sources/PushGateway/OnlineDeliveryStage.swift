@@ -100,9 +100,14 @@ struct OnlineDeliveryStage: Sendable {
         for (reason, count) in plan.fallbackCounts { GatewayMetrics.sends(count, outcome: reason.rawValue) }
         guard !plan.acknowledged.isEmpty else { return }
         let acknowledged = plan.acknowledged.map(entry)
-        let present = try await Retrying.run("completing \(acknowledged.count) online send(s) of job \(jobID)", logger: logger) {
-            try await resend.complete(app: app, acknowledged)
+        // The app has each of them: a delivered receipt, whichever way it ends (a device counts
+        // once per event, so one written again after a crash is harmless). Written first, so that
+        // a report counting a send online shows its receipt.
+        _ = try await Retrying.run("recording \(acknowledged.count) delivered receipt(s) of job \(jobID)", logger: logger) {
+            try await jobs.recordReceipts(jobID: jobID, tokens: acknowledged.map(\.token), event: .delivered)
         }
+        let present = try await ResendCompletion(resend: resend, jobs: jobs, logger: logger).complete(
+            app: app, jobID: jobID, acknowledged, counting: acknowledged.map { _ in [.online] })
         GatewayMetrics.sends(plan.acknowledged.count, outcome: "acked")
         // An online-only message is in the device's inbox too: the app has it now. Removed after
         // its entry was settled `inboxed` (the ack came after the fallback), it counts as read.
@@ -115,18 +120,9 @@ struct OnlineDeliveryStage: Sendable {
             }
             read = acknowledged.indices.filter { !present[$0] && removed[$0] }.map { acknowledged[$0].token }
         }
-        let delivered = zip(acknowledged, present).filter(\.1).map(\.0.token)
-        var counters: [JobCounter: Int] = [:]
-        if !delivered.isEmpty { counters[.online] = delivered.count }
-        if !read.isEmpty { counters[.inboxRead] = read.count }
-        guard !counters.isEmpty else { return }
-        // The receipts first (each device counts once per event, so writing one again is
-        // harmless): a report that shows a send online or read already shows its receipt.
-        _ = try await Retrying.run("recording \(delivered.count + read.count) delivered receipt(s) of job \(jobID)", logger: logger) {
-            try await jobs.recordReceipts(jobID: jobID, tokens: delivered + read, event: .delivered)
-        }
-        try await Retrying.run("counting \(delivered.count + read.count) online delivery(ies) of job \(jobID)", logger: logger) {
-            try await jobs.increment(jobID: jobID, counters)
+        guard !read.isEmpty else { return }
+        try await Retrying.run("counting \(read.count) inbox read(s) of job \(jobID)", logger: logger) {
+            try await jobs.increment(jobID: jobID, [.inboxRead: read.count])
         }
     }
 }

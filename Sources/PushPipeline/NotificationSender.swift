@@ -376,25 +376,16 @@ final class NotificationSender: Sendable {
         }
 
         func completeResends(_ finished: [Settlement.FinishedResend]) async throws {
-            let (resend, app) = (sender.resend, facts.app)
-            let removed = try await Retrying.run("completing \(finished.count) resend(s)", logger: outlet.logger) {
-                try await resend.complete(app: app, finished.map(\.entry))
-            }
-            var counts: [JobCounter: Int] = [:]
-            var accepted: [DeviceToken] = []
-            for (item, wasPresent) in zip(finished, removed) where wasPresent {
-                counts[item.counter, default: 0] += 1
-                if item.sent { counts[.sent, default: 0] += 1 }
-                if item.counter == .accepted { accepted.append(item.entry.token) }
-            }
-            // A resend has no position in the sent state: a recall of the job finds these here.
             let (jobs, jobID) = (sender.jobs, facts.jobID)
+            let removed = try await ResendCompletion(resend: sender.resend, jobs: jobs, logger: outlet.logger).complete(
+                app: facts.app, jobID: jobID, finished.map(\.entry), counting: finished.map { $0.sent ? [$0.counter, .sent] : [$0.counter] })
+            // A resend has no position in the sent state: a recall of the job finds these here.
+            let accepted = zip(finished, removed).filter { $0.1 && $0.0.counter == .accepted }.map(\.0.entry.token)
             if !accepted.isEmpty {
                 try await Retrying.run("recording \(accepted.count) accepted resend(s) of job \(jobID)", logger: outlet.logger) {
                     try await jobs.recordAcceptedResends(jobID: jobID, tokens: accepted)
                 }
             }
-            try await sender.increment(counts, jobID: facts.jobID)
         }
 
         func judge() async throws {

@@ -51,6 +51,8 @@ struct ResendDrainer: Sendable {
             suspended += 1
         }
         if suspended == app.settings.environments.count { return 0 }
+        // Outcomes whose completer died before counting them are counted first.
+        _ = try await completion.recoverTallies(app: app.id)
         let entries = try await resend.claimDue(app: app.id, limit: batchSize)
         guard !entries.isEmpty else { return 0 }
         var byJob: [String: [ResendEntry]] = [:]
@@ -75,10 +77,8 @@ struct ResendDrainer: Sendable {
     /// stay in the devices' inboxes (kept there when they were sent), so each ends `inboxed`,
     /// counted by whoever completes its entry first.
     private func keepInInboxes(_ entries: [ResendEntry], app: PushApp, jobID: String) async throws {
-        let removed = try await resend.complete(app: app.id, entries)
-        let inboxed = removed.filter { $0 }.count
-        try await jobs.increment(jobID: jobID, [.inboxed: inboxed])
-        outlet.counters.add(.inboxed, inboxed)
+        let removed = try await completion.complete(app: app.id, jobID: jobID, entries, counting: entries.map { _ in [.inboxed] })
+        outlet.counters.add(.inboxed, removed.count(where: { $0 }))
     }
 
     /// The job's payload is gone (expired or never stored): nothing to send, so dead-letter.
@@ -90,7 +90,8 @@ struct ResendDrainer: Sendable {
                 app: app.id, jobID: jobID, token: $0.token.hex, attempts: $0.attempts, deadLetteredAt: now)
         }
         try await outlet.deadLetterNotifications(letters, jobID: jobID)
-        let removed = try await resend.complete(app: app.id, entries)
-        try await jobs.increment(jobID: jobID, [.deadLettered: removed.filter { $0 }.count])
+        _ = try await completion.complete(app: app.id, jobID: jobID, entries, counting: entries.map { _ in [.deadLettered] })
     }
+
+    private var completion: ResendCompletion { ResendCompletion(resend: resend, jobs: jobs, logger: outlet.logger) }
 }

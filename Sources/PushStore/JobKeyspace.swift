@@ -33,6 +33,9 @@ struct JobKeyspace: Sendable {
     /// STRING `<mode> <recall job id>`: the job that recalls this one (`SET NX`: one recall
     /// per campaign).
     var recalledBy: String { base + "recalled-by" }
+    /// SET of the ids of the resend tallies applied to `stats` (``ResendTally``): what makes
+    /// applying one twice count it once.
+    var appliedTallies: String { base + "applied-tallies" }
     /// SET of binary tokens that reported `event` (delivered, opened).
     func receipts(_ event: ReceiptEvent) -> String { base + "receipts:" + event.rawValue }
 

@@ -40,6 +40,25 @@ enum JobScripts {
         """
     )
 
+    /// Adds a resend tally's counts (`HINCRBY`) unless its id was applied before, and refreshes
+    /// both keys' TTL.
+    ///
+    /// KEYS: stats, applied tallies. ARGV: TTL ms, the tally id, then pairs of counter name,
+    /// value. Returns 1 when it counted, 0 when the tally was applied already.
+    static let applyTally = RedisScript(
+        """
+        if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then
+          return 0
+        end
+        for i = 3, #ARGV, 2 do
+          redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        redis.call('PEXPIRE', KEYS[2], ARGV[1])
+        return 1
+        """
+    )
+
     /// Sets counters (`HSET`) and refreshes the TTL.
     ///
     /// KEYS: stats. ARGV: TTL ms, then pairs of counter name, value.

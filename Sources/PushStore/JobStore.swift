@@ -139,6 +139,33 @@ public final class JobStore: Sendable {
         try await writeCounters(JobScripts.increment, jobID: jobID, counters.filter { $0.value != 0 })
     }
 
+    /// Adds a resend tally's counts to its job, once per tally id however often and late it is
+    /// applied (its completer, slowed by an outage, and resend drainers that found it left
+    /// behind may all apply it): the ids applied are kept with the job's counters, one per
+    /// completion (as the job's chunks are kept, one per chunk).
+    ///
+    /// - Returns: whether this call counted it.
+    /// - Throws: ``StoreError`` naming `jobID`, `counters` or `id`; `RedisClientError`.
+    @discardableResult
+    package func apply(_ tally: ResendTally) async throws -> Bool {
+        try StoreValidation.jobID(tally.jobID)
+        try StoreValidation.name(tally.id, field: "id", what: "tally id")
+        let values = tally.counters.filter { $0.value != 0 }.map { (name: $0.key.name, value: $0.value) }.sorted { $0.name < $1.name }
+        for (name, _) in values {
+            try StoreValidation.name(name, field: "counters", what: "counter")
+        }
+        let keys = JobKeyspace(jobID: tally.jobID)
+        var arguments: [RedisArgument] = [.string(String(timeToLiveMilliseconds)), .string(tally.id)]
+        for (name, value) in values {
+            arguments.append(.string(name))
+            arguments.append(.integer(value))
+        }
+        let reply = try await client.runScript(
+            JobScripts.applyTally, keys: [.string(keys.stats), .string(keys.appliedTallies)], arguments: arguments)
+        guard let counted = reply.int else { throw StoreError.unexpected(reply, from: "the apply-tally script of job \(tally.jobID)") }
+        return counted == 1
+    }
+
     /// Sets counters (`HSET`), e.g. ``JobCounter/expansionComplete`` = 1, in one script.
     ///
     /// - Throws: ``StoreError`` naming `jobID` or `counters`; `RedisClientError`.

@@ -1,5 +1,6 @@
 import APNsCore
 import FlowControl
+import Foundation
 import Redis
 
 /// Notifications to send again after a transient failure, per app, in Redis: a sorted set of
@@ -7,14 +8,15 @@ import Redis
 ///
 /// Entries outlive any worker: a worker ``claimDue(app:limit:)``s entries, which moves their due
 /// time to the end of a lease (``ResendPolicy/lease``) instead of removing them. It then either
-/// ``complete(app:_:)``s them (final outcome) or ``schedule(app:_:)``s them again after another
+/// ``complete(app:jobID:_:counting:)``s them (final outcome) or ``schedule(app:_:)``s them again after another
 /// failure; if it dies, the entries become due again when the lease ends and another worker
 /// claims them. An entry is identified by its job id and token (`<jobID> <tokenhex>`), so a
 /// token has at most one entry per job.
 ///
-/// ``complete(app:_:)`` removes by identity: an entry re-scheduled by another worker since it was
-/// claimed (after a lease ran out) is removed too. The caller counts each outcome once by its
-/// return value; the other worker's later ``complete(app:_:)`` sees `false`.
+/// ``complete(app:jobID:_:counting:)`` removes by identity: an entry re-scheduled by another worker
+/// since it was claimed (after a lease ran out) is removed too. Its outcome is counted by the
+/// completion that removes it (``ResendTally``); the other worker's later completion sees
+/// `false` and counts nothing.
 package final class ResendBuffer: Sendable {
     /// When entries are due again and when they expire.
     package let policy: ResendPolicy
@@ -124,29 +126,82 @@ package final class ResendBuffer: Sendable {
         }
     }
 
-    /// Removes entries that reached a final outcome (leased or not), in one script.
+    /// Removes entries of job `jobID` that reached a final outcome (leased or not), and tallies
+    /// the outcome of each one that was still there, in one script: `counting[i]` are the
+    /// counters entry `i` adds to (e.g. `accepted` and `sent`; none: removed uncounted). The
+    /// caller applies the tally to the job (``JobStore/apply(_:)``) and then ``forget(_:app:)``s
+    /// it; one left behind is found by ``pendingTallies(app:writtenBefore:limit:)``.
     ///
     /// Removal is by job id and token only; see the type's notes.
     ///
-    /// - Returns: for each entry, whether it was still present, so a caller counts each outcome
-    ///   once (an entry listed twice is present only the first time).
-    /// - Throws: ``StoreError`` naming `app` or `entries[i].jobID`; `RedisClientError`.
-    package func complete(app: String, _ entries: [ResendEntry]) async throws -> [Bool] {
+    /// - Returns: for each entry, whether it was still present (an entry listed twice is present
+    ///   only the first time), and the tally, `nil` when nothing was counted.
+    /// - Throws: ``StoreError`` naming `app`, `jobID`, `entries[i].jobID` (another job's entry) or
+    ///   `counting` (not one list per entry); `RedisClientError`.
+    package func complete(
+        app: String, jobID: String, _ entries: [ResendEntry], counting: [[JobCounter]]
+    ) async throws -> (removed: [Bool], tally: ResendTally?) {
         try StoreValidation.app(app)
-        for (index, entry) in entries.enumerated() {
-            try StoreValidation.jobID(entry.jobID, field: "entries[\(index)].jobID")
+        try StoreValidation.jobID(jobID)
+        for (index, entry) in entries.enumerated() where entry.jobID != jobID {
+            throw StoreError(.invalidArgument, field: "entries[\(index)].jobID", message: "is \(entry.jobID), not the job completed, \(jobID)")
         }
-        guard !entries.isEmpty else { return [] }
+        guard counting.count == entries.count else {
+            throw StoreError(.invalidArgument, field: "counting", message: "\(counting.count) lists of counters for \(entries.count) entries")
+        }
+        guard !entries.isEmpty else { return ([], nil) }
         let keys = ResendKeyspace(app: app)
+        let id = UUID().uuidString
+        var arguments: [RedisArgument] = [.string(id), .string(String(clock())), .string(String(policy.retention.wholeMilliseconds)), .string(jobID)]
+        arguments.reserveCapacity(4 + 2 * entries.count)
+        for (entry, counters) in zip(entries, counting) {
+            arguments.append(.string(ResendKeyspace.member(jobID: jobID, token: entry.token)))
+            arguments.append(.string(counters.map(\.name).joined(separator: "\n")))
+        }
         let reply = try await client.runScript(
-            LeasedQueueScripts.remove,
-            keys: [.string(keys.due), .string(keys.entries)],
-            arguments: entries.map { .string(ResendKeyspace.member(jobID: $0.jobID, token: $0.token)) }
-        )
+            ResendScripts.complete, keys: [.string(keys.due), .string(keys.entries), .string(keys.tallies), .string(keys.tallyValues)],
+            arguments: arguments)
         guard let flags = reply.array?.compactMap(\.int), flags.count == entries.count else {
             throw StoreError.unexpected(reply, from: "the complete script")
         }
-        return flags.map { $0 == 1 }
+        let removed = flags.map { $0 == 1 }
+        var counters: [JobCounter: Int] = [:]
+        for (wasThere, names) in zip(removed, counting) where wasThere {
+            for counter in names { counters[counter, default: 0] += 1 }
+        }
+        return (removed, counters.isEmpty ? nil : ResendTally(id: id, jobID: jobID, counters: counters))
+    }
+
+    /// Removes a tally its completer has applied to its job.
+    ///
+    /// - Throws: ``StoreError`` naming `app`; `RedisClientError`.
+    package func forget(_ tally: ResendTally, app: String) async throws {
+        try StoreValidation.app(app)
+        let keys = ResendKeyspace(app: app)
+        _ = try await client.checkedPipeline([
+            ["ZREM", .string(keys.tallies), .string(tally.id)], ["HDEL", .string(keys.tallyValues), .string(tally.id)],
+        ])
+    }
+
+    /// Up to `limit` tallies written more than `age` ago, oldest first: completions whose
+    /// completer may have died before it applied and forgot them. A value PushFleet did not
+    /// write is skipped.
+    ///
+    /// - Throws: ``StoreError`` naming `app` or `limit`; `RedisClientError`.
+    package func pendingTallies(app: String, writtenBefore age: Duration, limit: Int = 100) async throws -> [ResendTally] {
+        try StoreValidation.app(app)
+        try StoreValidation.atLeast(1, limit, field: "limit")
+        let keys = ResendKeyspace(app: app)
+        let reply = try await client.runScript(
+            ResendScripts.pendingTallies, keys: [.string(keys.tallies), .string(keys.tallyValues)],
+            arguments: [.string(String(clock() - age.wholeMilliseconds)), .integer(limit)])
+        guard let fields = reply.array, fields.count.isMultiple(of: 2) else {
+            throw StoreError.unexpected(reply, from: "the pending-tallies script")
+        }
+        return stride(from: 0, to: fields.count, by: 2).compactMap { index in
+            guard let id = fields[index].string, let value = fields[index + 1].string else { return nil }
+            return ResendTally(id: id, value: value)
+        }
     }
 
     /// Makes entries due now, those that are still waiting for a later time (one `ZADD XX LT`:

@@ -14,6 +14,11 @@ struct ResendKeyspace: Sendable {
     var due: String { base + "due" }
     /// HASH entry member → `<attempts> <firstFailedAt> <reason>`.
     var entries: String { base + "entries" }
+    /// ZSET tally id → when it was written (ms since 1970): completions whose counts may not be
+    /// applied to their job yet (``ResendTally``).
+    var tallies: String { base + "tallies" }
+    /// HASH tally id → the tally (``ResendTally/value``).
+    var tallyValues: String { base + "tally-values" }
 
     /// The member of an entry: `<jobID> <tokenhex>`.
     static func member(jobID: String, token: DeviceToken) -> String {

@@ -196,6 +196,27 @@ struct JobStoreTests {
         }
     }
 
+    @Test func aResendTallyCountsOnceHoweverOftenItIsApplied() async throws {
+        try await withRedis { client async throws in
+            let store = JobStore(client: client, specTimeToLive: .seconds(90))
+            let keys = JobKeyspace(jobID: job)
+            let tally = ResendTally(id: "tally-1", jobID: job, counters: [.online: 5, .accepted: 2])
+            // Its completer and a drainer that found it left behind, at once.
+            async let first = store.apply(tally)
+            async let second = store.apply(tally)
+            let applied = try await [first, second]
+            #expect(applied.sorted { !$0 && $1 } == [false, true])
+            #expect(try await store.apply(tally) == false)
+            try await store.apply(ResendTally(id: "tally-2", jobID: job, counters: [.online: 1]))
+            let counters = try await store.statistics(jobID: job)
+            #expect(counters["online"] == 6 && counters["accepted"] == 2)
+            for key in [keys.stats, keys.appliedTallies] {
+                let ttl = try await client.pttl(key)
+                #expect(ttl > 0 && ttl <= 90_000, "\(key)")
+            }
+        }
+    }
+
     @Test func concurrentWritersCountEachTokenOnce() async throws {
         try await withRedis { client async throws in
             let store = JobStore(client: client)

@@ -185,12 +185,40 @@ struct ResendBufferTests {
             let entries = [failure(1, attempts: 1, firstFailedAt: clock.now).entry, failure(2, attempts: 1, firstFailedAt: clock.now).entry]
             _ = try await buffer.schedule(
                 app: app, [failure(1, attempts: 1, firstFailedAt: clock.now), failure(2, attempts: 1, firstFailedAt: clock.now)])
-            #expect(try await buffer.complete(app: app, [entries[0], entries[0]]) == [true, false])
-            #expect(try await buffer.complete(app: app, entries) == [false, true])
-            #expect(try await buffer.complete(app: app, entries) == [false, false])
-            #expect(try await buffer.complete(app: app, []) == [])
+            #expect(try await buffer.complete(app: app, jobID: "job", [entries[0], entries[0]], counting: [[], []]).removed == [true, false])
+            #expect(try await buffer.complete(app: app, jobID: "job", entries, counting: [[], []]).removed == [false, true])
+            #expect(try await buffer.complete(app: app, jobID: "job", entries, counting: [[], []]).removed == [false, false])
+            #expect(try await buffer.complete(app: app, jobID: "job", [], counting: []).removed == [])
             #expect(try await buffer.depth(app: app) == 0)
             #expect(try await client.send("EXISTS", .string(ResendKeyspace(app: app).entries)).int == 0)
+            // Nothing counted, nothing tallied.
+            #expect(try await client.send("EXISTS", .string(ResendKeyspace(app: app).tallies)).int == 0)
+        }
+    }
+
+    @Test func aCompletionTalliesTheOutcomesOfTheEntriesItRemovedAndNothingElse() async throws {
+        let clock = ManualClock()
+        try await withRedis { client async throws in
+            let buffer = ResendBuffer(client: client, clock: clock.function)
+            _ = try await buffer.schedule(app: app, (1...4).map { failure($0, attempts: 1, firstFailedAt: clock.now) })
+            let entries = (1...5).map { failure($0, attempts: 1, firstFailedAt: clock.now).entry }
+            // Entry 5 was never buffered (another completion ended it): not counted.
+            let first = try await buffer.complete(
+                app: app, jobID: "job", entries,
+                counting: [[.accepted, .sent], [.accepted, .sent], [.failed(reason: "BadDeviceToken"), .sent], [], [.accepted, .sent]])
+            #expect(first.removed == [true, true, true, true, false])
+            let tally = try #require(first.tally)
+            #expect(tally.jobID == "job")
+            #expect(tally.counters == [.accepted: 2, .sent: 3, .failed(reason: "BadDeviceToken"): 1])
+            // The script wrote the same tally the caller was answered.
+            clock.advance(by: 31_000)
+            #expect(try await buffer.pendingTallies(app: app, writtenBefore: .seconds(30)) == [tally])
+            #expect(try await buffer.pendingTallies(app: app, writtenBefore: .seconds(32)).isEmpty)
+            // Completing them again removes nothing and tallies nothing.
+            #expect(try await buffer.complete(app: app, jobID: "job", entries, counting: entries.map { _ in [.accepted] }).tally == nil)
+            try await buffer.forget(tally, app: app)
+            #expect(try await buffer.pendingTallies(app: app, writtenBefore: .zero).isEmpty)
+            #expect(try await client.send("HLEN", .string(ResendKeyspace(app: app).tallyValues)).int == 0)
         }
     }
 
@@ -202,7 +230,9 @@ struct ResendBufferTests {
             // Online sends: due after their fallback delay (10 s).
             _ = try await buffer.schedule(app: app, (1...3).map { failure($0, attempts: 0, firstFailedAt: clock.now, retryAfter: .seconds(10)) })
             #expect(try await buffer.claimDue(app: app, limit: 10).isEmpty)
-            #expect(try await buffer.complete(app: app, [failure(3, attempts: 0, firstFailedAt: clock.now).entry]) == [true])
+            #expect(
+                try await buffer.complete(app: app, jobID: "job", [failure(3, attempts: 0, firstFailedAt: clock.now).entry], counting: [[]]).removed
+                    == [true])
             clock.advance(by: 2_000)
             let handedBack = [1, 3].map { failure($0, attempts: 0, firstFailedAt: 0).entry }
             // Entry 1 moves to now; entry 3, completed, is not added back.
@@ -296,7 +326,15 @@ struct ResendBufferTests {
             #expect(await registryError { try await buffer.schedule(app: app, [negativeRetry]) }?.field == "failures[0].retryAfter")
             #expect(await registryError { try await buffer.schedule(app: app, [negativeTime]) }?.field == "failures[0].firstFailedAt")
             #expect(await registryError { try await buffer.claimDue(app: app, limit: -1) }?.field == "limit")
-            #expect(await registryError { try await buffer.complete(app: app, [badJob.entry]) }?.field == "entries[0].jobID")
+            #expect(
+                await registryError { try await buffer.complete(app: app, jobID: badJob.jobID, [badJob.entry], counting: [[]]) }?.field == "jobID")
+            #expect(await registryError { try await buffer.complete(app: app, jobID: "job", [good.entry], counting: []) }?.field == "counting")
+            var otherJob = good
+            otherJob.jobID = "other"
+            #expect(
+                await registryError { try await buffer.complete(app: app, jobID: "job", [good.entry, otherJob.entry], counting: [[], []]) }?.field
+                    == "entries[1].jobID")
+            #expect(await registryError { try await buffer.pendingTallies(app: app, writtenBefore: .zero, limit: 0) }?.field == "limit")
             // Nothing of the refused calls was written.
             #expect(try await buffer.depth(app: app) == 0)
         }
