@@ -488,12 +488,14 @@ let package = Package(
         ),
         .testTarget(
             name: "BenchmarkTests",
-            dependencies: ["PushFleetBenchmarks", "Redis"],
+            dependencies: ["PushFleetBenchmarks", "Redis", "PushCore", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: swiftSettings),
         .testTarget(name: "PushFleetClientTests", dependencies: ["PushFleetClient"], swiftSettings: swiftSettings),
-        .testTarget(name: "PushGatewayTests", dependencies: ["APNsCore", "PushCore", "PushGateway"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PushGatewayTests", dependencies: ["APNsCore", "PushCore", "PushGateway", "PushStore", "Redis", "LocalRedis"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka", "EmbeddedKafka", "PipelineTestSupport", "Spawn", .product(name: "Logging", package: "swift-log")],

@@ -73,11 +73,16 @@ final class GatewayConnectionHandler: ChannelInboundHandler {
         {
             previous.pipeline.fireUserInboundEventTriggered(GatewayCloseEvent(close: .replaced))
         }
-        gateway.presence.enqueue(PresenceChange(.claim, app: claims.app, token: claims.device, record: record))
+        // The inbox is replayed once the claim is written: a send stage keeps an online-only
+        // message in the inbox before it reads the presence, so a message sent while this
+        // connection opens is either routed to it or found in the inbox by the replay.
+        let (replay, connection, channel) = (gateway.replay, self.connection, context.channel)
+        gateway.presence.enqueue(PresenceChange(.claim, app: claims.app, token: claims.device, record: record)) {
+            replay.start(app: claims.app, device: claims.device, connection: connection, channel: channel)
+        }
         GatewayMetrics.opened(app: claims.app)
         GatewayMetrics.connections.record(gateway.connections.count)
         send(.text, GatewayMessages.welcome(gateway: gateway.id, connection: connection, schedule: gateway.schedule))
-        gateway.replay.start(app: claims.app, device: claims.device, connection: connection, channel: context.channel)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         heartbeat = context.eventLoop.scheduleRepeatedTask(
             initialDelay: TimeAmount(gateway.schedule.firstPing(connection: connection)),
