@@ -157,6 +157,16 @@ run_phase 5 "soak, quick mode (2 minutes of campaigns at 1,000/s; the full run i
 for file in soak-quick.json soak-quick.md soak-quick.png; do
   test -s "$QUICK_RESULTS/$file" || { echo "the quick soak did not write $file" >&2; exit 1; }
 done
+# The online channel's harness, quick: 1,000 WebSocket connections through a worker and a gateway
+# against the echo reference, then its faults on 1,000 devices and two gateways (one SIGKILLed
+# mid-broadcast, online-first and online-only; presence lost; devices that never ack); it fails
+# when a device misses its notification, more get it twice than were in flight, or a job's
+# report does not give each notification one final outcome.
+run_phase 5 "online channel, quick mode (1,000 connections; gateway kill, presence lost, never-ack; docs/online.md)" \
+  "$BIN_DIR/pushfleet-bench" online --quick --pushfleet "$BIN_DIR/pushfleet" --bench "$BIN_DIR/pushfleet-bench" --results "$QUICK_RESULTS"
+for file in online-quick.json online-quick.md; do
+  test -s "$QUICK_RESULTS/$file" || { echo "the quick online benchmark did not write $file" >&2; exit 1; }
+done
 rm -rf "$QUICK_RESULTS"
 
 run_phase 20 "Python tests (schema agreement, aioapns against apns-sim, deploy/ manifests and alert rules, the API against schemas/openapi.yaml, a real Prometheus scraping a running stack, the online gateway against real WebSocket clients and the Swift device client)" \

@@ -1,3 +1,5 @@
+import NIOCore
+import PushCore
 import Testing
 
 @testable import PushFleetBenchmarks
@@ -32,5 +34,48 @@ import Testing
         let push =
             #"{"type":"push","id":"online-broadcast-0:12345","job":"online-broadcast-0","push-type":"alert","notification":{"aps":{"alert":{"title":"Online","body":"PushFleet"}},"pushfleet":{"job":"online-broadcast-0"}}}"#
         #expect(abs(OnlineBenchmark.echoMessage.utf8.count - push.utf8.count) <= 2)
+    }
+
+    static func outcome(
+        _ scenario: OnlineFaultScenario, received: Int, apns: Int, missed: Int = 0, twice: Int = 0, inFlight: Int = 0, online: Int,
+        accepted: Int = 0, inboxed: Int = 0
+    ) -> OnlineFaultOutcome {
+        var outcome = OnlineFaultOutcome(
+            scenario: scenario.rawValue, delivery: scenario.delivery.rawValue, fault: scenario.fault, devices: 100, receivedOnline: received,
+            throughAPNs: apns, missed: missed, twice: twice, inFlightAtFault: inFlight, online: online, accepted: accepted, inboxed: inboxed,
+            inboxRead: 0, reconnected: 0, seconds: 1, violations: [])
+        outcome.judge(scenario)
+        return outcome
+    }
+
+    @Test func aFaultScenarioMeetsItsExpectationsOnlyWhenNothingIsMissedAndEachNotificationEndsOnce() {
+        // A gateway killed: 60 online, 40 through APNs, 10 of them received online first (in flight 15).
+        #expect(Self.outcome(.gatewayKill, received: 70, apns: 40, twice: 10, inFlight: 15, online: 60, accepted: 40).violations.isEmpty)
+        #expect(Self.outcome(.gatewayKill, received: 60, apns: 39, missed: 1, online: 60, accepted: 39).violations.contains("1 missed"))
+        #expect(
+            Self.outcome(.gatewayKill, received: 70, apns: 40, twice: 16, inFlight: 15, online: 60, accepted: 40).violations
+                == ["16 got it twice, more than the 15 in flight"])
+        // The report must give every notification one outcome.
+        #expect(
+            Self.outcome(.gatewayKill, received: 60, apns: 40, online: 61, accepted: 40).violations == ["online 61 + accepted 40 ≠ 100"])
+        // Online-only: never APNs, online + inboxed is the audience.
+        #expect(Self.outcome(.gatewayKillOnlineOnly, received: 100, apns: 0, online: 55, inboxed: 45).violations.isEmpty)
+        #expect(
+            Self.outcome(.gatewayKillOnlineOnly, received: 100, apns: 1, twice: 1, inFlight: 5, online: 55, inboxed: 45).violations
+                == ["1 went through APNs"])
+        #expect(
+            Self.outcome(.gatewayKillOnlineOnly, received: 100, apns: 0, online: 55, inboxed: 44).violations == ["online 55 + inboxed 44 ≠ 100"])
+        // Presence lost: nothing may go online.
+        #expect(Self.outcome(.presenceLost, received: 0, apns: 100, online: 0, accepted: 100).violations.isEmpty)
+        #expect(Self.outcome(.presenceLost, received: 3, apns: 100, twice: 3, online: 0, accepted: 100).violations.count == 2)
+    }
+
+    @Test func theScenariosAckAsTheirAppsWould() throws {
+        #expect(OnlineFaultScenario.neverAck.ackPolicy(device: 2) == .immediately)
+        #expect(OnlineFaultScenario.neverAck.ackPolicy(device: 3) == .never)
+        #expect(OnlineFaultScenario.gatewayKill.ackPolicy(device: 3) == .after(.milliseconds(20)))
+        #expect(OnlineFaultScenario.gatewayKillOnlineOnly.delivery == .onlineOnly)
+        #expect(try OnlineFaultScenario.parse("never-ack,presence-lost") == [.neverAck, .presenceLost])
+        #expect(throws: BenchmarkError.self) { try OnlineFaultScenario.parse("gateway-kill,nope") }
     }
 }

@@ -226,7 +226,7 @@ struct GatewayProcess {
     let process: ChildProcess
     let port: Int
 
-    static func start(binary: String, stack: EmbeddedStack, id: String) async throws -> GatewayProcess {
+    static func start(binary: String, stack: EmbeddedStack, id: String, environment settings: [String: String] = [:]) async throws -> GatewayProcess {
         let port = try LocalRedisServer.freePort()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-bench-gateway-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
@@ -234,6 +234,7 @@ struct GatewayProcess {
         }
         let handle = try FileHandle(forWritingTo: log)
         var environment = ProcessInfo.processInfo.environment
+        environment.merge(settings) { $1 }
         environment["PUSHFLEET__GATEWAY__ID"] = id
         let process = try ChildProcess(
             executable: binary,
@@ -281,42 +282,101 @@ struct OnlineBenchmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "online",
         abstract:
-            "The online channel: connect rate, gateway memory per connection, online-first broadcasts acked per second, latency at an offered rate, against a WebSocket echo in the same run."
+            "The online channel: connect rate, gateway memory per connection, online-first broadcasts acked per second, latency at an offered rate, against a WebSocket echo in the same run; then its faults, counted (a gateway SIGKILLed, presence lost, devices that never ack)."
     )
 
+    @Flag(
+        help:
+            "Quick mode for CI: 1,000 connections, 2 rounds, 2,000/s offered for 3 s in jobs of 100, faults on 1,000 devices; results named online-quick."
+    )
+    var quick = false
     @Option(help: "The pushfleet binary (build it in release mode).") var pushfleet = ".build/release/pushfleet"
     @Option(help: "This benchmark's binary (it serves the echo reference).") var bench = ".build/release/pushfleet-bench"
-    @Option(help: "Devices, each with a connection (the descriptor limit bounds it: about half of `ulimit -Hn`).") var connections = 10_000
-    @Option(help: "Broadcasts, and echo rounds; medians are reported.") var rounds = 5
-    @Option(help: "Offered notifications per second for the latency measurement.") var offeredRate = 10_000
-    @Option(help: "Seconds the offered rate lasts.") var offeredSeconds = 10
-    @Option(help: "Devices per job at the offered rate.") var jobSize = 1_000
+    @Option(help: "Devices, each with a connection (the descriptor limit bounds it: about half of `ulimit -Hn`; default 10,000).") var connections:
+        Int?
+    @Option(help: "Broadcasts, and echo rounds; medians are reported (default 5).") var rounds: Int?
+    @Option(help: "Offered notifications per second for the latency measurement (default 10,000).") var offeredRate: Int?
+    @Option(help: "Seconds the offered rate lasts (default 10).") var offeredSeconds: Int?
+    @Option(help: "Devices per job at the offered rate (default 1,000).") var jobSize: Int?
+    @Option(
+        help:
+            "Fault scenarios, comma separated (\(OnlineFaultScenario.allCases.map(\.rawValue).joined(separator: ", "))); 'none' skips them. Default all."
+    )
+    var scenarios = "all"
+    @Option(help: "Devices of each fault scenario, half on each gateway (default 10,000; 1,000 with --quick).") var faultDevices: Int?
+    @Flag(help: "Only the fault scenarios.") var faultsOnly = false
     @OptionGroup var output: ResultOptions
+
+    struct Report: Codable {
+        var throughput: OnlineBenchmark.Result?
+        var faults: [OnlineFaultOutcome]
+    }
 
     func run() async throws {
         var logger = Logger(label: "pushfleet-bench")
         logger.logLevel = .warning
-        let result = try await OnlineBenchmark(
-            pushfleet: pushfleet, bench: bench, connections: connections, rounds: rounds, offeredPerSecond: offeredRate,
-            offeredSeconds: offeredSeconds, jobSize: jobSize, logger: logger
-        ).run()
-        func list(_ values: [Double]) -> String { values.map { String(Int($0)) }.joined(separator: ", ") }
-        let markdown = """
-            \(result.connections) devices, each holding a WebSocket connection (SwiftNIO NIOWebSocket clients in this process, acking every push at once) to one `pushfleet gateway`; one `pushfleet worker`; the embedded stack (librdkafka's mock cluster, one redis-server). The reference, in the same run: `pushfleet-bench websocket-echo`, a NIOWebSocket echo server in a process of its own, the same clients each sending one message of a push's size per round and counting its echo.
+        let selected = scenarios == "none" ? [] : scenarios == "all" ? OnlineFaultScenario.allCases : try OnlineFaultScenario.parse(scenarios)
+        let size = jobSize ?? (quick ? 100 : 1_000)
+        var report = Report(throughput: nil, faults: [])
+        if !faultsOnly {
+            report.throughput = try await OnlineBenchmark(
+                pushfleet: pushfleet, bench: bench, connections: connections ?? (quick ? 1_000 : 10_000), rounds: rounds ?? (quick ? 2 : 5),
+                offeredPerSecond: offeredRate ?? (quick ? 2_000 : 10_000), offeredSeconds: offeredSeconds ?? (quick ? 3 : 10), jobSize: size,
+                logger: logger
+            ).run()
+        }
+        ResourceLimits.raiseOpenFiles()
+        for scenario in selected {
+            let outcome = try await OnlineFaultRun(
+                scenario: scenario, devices: faultDevices ?? (quick ? 1_000 : 10_000), pushfleet: pushfleet, logger: logger
+            ).run()
+            print(outcome.line)
+            report.faults.append(outcome)
+        }
+        try output.write(name: quick ? "online-quick" : "online", result: report, markdown: Self.markdown(report, jobSize: size))
+        let failed = report.faults.filter { !$0.violations.isEmpty }
+        guard failed.isEmpty else {
+            throw BenchmarkError.failed(failed.map { "\($0.scenario): \($0.violations.joined(separator: "; "))" }.joined(separator: "\n"))
+        }
+    }
 
-            | figure | value |
-            |---|---:|
-            | connects (upgraded and welcomed, 200 at a time) | \(Int(result.connectsPerSecond))/s |
-            | gateway RSS per connection | \(Int(result.gatewayBytesPerConnection)) bytes |
-            | online-first broadcast, publication to the last push received (median of \(result.broadcastsPerSecond.count)) | \(Int(result.medianBroadcastPerSecond)) notifications/s |
-            | echo reference, one round trip per connection (median of \(result.echoesPerSecond.count)) | \(Int(result.medianEchoPerSecond)) round trips/s |
-            | broadcast / echo | \(String(format: "%.1f%%", result.medianBroadcastPerSecond / result.medianEchoPerSecond * 100)) |
-            | offered \(result.offeredPerSecond)/s for \(result.offeredSeconds) s (jobs of \(jobSize)): publication → ack p50 | \(String(format: "%.1f", result.latencyP50Milliseconds)) ms |
-            | the same, p99 (\(result.offeredAcks) acks) | \(String(format: "%.1f", result.latencyP99Milliseconds)) ms |
+    static func markdown(_ report: Report, jobSize: Int) -> String {
+        var sections: [String] = []
+        if let result = report.throughput {
+            func list(_ values: [Double]) -> String { values.map { String(Int($0)) }.joined(separator: ", ") }
+            sections.append(
+                """
+                \(result.connections) devices, each holding a WebSocket connection (SwiftNIO NIOWebSocket clients in this process, acking every push at once) to one `pushfleet gateway`; one `pushfleet worker`; the embedded stack (librdkafka's mock cluster, one redis-server). The reference, in the same run: `pushfleet-bench websocket-echo`, a NIOWebSocket echo server in a process of its own, the same clients each sending one message of a push's size per round and counting its echo.
 
-            Broadcasts per round: \(list(result.broadcastsPerSecond)) notifications/s; echo rounds: \(list(result.echoesPerSecond)) round trips/s. The broadcasts' reports: \(result.online) notifications `online`, \(result.throughAPNs) through APNs.
-            """
-        try output.write(name: "online", result: result, markdown: markdown)
+                | figure | value |
+                |---|---:|
+                | connects (upgraded and welcomed, 200 at a time) | \(Int(result.connectsPerSecond))/s |
+                | gateway RSS per connection | \(Int(result.gatewayBytesPerConnection)) bytes |
+                | online-first broadcast, publication to the last push received (median of \(result.broadcastsPerSecond.count)) | \(Int(result.medianBroadcastPerSecond)) notifications/s |
+                | echo reference, one round trip per connection (median of \(result.echoesPerSecond.count)) | \(Int(result.medianEchoPerSecond)) round trips/s |
+                | broadcast / echo | \(String(format: "%.1f%%", result.medianBroadcastPerSecond / result.medianEchoPerSecond * 100)) |
+                | offered \(result.offeredPerSecond)/s for \(result.offeredSeconds) s (jobs of \(jobSize)): publication → ack p50 | \(String(format: "%.1f", result.latencyP50Milliseconds)) ms |
+                | the same, p99 (\(result.offeredAcks) acks) | \(String(format: "%.1f", result.latencyP99Milliseconds)) ms |
+
+                Broadcasts per round: \(list(result.broadcastsPerSecond)) notifications/s; echo rounds: \(list(result.echoesPerSecond)) round trips/s. The broadcasts' reports: \(result.online) notifications `online`, \(result.throughAPNs) through APNs.
+                """)
+        }
+        if !report.faults.isEmpty {
+            var table = """
+                ## Faults
+
+                Each scenario: a fresh embedded stack, one `pushfleet worker` (`chunk-size: 100`), two `pushfleet gateway` processes (`gw-a` holds the even devices, `gw-b` the odd ones; `ack-timeout-ms: \(OnlineFaultRun.ackTimeoutMilliseconds)`, so a send handed over falls back after \(2 * OnlineFaultRun.ackTimeoutMilliseconds) ms), every device connected, one broadcast. *Received online*: devices a push frame of the job reached (live or replayed from the inbox). *Through APNs*: devices the simulator accepted it for. *Missed*: neither. *Twice*: both, against *in flight*, the sends no live gateway heard acknowledged (the killed gateway's devices that received theirs, or the never-acking devices). The report's figures are the job's own counters: each notification ends once.
+
+                | scenario | delivery | fault | devices | received online | through APNs | missed | twice / in flight | report: online / accepted / inboxed / inbox-read | reconnected | seconds | meets expectations |
+                |---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|
+                """
+            for outcome in report.faults {
+                table +=
+                    "\n| \(outcome.scenario) | \(outcome.delivery) | \(outcome.fault) | \(outcome.devices) | \(outcome.receivedOnline) | \(outcome.throughAPNs) | \(outcome.missed) | \(outcome.twice) / \(outcome.inFlightAtFault) | \(outcome.online) / \(outcome.accepted) / \(outcome.inboxed) / \(outcome.inboxRead) | \(outcome.reconnected) | \(String(format: "%.1f", outcome.seconds)) | \(outcome.violations.isEmpty ? "yes" : "**no**: " + outcome.violations.joined(separator: "; ")) |"
+            }
+            sections.append(table)
+        }
+        return sections.joined(separator: "\n\n")
     }
 }
 

@@ -21,6 +21,11 @@ final class WebSocketLoad: Sendable {
             var publishedAt: [String: ContinuousClock.Instant] = [:]
             /// Milliseconds from a job's publication to each of its acks.
             var latencies: [Double] = []
+            /// Per device (connections opened with one): pushes received, acks sent.
+            var received: [Int: Int] = [:]
+            var acked: [Int: Int] = [:]
+            /// Per connection label: the devices that received a push on such a connection.
+            var receivedVia: [String: Set<Int>] = [:]
         }
 
         private let state = Mutex(State())
@@ -29,7 +34,7 @@ final class WebSocketLoad: Sendable {
             state.withLock { $0.publishedAt[jobID] = instant }
         }
 
-        func pushed(jobID: String) {
+        func pushed(jobID: String, device: Int? = nil, via label: String? = nil) {
             let now = ContinuousClock.now
             state.withLock { state in
                 state.pushes += 1
@@ -37,7 +42,35 @@ final class WebSocketLoad: Sendable {
                 if let published = state.publishedAt[jobID] {
                     state.latencies.append((now - published).seconds * 1_000)
                 }
+                if let device { state.received[device, default: 0] += 1 }
+                if let device, let label { state.receivedVia[label, default: []].insert(device) }
             }
+        }
+
+        /// The devices that received a push on a connection labelled `label`.
+        func received(via label: String) -> Set<Int> {
+            state.withLock { $0.receivedVia[label] ?? [] }
+        }
+
+        /// Device `device` sent an ack.
+        func acked(device: Int) {
+            state.withLock { $0.acked[device, default: 0] += 1 }
+        }
+
+        /// Pushes received and acks sent, per device, since the last call; then forgotten.
+        func takeDeviceCounts() -> (received: [Int: Int], acked: [Int: Int]) {
+            state.withLock { state in
+                defer { (state.received, state.acked) = ([:], [:]) }
+                return (state.received, state.acked)
+            }
+        }
+
+        /// Pushes received per device so far (not forgotten).
+        var received: [Int: Int] { state.withLock { $0.received } }
+
+        /// Devices matching `condition` that sent an ack so far.
+        func ackedCount(where condition: (Int) -> Bool) -> Int {
+            state.withLock { $0.acked.keys.count(where: condition) }
         }
 
         func echoed() {
@@ -83,7 +116,7 @@ final class WebSocketLoad: Sendable {
 
     /// Opens a connection to `path` on `port` and waits for its first text frame (the gateway's
     /// welcome; the echo server's answer to nothing is none, so `awaitWelcome` is false there).
-    func connect(port: Int, path: String, awaitWelcome: Bool) async throws {
+    func connect(port: Int, path: String, awaitWelcome: Bool, options: LoadConnectionOptions = LoadConnectionOptions()) async throws {
         let loop = group.next()
         let welcomed = loop.makePromise(of: Void.self)
         let timeout = loop.scheduleTask(in: .seconds(10)) {
@@ -100,7 +133,7 @@ final class WebSocketLoad: Sendable {
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(
-                                    LoadConnectionHandler(tally: tally, channels: channels, welcomed: welcomed))
+                                    LoadConnectionHandler(tally: tally, channels: channels, welcomed: welcomed, options: options))
                                 return true
                             }
                         })
@@ -146,6 +179,26 @@ struct LoadSendEvent: Sendable {
     var bytes: [UInt8]
 }
 
+/// How one load connection behaves: which device it is (for per-device counts), when it acks a
+/// push, and what happens when it closes (the fault scenarios reconnect elsewhere).
+struct LoadConnectionOptions: Sendable {
+    enum AckPolicy: Sendable, Equatable {
+        case immediately
+        /// As an app that takes a while to hand the message over.
+        case after(TimeAmount)
+        case never
+    }
+
+    /// Counted per device in ``WebSocketLoad/Tally`` when set.
+    var device: Int?
+    /// Counted per device and label too (``WebSocketLoad/Tally/received(via:)``): which gateway
+    /// a push came from.
+    var label: String?
+    var ack = AckPolicy.immediately
+    /// Called once when the connection has closed, whoever closed it.
+    var closed: (@Sendable () -> Void)?
+}
+
 /// One load connection: acks pushes, counts echoes, answers pings, masks what it sends.
 private final class LoadConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
@@ -154,16 +207,23 @@ private final class LoadConnectionHandler: ChannelInboundHandler {
     private let tally: WebSocketLoad.Tally
     private let channels: WebSocketLoad.Channels
     private let welcomed: EventLoopPromise<Void>
+    private let options: LoadConnectionOptions
     private var welcome = true
 
-    init(tally: WebSocketLoad.Tally, channels: WebSocketLoad.Channels, welcomed: EventLoopPromise<Void>) {
+    init(tally: WebSocketLoad.Tally, channels: WebSocketLoad.Channels, welcomed: EventLoopPromise<Void>, options: LoadConnectionOptions) {
         self.tally = tally
         self.channels = channels
         self.welcomed = welcomed
+        self.options = options
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         channels.add(context.channel)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        options.closed?()
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -180,9 +240,19 @@ private final class LoadConnectionHandler: ChannelInboundHandler {
             }
             guard let object = try? JSONValue(parsing: Data(bytes)).objectValue else { return }
             if object["type"]?.stringValue == "push", let id = object["id"]?.stringValue {
-                tally.pushed(jobID: object["job"]?.stringValue ?? "")
-                let ack: JSONValue = ["type": "ack", "id": .string(id)]
-                send(Array(ack.compactData()), opcode: .text, context: context)
+                tally.pushed(jobID: object["job"]?.stringValue ?? "", device: options.device, via: options.label)
+                let frame: JSONValue = ["type": "ack", "id": .string(id)]
+                let ack = Array(frame.compactData())
+                switch options.ack {
+                case .immediately:
+                    self.ack(ack, context: context)
+                case .after(let delay):
+                    context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+                        if context.channel.isActive { self.ack(ack, context: context) }
+                    }
+                case .never:
+                    break
+                }
             } else if object["type"]?.stringValue == "echo" {
                 tally.echoed()
             }
@@ -205,6 +275,11 @@ private final class LoadConnectionHandler: ChannelInboundHandler {
         } else {
             context.fireUserInboundEventTriggered(event)
         }
+    }
+
+    private func ack(_ bytes: [UInt8], context: ChannelHandlerContext) {
+        if let device = options.device { tally.acked(device: device) }
+        send(bytes, opcode: .text, context: context)
     }
 
     private func send(_ bytes: [UInt8], opcode: WebSocketOpcode, context: ChannelHandlerContext) {
