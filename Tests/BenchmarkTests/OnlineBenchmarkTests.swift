@@ -42,7 +42,8 @@ import Testing
     ) -> OnlineFaultOutcome {
         var outcome = OnlineFaultOutcome(
             scenario: scenario.rawValue, delivery: scenario.delivery.rawValue, fault: scenario.fault, devices: 100, receivedOnline: received,
-            throughAPNs: apns, missed: missed, twice: twice, inFlightAtFault: inFlight, online: online, accepted: accepted, inboxed: inboxed,
+            throughAPNs: apns, missed: missed, twice: twice, inFlightAtFault: inFlight, handedBackAfterWriting: 0, lateAcks: 0, online: online,
+            accepted: accepted, inboxed: inboxed,
             inboxRead: 0, reconnected: 0, seconds: 1, violations: [])
         outcome.judge(scenario)
         return outcome

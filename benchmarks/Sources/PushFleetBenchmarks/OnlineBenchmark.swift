@@ -225,9 +225,24 @@ struct OnlineBenchmark {
 struct GatewayProcess {
     let process: ChildProcess
     let port: Int
+    /// Where its `/metrics` are served.
+    let metricsPort: Int
+
+    /// The gateway's online sends by outcome (`acked`, `no-ack`, `connection-lost`,
+    /// `not-connected`) and its late acks (`late-acks`), from its `/metrics`.
+    func sendOutcomes() async throws -> [String: Int] {
+        let outcomes = ["acked", "no-ack", "connection-lost", "not-connected"]
+        let prefixes = outcomes.map { #"pushfleet_gateway_online_sends_total{outcome=""# + $0 + #"""# } + ["pushfleet_gateway_late_acks_total"]
+        let body = try await BenchmarkHTTP.get(URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!)
+        let values = WorkerMetricsText.values(body, prefixes: prefixes)
+        var figures: [String: Int] = [:]
+        for (name, prefix) in zip(outcomes + ["late-acks"], prefixes) { figures[name] = Int(values[prefix] ?? 0) }
+        return figures
+    }
 
     static func start(binary: String, stack: EmbeddedStack, id: String, environment settings: [String: String] = [:]) async throws -> GatewayProcess {
         let port = try LocalRedisServer.freePort()
+        let metricsPort = try LocalRedisServer.freePort()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-bench-gateway-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
             throw BenchmarkError.failed("cannot create \(log.path)")
@@ -236,6 +251,7 @@ struct GatewayProcess {
         var environment = ProcessInfo.processInfo.environment
         environment.merge(settings) { $1 }
         environment["PUSHFLEET__GATEWAY__ID"] = id
+        environment["PUSHFLEET__METRICS__PORT"] = String(metricsPort)
         let process = try ChildProcess(
             executable: binary,
             arguments: ["gateway", "--config", stack.configurationPath, "--log-level", "info", "--port", String(port)],
@@ -248,7 +264,7 @@ struct GatewayProcess {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return GatewayProcess(process: process, port: port)
+        return GatewayProcess(process: process, port: port, metricsPort: metricsPort)
     }
 }
 
@@ -365,14 +381,14 @@ struct OnlineBenchmarkCommand: AsyncParsableCommand {
             var table = """
                 ## Faults
 
-                Each scenario: a fresh embedded stack, one `pushfleet worker` (`chunk-size: 100`), two `pushfleet gateway` processes (`gw-a` holds the even devices, `gw-b` the odd ones; `ack-timeout-ms: \(OnlineFaultRun.ackTimeoutMilliseconds)`, so a send handed over falls back after \(2 * OnlineFaultRun.ackTimeoutMilliseconds) ms), every device connected, one broadcast. *Received online*: devices a push frame of the job reached (live or replayed from the inbox). *Through APNs*: devices the simulator accepted it for. *Missed*: neither. *Twice*: both, against *in flight*, the sends no live gateway heard acknowledged (the killed gateway's devices that received theirs, or the never-acking devices). The report's figures are the job's own counters: each notification ends once.
+                Each scenario: a fresh embedded stack, one `pushfleet worker` (`chunk-size: 100`), two `pushfleet gateway` processes (`gw-a` holds the even devices, `gw-b` the odd ones; `ack-timeout-ms: \(OnlineFaultRun.ackTimeoutMilliseconds)`, so a send handed over falls back after \(2 * OnlineFaultRun.ackTimeoutMilliseconds) ms), every device connected, one broadcast. *Received online*: devices a push frame of the job reached (live or replayed from the inbox). *Through APNs*: devices the simulator accepted it for. *Missed*: neither. *Twice*: both, against *in flight*, the sends no live gateway heard acknowledged in time (what the killed gateway's devices received from it, the never-acking devices, and the sends a live gateway wrote and handed back: *handed back*, with the acks it heard too late). The report's figures are the job's own counters: each notification ends once.
 
-                | scenario | delivery | fault | devices | received online | through APNs | missed | twice / in flight | report: online / accepted / inboxed / inbox-read | reconnected | seconds | meets expectations |
-                |---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|
+                | scenario | delivery | fault | devices | received online | through APNs | missed | twice / in flight | handed back / late acks | report: online / accepted / inboxed / inbox-read | reconnected | seconds | meets expectations |
+                |---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|
                 """
             for outcome in report.faults {
                 table +=
-                    "\n| \(outcome.scenario) | \(outcome.delivery) | \(outcome.fault) | \(outcome.devices) | \(outcome.receivedOnline) | \(outcome.throughAPNs) | \(outcome.missed) | \(outcome.twice) / \(outcome.inFlightAtFault) | \(outcome.online) / \(outcome.accepted) / \(outcome.inboxed) / \(outcome.inboxRead) | \(outcome.reconnected) | \(String(format: "%.1f", outcome.seconds)) | \(outcome.violations.isEmpty ? "yes" : "**no**: " + outcome.violations.joined(separator: "; ")) |"
+                    "\n| \(outcome.scenario) | \(outcome.delivery) | \(outcome.fault) | \(outcome.devices) | \(outcome.receivedOnline) | \(outcome.throughAPNs) | \(outcome.missed) | \(outcome.twice) / \(outcome.inFlightAtFault) | \(outcome.handedBackAfterWriting) / \(outcome.lateAcks) | \(outcome.online) / \(outcome.accepted) / \(outcome.inboxed) / \(outcome.inboxRead) | \(outcome.reconnected) | \(String(format: "%.1f", outcome.seconds)) | \(outcome.violations.isEmpty ? "yes" : "**no**: " + outcome.violations.joined(separator: "; ")) |"
             }
             sections.append(table)
         }

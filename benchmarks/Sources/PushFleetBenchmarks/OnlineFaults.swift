@@ -77,8 +77,13 @@ struct OnlineFaultOutcome: Codable, Sendable {
     /// Devices that got it both ways.
     var twice: Int
     /// The most that may get it twice: sends written to a connection that no live gateway heard
-    /// acknowledged (the killed gateway's unsettled sends, the never-acking devices).
+    /// acknowledged in time (what the killed gateway's devices received from it, the
+    /// never-acking devices, and the sends a live gateway handed back after writing them).
     var inFlightAtFault: Int
+    /// Sends the live gateways wrote and then handed back to APNs (`no-ack`, `connection-lost`),
+    /// and acks they heard too late, from their `/metrics`.
+    var handedBackAfterWriting: Int
+    var lateAcks: Int
     /// The job's report: `online`, `accepted`, `inboxed`, `inbox-read`.
     var online: Int
     var accepted: Int
@@ -112,9 +117,9 @@ struct OnlineFaultOutcome: Codable, Sendable {
     var line: String {
         String(
             format:
-                "%@ (%@): received online %d, through APNs %d, missed %d, twice %d (in flight %d), report online %d accepted %d inboxed %d inbox-read %d, reconnected %d, %.1f s%@",
-            scenario, delivery, receivedOnline, throughAPNs, missed, twice, inFlightAtFault, online, accepted, inboxed, inboxRead, reconnected,
-            seconds, violations.isEmpty ? "" : " — FAILED: " + violations.joined(separator: "; "))
+                "%@ (%@): received online %d, through APNs %d, missed %d, twice %d (in flight %d; handed back %d, late acks %d), report online %d accepted %d inboxed %d inbox-read %d, reconnected %d, %.1f s%@",
+            scenario, delivery, receivedOnline, throughAPNs, missed, twice, inFlightAtFault, handedBackAfterWriting, lateAcks, online, accepted,
+            inboxed, inboxRead, reconnected, seconds, violations.isEmpty ? "" : " — FAILED: " + violations.joined(separator: "; "))
     }
 }
 
@@ -197,7 +202,6 @@ struct OnlineFaultRun {
             job.delivery = scenario.delivery
             let start = ContinuousClock.now
             try await CampaignHarness.publish(job, producer: producer)
-            var inFlight = 0
             switch scenario {
             case .gatewayKill, .gatewayKillOnlineOnly:
                 let onB = devices / 2
@@ -207,9 +211,7 @@ struct OnlineFaultRun {
                 gatewayBDown.store(true, ordering: .releasing)
                 gatewayB.process.signal(SIGKILL)
                 _ = await gatewayB.process.exited()
-            case .neverAck:
-                inFlight = devices / 2
-            case .presenceLost:
+            case .neverAck, .presenceLost:
                 break
             }
             let jobs = JobStore(client: redis)
@@ -228,12 +230,19 @@ struct OnlineFaultRun {
             // fallback's length before counting.
             try await Task.sleep(for: .milliseconds(3 * Self.ackTimeoutMilliseconds))
             report = try await jobs.statistics(jobID: jobID)
-            if scenario == .gatewayKill || scenario == .gatewayKillOnlineOnly {
-                // What gw-b may have written and not settled: whatever its devices received from
-                // it, before it died or from its socket buffers after (an ack it heard may not
-                // have been settled).
-                inFlight = load.tally.received(via: "gw-b").count
-            }
+            // What the live gateways wrote and handed back (an ack too late: a gateway slowed by
+            // the reconnections), and what the killed one may have written and not settled:
+            // whatever its devices received from it, before it died or from its socket buffers
+            // after (an ack it heard may not have been settled).
+            var live = try await gatewayA.sendOutcomes()
+            if gatewayB.process.isRunning { live.merge(try await gatewayB.sendOutcomes(), uniquingKeysWith: +) }
+            let handedBack = (live["no-ack"] ?? 0) + (live["connection-lost"] ?? 0)
+            let inFlight =
+                switch scenario {
+                case .gatewayKill, .gatewayKillOnlineOnly: load.tally.received(via: "gw-b").count + handedBack
+                case .neverAck: devices / 2
+                case .presenceLost: 0
+                }
             let received = Set(load.tally.takeDeviceCounts().received.filter { $0.value > 0 }.keys)
             let accepted = try await stack.simulator.counters().acceptedPerToken
             let apns = Set((0..<devices).filter { (accepted[CampaignHarness.token($0).hex] ?? 0) > 0 })
@@ -241,7 +250,8 @@ struct OnlineFaultRun {
             var outcome = OnlineFaultOutcome(
                 scenario: scenario.rawValue, delivery: scenario.delivery.rawValue, fault: scenario.fault, devices: devices,
                 receivedOnline: received.count, throughAPNs: apns.count, missed: devices - received.union(apns).count,
-                twice: received.intersection(apns).count, inFlightAtFault: inFlight, online: report["online"] ?? 0,
+                twice: received.intersection(apns).count, inFlightAtFault: inFlight, handedBackAfterWriting: handedBack,
+                lateAcks: live["late-acks"] ?? 0, online: report["online"] ?? 0,
                 accepted: report["accepted"] ?? 0, inboxed: report["inboxed"] ?? 0, inboxRead: report["inbox-read"] ?? 0,
                 reconnected: reconnects.count, seconds: seconds, violations: [])
             outcome.judge(scenario)

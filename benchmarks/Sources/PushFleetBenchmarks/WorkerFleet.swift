@@ -164,12 +164,7 @@ final class WorkerFleet: Sendable {
         var values: [String: Double] = [:]
         for url in urls {
             guard let body = try? await BenchmarkHTTP.get(url) else { continue }
-            for line in String(decoding: body, as: UTF8.self).split(separator: "\n") {
-                guard let prefix = prefixes.first(where: { line.hasPrefix($0) }),
-                    let value = Double(line.split(separator: " ").last ?? "")
-                else { continue }
-                values[prefix, default: 0] += value
-            }
+            values.merge(WorkerMetricsText.values(body, prefixes: prefixes), uniquingKeysWith: +)
         }
         return values
     }
