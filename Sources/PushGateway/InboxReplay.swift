@@ -10,12 +10,14 @@ import Synchronization
 
 /// Replays a device's inbox when it connects: reads the messages of online-only jobs waiting
 /// for it (one read), writes each as a `push` frame with `"replay":true`, waits up to the ack
-/// timeout, and removes what the app acknowledged; each message removed counts `inbox-read` on
-/// its job and a `delivered` receipt. What is not acknowledged stays for the next connection.
+/// timeout, and removes what the app acknowledged; each message removed gets a `delivered`
+/// receipt and counts `inbox-read` on its job (or `online`, when its send was still waiting for
+/// its fallback). What is not acknowledged stays for the next connection.
 /// A message whose job is gone (its payload expired) or cancelled is removed unsent.
 struct InboxReplay: Sendable {
     let inbox: InboxStore
     let jobs: JobStore
+    let resend: ResendBuffer
     let acks: OnlineAcks
     let ackTimeout: Duration
     let frames: ReplayFrames
@@ -63,18 +65,27 @@ struct InboxReplay: Sendable {
         let removed = try await Retrying.run("removing \(acknowledged.count) read message(s) from an inbox", logger: logger) { [inbox] in
             try await inbox.remove(app: app, acknowledged.map { (device, $0) })
         }
-        try await countRead(zip(acknowledged, removed).filter(\.1).map(\.0), device: device)
+        try await settleRead(zip(acknowledged, removed).filter(\.1).map(\.0), app: app, device: device)
     }
 
-    /// Counts `inbox-read` and a `delivered` receipt for each message read, per job: the receipt
-    /// first (a device counts once per event, so writing it again is harmless), so that a report
-    /// that shows a read already shows its receipt.
-    private func countRead(_ read: [InboxMessage], device: DeviceToken) async throws {
+    /// Settles the messages the app read from its inbox (acknowledged, and removed by this
+    /// replay), per job: a `delivered` receipt first (a device counts once per event, so writing
+    /// it again is harmless); then the message's online send ends `online` if its resend-buffer
+    /// entry still waits (the gateway it was handed to died before the ack or the fallback), and
+    /// otherwise, counted `inboxed` already, it counts `inbox-read`. A gateway removes an
+    /// acknowledged message from the inbox before it completes its entry, so a message a replay
+    /// finds was never counted `online`.
+    private func settleRead(_ read: [InboxMessage], app: String, device: DeviceToken) async throws {
         let jobs = self.jobs
+        let completion = ResendCompletion(resend: resend, jobs: jobs, logger: logger)
         for (jobID, messages) in Dictionary(grouping: read, by: \.jobID) {
             _ = try await Retrying.run("recording a delivered receipt of job \(jobID)", logger: logger) {
                 try await jobs.recordReceipts(jobID: jobID, tokens: [device], event: .delivered)
             }
+            // A device has one send, and at most one resend-buffer entry, per job.
+            let entry = ResendEntry(jobID: jobID, token: device, attempts: 0, firstFailedAt: 0, lastReason: "online")
+            let waited = try await completion.complete(app: app, jobID: jobID, [entry], counting: [[.online]])
+            guard waited == [false] else { continue }
             try await Retrying.run("counting \(messages.count) inbox read(s) of job \(jobID)", logger: logger) {
                 try await jobs.increment(jobID: jobID, [.inboxRead: messages.count])
             }

@@ -106,20 +106,23 @@ struct OnlineDeliveryStage: Sendable {
         _ = try await Retrying.run("recording \(acknowledged.count) delivered receipt(s) of job \(jobID)", logger: logger) {
             try await jobs.recordReceipts(jobID: jobID, tokens: acknowledged.map(\.token), event: .delivered)
         }
-        let present = try await ResendCompletion(resend: resend, jobs: jobs, logger: logger).complete(
-            app: app, jobID: jobID, acknowledged, counting: acknowledged.map { _ in [.online] })
-        GatewayMetrics.sends(plan.acknowledged.count, outcome: "acked")
-        // An online-only message is in the device's inbox too: the app has it now. Removed after
-        // its entry was settled `inboxed` (the ack came after the fallback), it counts as read.
-        var read: [DeviceToken] = []
+        // An online-only message is in the device's inbox too: the app has it now. Removed before
+        // its entry is completed, so that a replay never finds a message counted `online` (a
+        // gateway dying in between leaves the entry to end `inboxed`, though the app has it).
+        var removed: [Bool] = []
         if chunk.job.delivery == .onlineOnly {
             let messages = plan.acknowledged.map { (token: chunk.tokens[$0], message: InboxMessage(jobID: jobID, position: chunk.positions[$0])) }
             let inbox = self.inbox
-            let removed = try await Retrying.run("removing \(messages.count) acknowledged message(s) from inboxes", logger: logger) {
+            removed = try await Retrying.run("removing \(messages.count) acknowledged message(s) from inboxes", logger: logger) {
                 try await inbox.remove(app: app, messages)
             }
-            read = acknowledged.indices.filter { !present[$0] && removed[$0] }.map { acknowledged[$0].token }
         }
+        let present = try await ResendCompletion(resend: resend, jobs: jobs, logger: logger).complete(
+            app: app, jobID: jobID, acknowledged, counting: acknowledged.map { _ in [.online] })
+        GatewayMetrics.sends(plan.acknowledged.count, outcome: "acked")
+        // Removed by this ack after its entry was settled `inboxed` (the ack came after the
+        // fallback): it counts as read.
+        let read = removed.indices.filter { !present[$0] && removed[$0] }
         guard !read.isEmpty else { return }
         try await Retrying.run("counting \(read.count) inbox read(s) of job \(jobID)", logger: logger) {
             try await jobs.increment(jobID: jobID, [.inboxRead: read.count])

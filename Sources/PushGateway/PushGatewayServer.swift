@@ -58,7 +58,9 @@ public struct PushGatewayServer: Service {
         let connections = GatewayConnections()
         let acks = OnlineAcks()
         let (jobs, inbox) = (JobStore(client: redis), InboxStore(client: redis))
-        let replay = InboxReplay(inbox: inbox, jobs: jobs, acks: acks, ackTimeout: settings.ackTimeout, frames: ReplayFrames(), logger: logger)
+        let resend = ResendBuffer(client: redis, policy: configuration.resend.policy)
+        let replay = InboxReplay(
+            inbox: inbox, jobs: jobs, resend: resend, acks: acks, ackTimeout: settings.ackTimeout, frames: ReplayFrames(), logger: logger)
         let gateway = GatewayContext(
             id: id, settings: settings, schedule: schedule, tokens: tokens,
             apps: Set(configuration.apps.keys), connections: connections, presence: writer, acks: acks, replay: replay,
@@ -72,7 +74,7 @@ public struct PushGatewayServer: Service {
         }
         let stage = OnlineDeliveryStage(
             gateway: id, connections: connections, acks: acks, ackTimeout: settings.ackTimeout, jobs: jobs,
-            resend: ResendBuffer(client: redis, policy: configuration.resend.policy), inbox: inbox, logger: logger, clock: StoreClock.system)
+            resend: resend, inbox: inbox, logger: logger, clock: StoreClock.system)
         let numbers = ConnectionNumbers()
         let server: any Channel
         do {

@@ -38,13 +38,13 @@ import Testing
 
     static func outcome(
         _ scenario: OnlineFaultScenario, received: Int, apns: Int, missed: Int = 0, twice: Int = 0, inFlight: Int = 0, online: Int,
-        accepted: Int = 0, inboxed: Int = 0
+        accepted: Int = 0, inboxed: Int = 0, inboxRead: Int = 0
     ) -> OnlineFaultOutcome {
         var outcome = OnlineFaultOutcome(
             scenario: scenario.rawValue, delivery: scenario.delivery.rawValue, fault: scenario.fault, devices: 100, receivedOnline: received,
             throughAPNs: apns, missed: missed, twice: twice, inFlightAtFault: inFlight, handedBackAfterWriting: 0, lateAcks: 0, online: online,
             accepted: accepted, inboxed: inboxed,
-            inboxRead: 0, reconnected: 0, seconds: 1, violations: [])
+            inboxRead: inboxRead, reconnected: 0, seconds: 1, violations: [])
         outcome.judge(scenario)
         return outcome
     }
@@ -66,6 +66,9 @@ import Testing
                 == ["1 went through APNs"])
         #expect(
             Self.outcome(.gatewayKillOnlineOnly, received: 100, apns: 0, online: 55, inboxed: 44).violations == ["online 55 + inboxed 44 ≠ 100"])
+        #expect(
+            Self.outcome(.gatewayKillOnlineOnly, received: 100, apns: 0, online: 55, inboxed: 45, inboxRead: 46).violations
+                == ["inbox-read 46 > inboxed 45"])
         // Presence lost: nothing may go online.
         #expect(Self.outcome(.presenceLost, received: 0, apns: 100, online: 0, accepted: 100).violations.isEmpty)
         #expect(Self.outcome(.presenceLost, received: 3, apns: 100, twice: 3, online: 0, accepted: 100).violations.count == 2)

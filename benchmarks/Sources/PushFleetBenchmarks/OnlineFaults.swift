@@ -97,7 +97,8 @@ struct OnlineFaultOutcome: Codable, Sendable {
 
     /// The scenario's expectations: nothing missed, each notification one final outcome in the
     /// report (online + APNs, or online + inboxed, = the audience), at most what was in flight
-    /// got twice, none through APNs for online-only, none online with presence lost.
+    /// got twice, none through APNs for online-only and no more read from the inboxes than was
+    /// kept there, none online with presence lost.
     mutating func judge(_ scenario: OnlineFaultScenario) {
         violations = []
         if missed > 0 { violations.append("\(missed) missed") }
@@ -106,6 +107,8 @@ struct OnlineFaultOutcome: Codable, Sendable {
         case .onlineOnly:
             if throughAPNs > 0 { violations.append("\(throughAPNs) went through APNs") }
             if online + inboxed != devices { violations.append("online \(online) + inboxed \(inboxed) ≠ \(devices)") }
+            // What was read from the inboxes was kept there: an acked message is never counted both ways.
+            if inboxRead > inboxed { violations.append("inbox-read \(inboxRead) > inboxed \(inboxed)") }
         default:
             if online + accepted != devices { violations.append("online \(online) + accepted \(accepted) ≠ \(devices)") }
         }
