@@ -69,6 +69,17 @@ enum CampaignHarness {
         }
     }
 
+    /// Registers devices `0..<devices`, starts one worker, and returns once it has joined its
+    /// groups and sent the warm-up job. The caller stops the fleet.
+    static func startOneWorker(
+        registering devices: Int, stack: EmbeddedStack, fleet: WorkerFleet, producer: KafkaProducer, redis: any RedisCommands
+    ) async throws {
+        try await register(devices, shards: stack.options.registryShards, redis: redis)
+        try fleet.start(1)
+        try await fleet.awaitSettled(groupPartitions(stack))
+        try await warmUp(producer: producer, redis: redis)
+    }
+
     /// A job to device 0, waited for until it is accepted: every worker has joined its groups
     /// and connected.
     static func warmUp(producer: KafkaProducer, redis: any RedisCommands) async throws {

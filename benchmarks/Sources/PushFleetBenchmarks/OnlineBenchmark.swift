@@ -61,11 +61,8 @@ struct OnlineBenchmark {
         let stack = try await EmbeddedStack.start(EmbeddedStack.Options(), logger: logger)
         let fleet = WorkerFleet(binary: pushfleet, stack: stack, logLevel: "warning")
         return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
-            try await CampaignHarness.register(connections, shards: stack.options.registryShards, redis: redis)
-            try fleet.start(1)
             defer { fleet.stopAll() }
-            try await fleet.awaitSettled(CampaignHarness.groupPartitions(stack))
-            try await CampaignHarness.warmUp(producer: producer, redis: redis)
+            try await CampaignHarness.startOneWorker(registering: connections, stack: stack, fleet: fleet, producer: producer, redis: redis)
 
             let echo = try await measureEcho()
             let gateway = try await GatewayProcess.start(binary: pushfleet, stack: stack, id: Self.gatewayID)

@@ -146,11 +146,8 @@ struct OnlineFaultRun {
         let shared = ["PUSHFLEET__GATEWAY__ACK_TIMEOUT_MS": String(Self.ackTimeoutMilliseconds)]
         let fleet = WorkerFleet(binary: pushfleet, stack: stack, logLevel: "warning", environment: shared)
         return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
-            try await CampaignHarness.register(devices, shards: stack.options.registryShards, redis: redis)
-            try fleet.start(1)
             defer { fleet.stopAll() }
-            try await fleet.awaitSettled(CampaignHarness.groupPartitions(stack))
-            try await CampaignHarness.warmUp(producer: producer, redis: redis)
+            try await CampaignHarness.startOneWorker(registering: devices, stack: stack, fleet: fleet, producer: producer, redis: redis)
             let gatewayA = try await GatewayProcess.start(binary: pushfleet, stack: stack, id: "gw-a", environment: shared)
             defer { gatewayA.process.terminate() }
             let gatewayB = try await GatewayProcess.start(binary: pushfleet, stack: stack, id: "gw-b", environment: shared)
