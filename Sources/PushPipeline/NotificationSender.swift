@@ -343,25 +343,25 @@ final class NotificationSender: Sendable {
 
         func scheduleResends(
             _ failures: [ResendFailure], positions: [DeviceToken: UInt32]
-        ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry]) {
+        ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry], givenUp: [ResendTally]) {
             let (outlet, jobs, resend, jobID, app) = (self.outlet, sender.jobs, sender.resend, facts.jobID, facts.app)
             let checked = Settlement.positionsToCheck(failures, positions: positions)
-            let (selection, expired) = try await Retrying.run("scheduling \(failures.count) resend(s)", logger: outlet.logger) {
+            let (selection, answer) = try await Retrying.run("scheduling \(failures.count) resend(s)", logger: outlet.logger) {
                 let flags = checked.isEmpty ? [] : try await jobs.hasMarkers(jobID: jobID, positions: checked)
                 let marked = Set(zip(checked, flags).compactMap { $1 ? $0 : nil })
                 let selection = Settlement.resendsToSchedule(failures, positions: positions, marked: marked)
-                return (selection, try await resend.schedule(app: app, selection.toSchedule))
+                let counted = Settlement.countedByTheBuffer(selection.toSchedule, positions: positions)
+                return (selection, try await resend.schedule(app: app, selection.toSchedule, countingGivenUp: counted))
             }
             try await outlet.skippedDuplicates(
                 selection.settledElsewhere, jobID: jobID, "resends settled by another worker meanwhile: not buffered")
-            return (selection.toSchedule, expired)
+            return (selection.toSchedule, answer.expired, answer.tallies)
         }
 
-        func deadLetter(_ letters: [DeadLetter], resendsGivenUp: Int) async throws {
+        func deadLetter(_ letters: [DeadLetter], givenUp: [ResendTally]) async throws {
             try await outlet.deadLetterNotifications(letters, jobID: facts.jobID)
-            if resendsGivenUp > 0 {
-                try await sender.increment([.deadLettered: resendsGivenUp], jobID: facts.jobID)
-            }
+            let completion = ResendCompletion(resend: sender.resend, jobs: sender.jobs, logger: outlet.logger)
+            for tally in givenUp { try await completion.count(tally, app: facts.app) }
         }
 
         func countRetried(_ retried: Int) {

@@ -7,7 +7,9 @@ import PushStore
 /// tally is applied to the job's counters (once per tally id) and forgotten. A tally left
 /// behind by a completer that died is applied by a worker's resend drainer
 /// (``recoverTallies(app:)``) once it is ``recoveryAge`` old. Every completion of an entry goes
-/// through here: a worker's resends and online-only fallbacks, and a gateway's acked sends.
+/// through here: a worker's resends and online-only fallbacks, and a gateway's acked sends; the
+/// resends the buffer gives up on are counted the same way (their tallies written by
+/// ``ResendBuffer/schedule(app:_:countingGivenUp:)``, applied by ``count(_:app:)``).
 package struct ResendCompletion: Sendable {
     let resend: ResendBuffer
     let jobs: JobStore
@@ -36,7 +38,7 @@ package struct ResendCompletion: Sendable {
         let completion = try await Retrying.run("completing \(entries.count) resend-buffer entr(ies) of job \(jobID)", logger: logger) {
             try await resend.complete(app: app, jobID: jobID, entries, counting: counting)
         }
-        if let tally = completion.tally { try await apply(tally, app: app) }
+        if let tally = completion.tally { try await count(tally, app: app) }
         return completion.removed
     }
 
@@ -46,12 +48,13 @@ package struct ResendCompletion: Sendable {
         for tally in pending {
             logger.notice(
                 "counting a resend tally its completer left behind", metadata: ["app": "\(app)", "job": "\(tally.jobID)", "tally": "\(tally.id)"])
-            try await apply(tally, app: app)
+            try await count(tally, app: app)
         }
         return pending.count
     }
 
-    private func apply(_ tally: ResendTally, app: String) async throws {
+    /// Applies `tally` to its job (once per tally id, whoever applies it) and forgets it.
+    package func count(_ tally: ResendTally, app: String) async throws {
         let (resend, jobs) = (self.resend, self.jobs)
         try await Retrying.run("counting the outcomes of job \(tally.jobID)'s resend-buffer entries", logger: logger) {
             try await jobs.apply(tally)

@@ -251,15 +251,21 @@ enum Settlement {
         /// First sends whose outcome is now final: `retried` (in the buffer) or `dead-lettered`.
         var records: [DeliveryOutcomeRecord] = []
         var deadLetters: [DeadLetter] = []
-        /// Resends the buffer gave up on (removed by it): counted as `dead-lettered` directly.
-        var resendsGivenUp = 0
         /// First sends that went to the buffer (``WorkerCounters/Name/retried``).
         var retried = 0
     }
 
+    /// Which of `failures` the resend buffer counts `dead-lettered` when it gives up on them
+    /// (``ResendBuffer/schedule(app:_:countingGivenUp:)``): the resends, whose entries it removes.
+    /// A first send (it has a position) is counted by its sent marker instead
+    /// (``afterScheduling(_:expired:positions:facts:)``).
+    static func countedByTheBuffer(_ failures: [ResendFailure], positions: [DeviceToken: UInt32]) -> [Bool] {
+        failures.map { positions[$0.token] == nil }
+    }
+
     /// The records and dead letters of the resends: a first send is recorded as retried (or
-    /// dead-lettered when the buffer gave up at once); a resend the buffer gave up on is counted
-    /// as dead-lettered.
+    /// dead-lettered when the buffer gave up at once); a resend the buffer gave up on gets its
+    /// dead letter (the buffer counted it).
     ///
     /// `positions` are the positions of the first sends (the resends have none).
     static func afterScheduling(
@@ -280,8 +286,6 @@ enum Settlement {
                 if !gaveUp { result.retried += 1 }
                 result.records.append(
                     DeliveryOutcomeRecord(position: position, counter: gaveUp ? .deadLettered : .retried, countsAsSent: failure.attempts > 0))
-            } else {
-                result.resendsGivenUp += gaveUp ? 1 : 0
             }
         }
         return result

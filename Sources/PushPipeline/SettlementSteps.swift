@@ -56,12 +56,14 @@ protocol SettlementEffects: Sendable {
     /// Reads the sent markers of the first sends among `failures` and buffers the rest
     /// (``Settlement/resendsToSchedule(_:positions:marked:)``), in one step, so that a retry after
     /// a cut from Redis sees what other workers did meanwhile. Answers what was buffered and the
-    /// entries the buffer gave up on.
+    /// entries the buffer gave up on, with the tallies that count the resends among them
+    /// (``Settlement/countedByTheBuffer(_:positions:)``).
     func scheduleResends(
         _ failures: [ResendFailure], positions: [DeviceToken: UInt32]
-    ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry])
-    /// Publishes `letters`; `resendsGivenUp` resends the buffer gave up on count as dead-lettered.
-    func deadLetter(_ letters: [DeadLetter], resendsGivenUp: Int) async throws
+    ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry], givenUp: [ResendTally])
+    /// Publishes `letters`, then counts the resends the buffer gave up on: applies `givenUp` to
+    /// the job and forgets them (``ResendCompletion``).
+    func deadLetter(_ letters: [DeadLetter], givenUp: [ResendTally]) async throws
     /// `retried` first sends went to the resend buffer (a worker counter).
     func countRetried(_ retried: Int)
     func recordOutcomes(_ records: [DeliveryOutcomeRecord]) async throws
@@ -76,6 +78,7 @@ extension Settlement {
         _ steps: [Step], positions: [DeviceToken: UInt32], facts: Facts, through effects: some SettlementEffects
     ) async throws {
         var scheduled = AfterScheduling()
+        var givenUp: [ResendTally] = []
         for step in steps {
             switch step {
             case .pauseJob(let reason):
@@ -87,9 +90,10 @@ extension Settlement {
             case .scheduleResends(let failures):
                 let answer = try await effects.scheduleResends(failures, positions: positions)
                 scheduled = afterScheduling(answer.scheduled, expired: answer.expired, positions: positions, facts: facts)
+                givenUp = answer.givenUp
                 effects.countRetried(scheduled.retried)
             case .deadLetter(let letters):
-                try await effects.deadLetter(letters + scheduled.deadLetters, resendsGivenUp: scheduled.resendsGivenUp)
+                try await effects.deadLetter(letters + scheduled.deadLetters, givenUp: givenUp)
             case .recordOutcomes(let records):
                 let all = records + scheduled.records
                 if !all.isEmpty { try await effects.recordOutcomes(all) }

@@ -53,6 +53,19 @@ package final class ResendBuffer: Sendable {
     /// - Throws: ``StoreError`` naming `app`, `failures[i].jobID`, `failures[i].attempts`,
     ///   `failures[i].firstFailedAt` or `failures[i].retryAfter`; `RedisClientError`.
     package func schedule(app: String, _ failures: [ResendFailure]) async throws -> [ResendEntry] {
+        try await schedule(app: app, failures, countingGivenUp: failures.map { _ in false }).expired
+    }
+
+    /// ``schedule(app:_:)``, and the given-up entries with `countingGivenUp[i]` end counted
+    /// `dead-lettered` once: the script that removes them writes a ``ResendTally`` per job for
+    /// those it found in the buffer (an entry another completion removed first counts nothing),
+    /// which the caller applies to the job and forgets, as after
+    /// ``complete(app:jobID:_:counting:)``. Resends given up are counted so; a first send given
+    /// up at once has no entry and is counted by its own sent marker.
+    ///
+    /// - Throws: as ``schedule(app:_:)``, and ``StoreError`` naming `countingGivenUp` (not one flag
+    ///   per failure).
+    package func schedule(app: String, _ failures: [ResendFailure], countingGivenUp: [Bool]) async throws -> ResendScheduling {
         try StoreValidation.app(app)
         for (index, failure) in failures.enumerated() {
             try StoreValidation.jobID(failure.jobID, field: "failures[\(index)].jobID")
@@ -66,27 +79,56 @@ package final class ResendBuffer: Sendable {
                 )
             }
         }
-        guard !failures.isEmpty else { return [] }
+        guard countingGivenUp.count == failures.count else {
+            throw StoreError(
+                .invalidArgument, field: "countingGivenUp", message: "\(countingGivenUp.count) flags for \(failures.count) failures")
+        }
+        guard !failures.isEmpty else { return ResendScheduling() }
         let now = clock()
         var expired: [ResendEntry] = []
-        var arguments: [RedisArgument] = [.string(String(policy.retention.wholeMilliseconds))]
-        arguments.reserveCapacity(1 + 3 * failures.count)
-        for failure in failures {
-            arguments.append(.string(ResendKeyspace.member(jobID: failure.jobID, token: failure.token)))
+        // The jobs whose given-up entries count, each with the id of its tally.
+        var tallied: [(jobID: String, id: String)] = []
+        var counted: [String] = []
+        var members: [RedisArgument] = []
+        members.reserveCapacity(3 * failures.count)
+        for (failure, counts) in zip(failures, countingGivenUp) {
+            members.append(.string(ResendKeyspace.member(jobID: failure.jobID, token: failure.token)))
             if policy.isExpired(attempts: failure.attempts, firstFailedAt: failure.firstFailedAt, now: now) {
                 expired.append(failure.entry)
-                arguments.append("")
-                arguments.append("")
+                members.append("")
+                guard counts else {
+                    members.append("")
+                    continue
+                }
+                counted.append(failure.jobID)
+                if !tallied.contains(where: { $0.jobID == failure.jobID }) { tallied.append((failure.jobID, UUID().uuidString)) }
+                members.append(.string(String(tallied.firstIndex { $0.jobID == failure.jobID }! + 1)))
             } else {
-                arguments.append(.string(String(dueTime(of: failure, now: now))))
-                arguments.append(
+                members.append(.string(String(dueTime(of: failure, now: now))))
+                members.append(
                     .string(ResendKeyspace.value(attempts: failure.attempts, firstFailedAt: failure.firstFailedAt, reason: failure.reason))
                 )
             }
         }
+        var arguments: [RedisArgument] = [
+            .string(String(policy.retention.wholeMilliseconds)), .string(String(now)), .string(JobCounter.deadLettered.name),
+            .integer(tallied.count),
+        ]
+        for job in tallied { arguments += [.string(job.jobID), .string(job.id)] }
+        arguments += members
         let keys = ResendKeyspace(app: app)
-        _ = try await client.runScript(ResendScripts.schedule, keys: [.string(keys.due), .string(keys.entries)], arguments: arguments)
-        return expired
+        let reply = try await client.runScript(
+            ResendScripts.schedule, keys: [.string(keys.due), .string(keys.entries), .string(keys.tallies), .string(keys.tallyValues)],
+            arguments: arguments)
+        guard let flags = reply.array?.compactMap(\.int), flags.count == counted.count else {
+            throw StoreError.unexpected(reply, from: "the schedule script")
+        }
+        var counts: [String: Int] = [:]
+        for (jobID, removed) in zip(counted, flags) where removed == 1 { counts[jobID, default: 0] += 1 }
+        let tallies = tallied.compactMap { job in
+            counts[job.jobID].map { ResendTally(id: job.id, jobID: job.jobID, counters: [.deadLettered: $0]) }
+        }
+        return ResendScheduling(expired: expired, tallies: tallies)
     }
 
     /// Claims up to `limit` entries due now (score ≤ clock), earliest first: moves each one's due

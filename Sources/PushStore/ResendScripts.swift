@@ -4,28 +4,47 @@ import Redis
 /// `{<app>:resend}`, atomically; `schemas/redis.md` describes the keys they touch.
 enum ResendScripts {
     /// Schedules entries (`ZADD` due time, `HSET` value) and removes expired ones (`ZREM`,
-    /// `HDEL`), in order: a member listed twice ends as its last listing says. Both keys then
-    /// live for the retention from now (`PEXPIRE`): a buffer nothing writes to any more (its app
-    /// was removed from the configuration) leaves Redis.
+    /// `HDEL`), in order: a member listed twice ends as its last listing says. An expired member
+    /// listed with a job's number counts once for that job if it was there; each job with a count
+    /// gets its tally (``ResendTally``: the job id, then `<counter>=<count>`), listed by time.
+    /// The keys written then live for the retention from now (`PEXPIRE`): a buffer nothing
+    /// writes to any more (its app was removed from the configuration) leaves Redis.
     ///
-    /// KEYS: due, entries. ARGV: the retention in ms, then triples of member, due ms (`""`:
-    /// remove), value. Returns the number of entries scheduled.
+    /// KEYS: due, entries, tallies, tally values. ARGV: the retention in ms, now ms, the counter's
+    /// name, the number of jobs k, then k pairs of job id and tally id, then triples of member,
+    /// due ms (`""`: remove), and the value (for a removal: the job's number from 1, `""`: not
+    /// counted). Returns `{1 or 0, …}`: whether each counted removal found its member.
     static let schedule = RedisScript(
         """
-        local scheduled = 0
-        for i = 2, #ARGV, 3 do
+        local jobs = tonumber(ARGV[4])
+        local counts = {}
+        local present = {}
+        for i = 5 + 2 * jobs, #ARGV, 3 do
           if ARGV[i + 1] == '' then
-            redis.call('ZREM', KEYS[1], ARGV[i])
+            local removed = redis.call('ZREM', KEYS[1], ARGV[i])
             redis.call('HDEL', KEYS[2], ARGV[i])
+            if ARGV[i + 2] ~= '' then
+              present[#present + 1] = removed
+              local job = tonumber(ARGV[i + 2])
+              counts[job] = (counts[job] or 0) + removed
+            end
           else
             redis.call('ZADD', KEYS[1], ARGV[i + 1], ARGV[i])
             redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
-            scheduled = scheduled + 1
+          end
+        end
+        for job = 1, jobs do
+          if (counts[job] or 0) > 0 then
+            local id = ARGV[4 + 2 * job]
+            redis.call('HSET', KEYS[4], id, ARGV[3 + 2 * job] .. '\\n' .. ARGV[3] .. '=' .. counts[job])
+            redis.call('ZADD', KEYS[3], ARGV[2], id)
+            redis.call('PEXPIRE', KEYS[3], ARGV[1])
+            redis.call('PEXPIRE', KEYS[4], ARGV[1])
           end
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[1])
         redis.call('PEXPIRE', KEYS[2], ARGV[1])
-        return scheduled
+        return present
         """
     )
 

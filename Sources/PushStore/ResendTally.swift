@@ -41,3 +41,18 @@ package struct ResendTally: Equatable, Sendable {
         ([jobID] + counters.map { "\($0.key.name)=\($0.value)" }.sorted()).joined(separator: "\n")
     }
 }
+
+/// What ``ResendBuffer/schedule(app:_:countingGivenUp:)`` answers.
+package struct ResendScheduling: Equatable, Sendable {
+    /// The failures given up on (too many attempts, or too old), in the order given: none was
+    /// added, and an entry of theirs was removed.
+    package var expired: [ResendEntry]
+    /// Per job, `dead-lettered` once for each counted given-up entry the script removed; the
+    /// caller applies each to its job and forgets it.
+    package var tallies: [ResendTally]
+
+    package init(expired: [ResendEntry] = [], tallies: [ResendTally] = []) {
+        self.expired = expired
+        self.tallies = tallies
+    }
+}

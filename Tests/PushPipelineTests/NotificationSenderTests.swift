@@ -41,11 +41,11 @@ struct NotificationSenderTests {
         func offerRegistryChanges(_ changes: [FeedbackEvent]) async throws { try call("registry") }
         func scheduleResends(
             _ failures: [ResendFailure], positions: [DeviceToken: UInt32]
-        ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry]) {
+        ) async throws -> (scheduled: [ResendFailure], expired: [ResendEntry], givenUp: [ResendTally]) {
             try call("resends")
-            return (failures, failures.filter { expire.contains($0.token) }.map(\.entry))
+            return (failures, failures.filter { expire.contains($0.token) }.map(\.entry), [])
         }
-        func deadLetter(_ letters: [DeadLetter], resendsGivenUp: Int) async throws {
+        func deadLetter(_ letters: [DeadLetter], givenUp: [ResendTally]) async throws {
             try call("dead letters")
             self.letters.withLock { $0 += letters }
         }

@@ -253,6 +253,32 @@ struct PipelineEndToEndTests {
         }
     }
 
+    @Test("Resends the buffer gives up on end dead-lettered, each counted once through its tally")
+    func resendsGivenUpAreCountedOnce() async throws {
+        let total = 200
+        let tokens = (0..<total).map(Stack.token)
+        var options = Stack.Options()
+        options.resendSettings.append("max-attempts: 2")
+        try await Stack.with(options, simulator: { $0.faults.serviceUnavailableRate = 1 }) { stack in
+            try await stack.register(tokens)
+            try await stack.withWorker { _ in
+                try await stack.publish(Stack.job(id: "refused", audience: .broadcast))
+                let report = try await eventually("every resend given up") {
+                    try await stack.report("refused")
+                } until: {
+                    $0.isComplete
+                }
+                #expect(report.deadLettered == total)
+                #expect(report.retried == total)
+                #expect(report.accepted == 0)
+                // Each tally was applied and forgotten by the worker that wrote it.
+                let resend = ResendBuffer(client: stack.redis)
+                #expect(try await resend.pendingTallies(app: Stack.app, writtenBefore: .zero).isEmpty)
+                #expect(try await resend.depth(app: Stack.app) == 0)
+            }
+        }
+    }
+
     @Test("APNs's Retry-After keeps a notification in the resend buffer until it has passed")
     func retryAfter() async throws {
         let tokens = (0..<20).map(Stack.token)

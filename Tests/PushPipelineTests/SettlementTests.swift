@@ -184,7 +184,7 @@ struct SettlementTests {
         #expect(after.retried == 1)
     }
 
-    @Test("after scheduling: first sends are retried or dead-lettered; resends given up are counted")
+    @Test("after scheduling: first sends are retried or dead-lettered; resends given up get their dead letters")
     func afterScheduling() {
         let failures = Self.failures(attempts: [1, 5, 0, 5])
         let expired = [failures[1].entry, failures[3].entry]
@@ -197,8 +197,14 @@ struct SettlementTests {
                 DeliveryOutcomeRecord(position: 103, counter: .retried, countsAsSent: false),
             ])
         #expect(after.retried == 2)
-        #expect(after.resendsGivenUp == 1)
         #expect(after.deadLetters.map(\.reason) == ["resend-expired", "resend-expired"])
         #expect(after.deadLetters.map(\.token) == [Self.token(2).hex, Self.token(4).hex])
+    }
+
+    @Test("the resend buffer counts the resends it gives up on; a first send is counted by its marker")
+    func countedByTheBuffer() {
+        let failures = Self.failures(attempts: [1, 5, 0, 5])
+        let counted = Settlement.countedByTheBuffer(failures, positions: [Self.token(1): 101, Self.token(3): 103])
+        #expect(counted == [false, true, false, true])
     }
 }

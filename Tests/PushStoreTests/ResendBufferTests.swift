@@ -222,6 +222,36 @@ struct ResendBufferTests {
         }
     }
 
+    @Test func resendsGivenUpAreTalliedOncePerJobWhenTheBufferHeldThem() async throws {
+        let clock = ManualClock()
+        try await withRedis { client async throws in
+            let buffer = ResendBuffer(client: client, policy: ResendPolicy(maxAttempts: 3), clock: clock.function)
+            let first = clock.now
+            // Entries 1-3 of job "job" and 1 of job "other" are buffered; 4 of "job" never was.
+            _ = try await buffer.schedule(
+                app: app,
+                (1...3).map { failure($0, attempts: 2, firstFailedAt: first) } + [failure(1, job: "other", attempts: 2, firstFailedAt: first)])
+            let givenUp =
+                (1...4).map { failure($0, attempts: 3, firstFailedAt: first) } + [failure(1, job: "other", attempts: 3, firstFailedAt: first)]
+            // Entry 3 is given up uncounted (a first send counted by its marker); 5 is scheduled.
+            let answer = try await buffer.schedule(
+                app: app, givenUp + [failure(5, attempts: 1, firstFailedAt: first)], countingGivenUp: [true, true, false, true, true, false])
+            #expect(answer.expired.map(\.token) == [token(1), token(2), token(3), token(4), token(1)])
+            #expect(answer.tallies.map(\.jobID) == ["job", "other"])
+            #expect(answer.tallies.map(\.counters) == [[.deadLettered: 2], [.deadLettered: 1]])
+            #expect(try await buffer.depth(app: app) == 1)
+            // The script wrote the tallies it answered, for a drainer to find if the caller dies.
+            clock.advance(by: 31_000)
+            let pending = try await buffer.pendingTallies(app: app, writtenBefore: .seconds(30))
+            #expect(pending.sorted { $0.jobID < $1.jobID } == answer.tallies)
+            // Given up again (a retry after a lost reply): nothing is there, nothing is tallied.
+            let again = try await buffer.schedule(app: app, givenUp, countingGivenUp: givenUp.map { _ in true })
+            #expect(again.expired.count == 5)
+            #expect(again.tallies.isEmpty)
+            #expect(await registryError { try await buffer.schedule(app: app, givenUp, countingGivenUp: [true]) }?.field == "countingGivenUp")
+        }
+    }
+
     @Test func expediteMovesWaitingEntriesToNowAndNothingElse() async throws {
         let clock = ManualClock()
         let policy = ResendPolicy(baseDelay: .seconds(1), lease: .seconds(30), jitter: 0)
