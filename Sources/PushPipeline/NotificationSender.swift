@@ -439,11 +439,4 @@ final class NotificationSender: Sendable {
             "job \(jobID) of app \(app) paused: \(reason). Nothing its answers call for is applied to the device registry while it is paused. Decide with `pushfleet jobs resume \(jobID)` (the answers are genuine) or `pushfleet jobs abort \(jobID)`.",
             metadata: ["job": "\(jobID)", "app": "\(app)"])
     }
-
-    private func increment(_ counts: [JobCounter: Int], jobID: String) async throws {
-        guard !counts.isEmpty else { return }
-        try await Retrying.run("updating statistics of job \(jobID)", logger: outlet.logger) {
-            try await jobs.increment(jobID: jobID, counts)
-        }
-    }
 }

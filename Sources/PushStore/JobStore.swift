@@ -150,18 +150,11 @@ public final class JobStore: Sendable {
     package func apply(_ tally: ResendTally) async throws -> Bool {
         try StoreValidation.jobID(tally.jobID)
         try StoreValidation.name(tally.id, field: "id", what: "tally id")
-        let values = tally.counters.filter { $0.value != 0 }.map { (name: $0.key.name, value: $0.value) }.sorted { $0.name < $1.name }
-        for (name, _) in values {
-            try StoreValidation.name(name, field: "counters", what: "counter")
-        }
+        let pairs = try Self.counterArguments(tally.counters.filter { $0.value != 0 })
         let keys = JobKeyspace(jobID: tally.jobID)
-        var arguments: [RedisArgument] = [.string(String(timeToLiveMilliseconds)), .string(tally.id)]
-        for (name, value) in values {
-            arguments.append(.string(name))
-            arguments.append(.integer(value))
-        }
         let reply = try await client.runScript(
-            JobScripts.applyTally, keys: [.string(keys.stats), .string(keys.appliedTallies)], arguments: arguments)
+            JobScripts.applyTally, keys: [.string(keys.stats), .string(keys.appliedTallies)],
+            arguments: [.string(String(timeToLiveMilliseconds)), .string(tally.id)] + pairs)
         guard let counted = reply.int else { throw StoreError.unexpected(reply, from: "the apply-tally script of job \(tally.jobID)") }
         return counted == 1
     }
@@ -364,16 +357,23 @@ public final class JobStore: Sendable {
 
     private func writeCounters(_ script: RedisScript, jobID: String, _ counters: [JobCounter: Int]) async throws {
         try StoreValidation.jobID(jobID)
+        let pairs = try Self.counterArguments(counters)
+        guard !pairs.isEmpty else { return }
+        _ = try await client.runScript(
+            script, keys: [.string(JobKeyspace(jobID: jobID).stats)], arguments: [.string(String(timeToLiveMilliseconds))] + pairs)
+    }
+
+    /// `counters` as script arguments, pairs of name and value sorted by name.
+    ///
+    /// - Throws: ``StoreError`` naming `counters` for a name a script cannot take.
+    private static func counterArguments(_ counters: [JobCounter: Int]) throws -> [RedisArgument] {
         let values = counters.map { (name: $0.key.name, value: $0.value) }.sorted { $0.name < $1.name }
-        for (name, _) in values {
-            try StoreValidation.name(name, field: "counters", what: "counter")
-        }
-        guard !values.isEmpty else { return }
-        var arguments: [RedisArgument] = [.string(String(timeToLiveMilliseconds))]
+        var arguments: [RedisArgument] = []
         for (name, value) in values {
+            try StoreValidation.name(name, field: "counters", what: "counter")
             arguments.append(.string(name))
             arguments.append(.integer(value))
         }
-        _ = try await client.runScript(script, keys: [.string(JobKeyspace(jobID: jobID).stats)], arguments: arguments)
+        return arguments
     }
 }
