@@ -4,19 +4,20 @@ extension DeviceToken {
     ///
     /// ``DeviceToken`` guarantees an even number of hex digits, so every pair is a byte.
     public var bytes: [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(hex.utf8.count / 2)
-        var high: UInt8?
-        for digit in hex.utf8 {
-            let value = Self.nibble(digit)
-            if let pending = high {
-                result.append(pending << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
+        // A native string's bytes are contiguous; `hex` has an even count of lowercase digits.
+        if let bytes = hex.utf8.withContiguousStorageIfAvailable(Self.decode) {
+            return bytes
         }
-        return result
+        return Array(hex.utf8).withUnsafeBufferPointer(Self.decode)
+    }
+
+    private static func decode(_ digits: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: digits.count / 2) { buffer, count in
+            for index in 0..<digits.count / 2 {
+                buffer[index] = nibble(digits[2 * index]) << 4 | nibble(digits[2 * index + 1])
+            }
+            count = digits.count / 2
+        }
     }
 
     /// A token from its binary form.

@@ -40,13 +40,16 @@ struct DeviceFileReader {
     mutating func nextBatch(limit: Int) throws -> (devices: [DeviceRegistration], rejected: [DeviceFileError])? {
         var devices: [DeviceRegistration] = []
         var rejected: [DeviceFileError] = []
-        while devices.count < limit, let line = try nextLine() {
+        while devices.count < limit, let untrimmed = try nextLine() {
             lineNumber += 1
-            let text = String(decoding: Self.trimmed(line), as: UTF8.self)
-            if text.isEmpty || text.hasPrefix("#") { continue }
-            if format == .csv && lineNumber == 1 && text.lowercased().hasPrefix("token,") { continue }
+            let line = Self.trimmed(untrimmed)
+            if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
+            if format == .csv && lineNumber == 1 && Self.isHeader(line) { continue }
             do {
-                devices.append(try parse(text))
+                switch format {
+                case .csv: devices.append(try parseCSV(line))
+                case .jsonl: devices.append(try parseJSON(line))
+                }
             } catch let error as DeviceFileError {
                 rejected.append(error)
             }
@@ -90,46 +93,67 @@ struct DeviceFileReader {
         return line[first...last]
     }
 
-    private func parse(_ text: String) throws -> DeviceRegistration {
-        var tokenText: String
-        var environmentText: String?
-        var openID: String?
+    /// Whether a CSV file's first line is its header (`token,…`, any case).
+    private static func isHeader(_ line: ArraySlice<UInt8>) -> Bool {
+        line.prefix(6).lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }.elementsEqual("token,".utf8)
+    }
+
+    /// The fields of a CSV line, each trimmed: read in place, one string made per field kept
+    /// (an import reads millions of lines).
+    private func parseCSV(_ line: ArraySlice<UInt8>) throws -> DeviceRegistration {
+        var fields: [ArraySlice<UInt8>] = []
+        fields.reserveCapacity(5)
+        var start = line.startIndex
+        for index in line.indices where line[index] == UInt8(ascii: ",") {
+            fields.append(Self.trimmed(line[start..<index]))
+            start = index + 1
+        }
+        fields.append(Self.trimmed(line[start...]))
+        guard fields.count <= 5 else { throw fail("expected token,environment,openid,tags,time-zone") }
+        func text(_ field: Int) -> String? {
+            fields.count > field && !fields[field].isEmpty ? String(decoding: fields[field], as: UTF8.self) : nil
+        }
+        let tags =
+            fields.count > 3
+            ? fields[3].split(separator: UInt8(ascii: "|")).map { String(decoding: $0, as: UTF8.self) } : []
+        return try registration(
+            tokenText: String(decoding: fields[0], as: UTF8.self), environmentText: text(1), openID: text(2), tags: tags,
+            registeredAt: nil, timeZone: text(4))
+    }
+
+    private func parseJSON(_ line: ArraySlice<UInt8>) throws -> DeviceRegistration {
         var tags: [String] = []
         var registeredAt: Int64?
         var timeZone: String?
-        switch format {
-        case .csv:
-            let fields = text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
-                String(decoding: Self.trimmed(ArraySlice($0)), as: UTF8.self)
-            }
-            guard fields.count <= 5 else { throw fail("expected token,environment,openid,tags,time-zone") }
-            tokenText = fields[0]
-            environmentText = fields.count > 1 && !fields[1].isEmpty ? fields[1] : nil
-            openID = fields.count > 2 && !fields[2].isEmpty ? fields[2] : nil
-            tags = fields.count > 3 ? fields[3].split(separator: "|").map(String.init) : []
-            timeZone = fields.count > 4 && !fields[4].isEmpty ? fields[4] : nil
-        case .jsonl:
-            guard let object = try? JSONValue(parsing: Data(text.utf8)).objectValue else { throw fail("not a JSON object") }
-            guard let token = object["token"]?.stringValue else { throw fail("token: a string is required") }
-            tokenText = token
-            environmentText = object["environment"]?.stringValue
-            openID = object["openid"]?.stringValue
-            if let list = object["tags"] {
-                guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
-                    throw fail("tags: a list of strings is expected")
-                }
-                tags = array.compactMap(\.stringValue)
-            }
-            // `devices export` writes it; an import of an export keeps the registration times.
-            if let value = object["registered-at"], value != .null {
-                guard let time = value.intValue, time >= 0 else { throw fail("registered-at: milliseconds since 1970 are expected") }
-                registeredAt = Int64(time)
-            }
-            if let value = object["time-zone"], value != .null {
-                guard let name = value.stringValue else { throw fail("time-zone: an IANA time zone name is expected") }
-                timeZone = name
-            }
+        // Decoded first, as the CSV fields are: bytes that are not UTF-8 read as U+FFFD.
+        guard let object = try? JSONValue(parsing: Data(String(decoding: line, as: UTF8.self).utf8)).objectValue else {
+            throw fail("not a JSON object")
         }
+        guard let token = object["token"]?.stringValue else { throw fail("token: a string is required") }
+        if let list = object["tags"] {
+            guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+                throw fail("tags: a list of strings is expected")
+            }
+            tags = array.compactMap(\.stringValue)
+        }
+        // `devices export` writes it; an import of an export keeps the registration times.
+        if let value = object["registered-at"], value != .null {
+            guard let time = value.intValue, time >= 0 else { throw fail("registered-at: milliseconds since 1970 are expected") }
+            registeredAt = Int64(time)
+        }
+        if let value = object["time-zone"], value != .null {
+            guard let name = value.stringValue else { throw fail("time-zone: an IANA time zone name is expected") }
+            timeZone = name
+        }
+        return try registration(
+            tokenText: token, environmentText: object["environment"]?.stringValue, openID: object["openid"]?.stringValue, tags: tags,
+            registeredAt: registeredAt, timeZone: timeZone)
+    }
+
+    /// A line's device, from its fields as read in either format.
+    private func registration(
+        tokenText: String, environmentText: String?, openID: String?, tags: [String], registeredAt: Int64?, timeZone: String?
+    ) throws -> DeviceRegistration {
         if let timeZone, let problem = TimeZoneName.problem(timeZone) {
             throw fail("time-zone: \(problem)")
         }

@@ -61,7 +61,16 @@ extension DeviceRegistry {
     ///
     /// - Throws: ``StoreError`` (`invalidTag`, field `field`) beyond ``PackedDevice/maxTags``.
     static func tags(_ ids: [UInt16], field: String) throws(StoreError) -> [UInt16] {
-        let unique = Array(Set(ids)).sorted()
+        var unique = ids
+        if unique.count > 1 {
+            unique.sort()
+            var kept = 1
+            for index in 1..<unique.count where unique[index] != unique[kept - 1] {
+                unique[kept] = unique[index]
+                kept += 1
+            }
+            unique.removeLast(unique.count - kept)
+        }
         guard unique.count <= PackedDevice.maxTags else {
             throw StoreError(.invalidTag, field: field, message: "a device carries at most \(PackedDevice.maxTags) tags, would carry \(unique.count)")
         }

@@ -262,22 +262,30 @@ extension DeviceRegistry {
     func patchCall(app: String, shard: Int, layout: RegistryLayout, _ patches: [Patch], lowestGeneration: UInt32 = 0) -> RedisScriptCall {
         var bucketKeys = BucketKeys(ShardKeyspace(app: app, shard: shard), writing: true)
         // The distinct counter changes, listed once: a bulk import's devices share one set.
+        // Worked out once per distinct pair of what the old and new records count as.
         var sets: [[CountChange]: Int] = [:]
+        var setsByCounted: [CountedPair: Int] = [:]
         var setList: [[CountChange]] = []
         var packed: [UInt8] = []
         packed.reserveCapacity(patches.count * 64)
         for patch in patches {
             let new: PackedDevice? = if case .write(let record, _, _) = patch.change { record } else { nil }
-            let changes = Self.countChanges(from: patch.old, to: new)
+            let counted = CountedPair(old: patch.old.map(Counted.init), new: new.map(Counted.init))
             var set = 0
-            if !changes.isEmpty {
-                if let known = sets[changes] {
-                    set = known
-                } else {
-                    setList.append(changes)
-                    set = setList.count
-                    sets[changes] = set
+            if let known = setsByCounted[counted] {
+                set = known
+            } else {
+                let changes = Self.countChanges(from: patch.old, to: new)
+                if !changes.isEmpty {
+                    if let known = sets[changes] {
+                        set = known
+                    } else {
+                        setList.append(changes)
+                        set = setList.count
+                        sets[changes] = set
+                    }
                 }
+                setsByCounted[counted] = set
             }
             let token = patch.token.markerBytes
             let bucket = ShardKeyspace.bucketIndex(ofBytes: token)
@@ -320,6 +328,26 @@ extension DeviceRegistry {
     struct CountChange: Hashable, Sendable {
         var target: String
         var amount: Int
+    }
+
+    /// What of a record its shard's counters count: its environment, whether it is suspect,
+    /// its tags (``countChanges(from:to:)`` reads nothing else).
+    struct Counted: Hashable {
+        var environment: APNsEnvironment
+        var isSuspect: Bool
+        var tags: [UInt16]
+
+        init(_ device: PackedDevice) {
+            environment = device.environment
+            isSuspect = device.suspicion != nil
+            tags = device.tags
+        }
+    }
+
+    /// What the old and new records of a change count as.
+    struct CountedPair: Hashable {
+        var old: Counted?
+        var new: Counted?
     }
 
     /// How a shard's counters change when a device's record goes from `old` to `new`: its

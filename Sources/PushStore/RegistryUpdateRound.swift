@@ -34,7 +34,8 @@ struct RegistryUpdateRound {
     /// The indexes (in ``tokens``) of the devices without an outcome yet.
     private(set) var pending: [Int]
     /// The records pending devices were last found as.
-    private var current: [Int: Located] = [:]
+    /// Where each pending token's record was found, by index (`nil`: not read yet).
+    private var current: [Located?]
 
     /// A round over `tokens`; with `absentIn`, every token is taken as not registered in that
     /// layout without being read (a bulk import of new devices), and a registered one is
@@ -43,6 +44,7 @@ struct RegistryUpdateRound {
         self.tokens = tokens
         self.outcomes = Array(repeating: nil, count: tokens.count)
         self.pending = Array(tokens.indices)
+        self.current = Array(repeating: nil, count: tokens.count)
         if let layout {
             for index in tokens.indices {
                 current[index] = Located(bytes: nil, shard: layout.home(of: tokens[index]), atPreviousHome: false)
@@ -62,7 +64,7 @@ struct RegistryUpdateRound {
 
     /// Forgets every record read: they belong to a layout found stale.
     mutating func forgetRecords() {
-        current = [:]
+        current = Array(repeating: nil, count: tokens.count)
     }
 
     /// Applies `rule` to every pending device (each one read): a device it keeps has its outcome
@@ -89,7 +91,7 @@ struct RegistryUpdateRound {
             patched.append(index)
         }
         pending = patched
-        current = [:]
+        forgetRecords()
         var writes: [Write] = []
         for (shard, patches) in byShard.sorted(by: { $0.key < $1.key }) {
             writes += patches.batches(of: DeviceRegistry.patchesPerCall).map { Write(shard: shard, patches: $0) }
@@ -136,7 +138,7 @@ struct RegistryUpdateRound {
         }
         if pending.isEmpty { return .done }
         if stale {
-            current = [:]
+            forgetRecords()
             return .staleLayout
         }
         return fenced ? .fenced : .again

@@ -81,6 +81,44 @@ struct CLITests {
         }
     }
 
+    @Test("devices import reads CSV fields trimmed, in any case of header and hex, and reports each bad line")
+    func importReadsCSVLines() async throws {
+        try await PipelineStack.with { stack in
+            let file = stack.stack.directory.appendingPathComponent("devices.csv")
+            let token = (0..<8).map { PipelineStack.token($0).hex }
+            let lines = [
+                "TOKEN,Environment,OpenID,Tags,Time-Zone",  // the header, in any case
+                "  \(token[0].uppercased()) , sandbox , user-0 , a|b||c , Asia/Tokyo  ",
+                "\(token[1]),sandbox",
+                "# a comment",
+                "",
+                "\(token[2]),staging",
+                "\(token[3]),sandbox,,,,",
+                "\(token[4]),,",
+                "xyz,sandbox",
+                "\(token[5]),production,,news,Moon/Base",
+                "\(token[6]),production,,news\r",
+            ]
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let run = try await CLIProcess.run(["devices", "import", "--app", Self.app, "--config", stack.configurationPath, file.path])
+            #expect(run.status == 1)
+            #expect(run.standardError.contains("line 6: environment: must be sandbox or production"), "\(run.standardError)")
+            #expect(run.standardError.contains("line 7: expected token,environment,openid,tags,time-zone"), "\(run.standardError)")
+            #expect(run.standardError.contains("line 8: environment: missing"), "\(run.standardError)")
+            #expect(run.standardError.contains("line 9: token:"), "\(run.standardError)")
+            #expect(run.standardError.contains("line 10: time-zone: 'Moon/Base' is not a time zone"), "\(run.standardError)")
+            #expect(run.standardOutput.contains("imported 3 devices"), "\(run.standardOutput)")
+            #expect(run.standardOutput.contains("5 line(s) rejected"))
+            let first = try #require(try await stack.registry.device(app: Self.app, token: PipelineStack.token(0)))
+            #expect(first.environment == .sandbox && first.openID == "user-0")
+            #expect(first.tags == ["a", "b", "c"])
+            #expect(try await stack.registry.deviceTime(app: Self.app, token: PipelineStack.token(0)).timeZone == "Asia/Tokyo")
+            #expect(try await stack.registry.device(app: Self.app, token: PipelineStack.token(1))?.tags == [])
+            #expect(try await stack.registry.device(app: Self.app, token: PipelineStack.token(6))?.tags == ["news"])
+            #expect(try await stack.registry.device(app: Self.app, token: PipelineStack.token(2)) == nil)
+        }
+    }
+
     @Test("devices export writes every device, import reads it back; users show and logout; devices remove-tag")
     func exportUsersAndRemoveTag() async throws {
         try await PipelineStack.with { stack in

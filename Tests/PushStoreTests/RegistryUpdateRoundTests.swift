@@ -176,6 +176,79 @@ struct RegistryUpdateRoundTests {
         #expect(writes.flatMap(\.patches).map(\.index) == Array(tokens.indices))
     }
 
+    /// The change sets a call lists (ARGV 9 on: per set its pair count, then target, change
+    /// pairs) and the set each patch names (the u16 at byte 8 of its packed form).
+    static func changeSets(_ call: RedisScriptCall, patches: Int) -> (sets: [[String: Int]], named: [Int]) {
+        var arguments = call.arguments.dropFirst(7).makeIterator()
+        guard case .integer(let count) = arguments.next() else { return ([], []) }
+        var sets: [[String: Int]] = []
+        for _ in 0..<count {
+            guard case .integer(let pairs) = arguments.next() else { return ([], []) }
+            var set: [String: Int] = [:]
+            for _ in 0..<pairs {
+                guard case .string(let target) = arguments.next(), case .integer(let change) = arguments.next() else { return ([], []) }
+                set[target] = change
+            }
+            sets.append(set)
+        }
+        guard case .bytes(let packed) = arguments.next() else { return ([], []) }
+        var named: [Int] = []
+        var position = 0
+        for _ in 0..<patches {
+            named.append(Int(packed[position + 8]) | Int(packed[position + 9]) << 8)
+            let tokenLength = Int(packed[position + 10])
+            position += 11 + tokenLength
+            for _ in 0..<2 {
+                position += 2 + (Int(packed[position]) | Int(packed[position + 1]) << 8)
+            }
+        }
+        return (sets, named)
+    }
+
+    @Test func aCallListsEachDistinctCounterChangeOnceAndEveryPatchNamesItsOwn() throws {
+        let registry = DeviceRegistry(client: RedisClient(configuration: RedisConfiguration(port: 1)))
+        let production = PackedDevice(id: 1, environment: .production, registeredAt: 1, tags: [3])
+        var suspect = production
+        suspect.suspicion = DeviceSuspicion(reason: "BadDeviceToken", since: 5)
+        var retagged = production
+        retagged.tags = [3, 4]
+        var otherTags = production
+        otherTags.tags = [9]
+        var moved = otherTags
+        moved.tags = [4, 9]
+        let olds: [PackedDevice?] = [nil, nil, production, production, production, otherTags, nil]
+        let changes: [DeviceRegistry.RecordChange] = [
+            .write(production, newDevice: true), .write(production, newDevice: true), .write(suspect), .write(retagged),
+            .write(production), .write(moved), .write(PackedDevice(environment: .sandbox, registeredAt: 1), newDevice: true),
+        ]
+        let tokens = olds.indices.map { Self.token($0 + 1) }
+        let patches = olds.indices.map { index in
+            DeviceRegistry.Patch(
+                index: index, token: tokens[index], expected: olds[index]?.bytes, change: changes[index], old: olds[index], atPreviousHome: false)
+        }
+        let call = registry.patchCall(app: "app", shard: 0, layout: Self.layout, patches)
+        let (sets, named) = Self.changeSets(call, patches: patches.count)
+        #expect(
+            sets == [
+                ["n:production": 1, "t:3": 1],
+                ["n:production": -1, "n:suspect:production": 1],
+                ["t:4": 1],
+                ["n:sandbox": 1],
+            ])
+        // Two new devices alike share a set; a rewrite that changes nothing counted names none;
+        // a tag added to other tags is the same change as `retagged`'s.
+        #expect(named == [1, 1, 2, 3, 0, 3, 4])
+    }
+
+    @Test func aDevicesTagIDsAreSortedOnceEach() throws {
+        #expect(try DeviceRegistry.tags([], field: "tags") == [])
+        #expect(try DeviceRegistry.tags([7], field: "tags") == [7])
+        #expect(try DeviceRegistry.tags([9, 2, 9, 2, 5, 2], field: "tags") == [2, 5, 9])
+        let tooMany = (0...UInt16(PackedDevice.maxTags)).map { $0 }
+        #expect(throws: StoreError.self) { try DeviceRegistry.tags(tooMany + tooMany, field: "tags") }
+        #expect(try DeviceRegistry.tags(Array(tooMany.dropLast()) + [0], field: "tags").count == PackedDevice.maxTags)
+    }
+
     @Test func aReplyThatIsNotTheScriptsThrows() throws {
         var round = Self.round([Self.record])
         let writes = try round.writes(layout: Self.layout) { _, _, _ in .delete }
