@@ -195,7 +195,7 @@ enum RegistryScripts {
                     if current ~= '' then redis.call('HDEL', bucket, token) end
                   else
                     if flags % 2 == 1 then
-                      record = string.sub(record, 1, 2) .. struct.pack('<I4', id) .. string.sub(record, 7)
+                      record = struct.pack('<c2I4c0', record, id, string.sub(record, 7))
                     end
                     if math.floor(flags / 2) % 2 == 1 then
                       record = string.sub(record, 1, genOffset) .. struct.pack('<I4', gen + 1) .. string.sub(record, genOffset + 5)
@@ -209,7 +209,7 @@ enum RegistryScripts {
                   if written then
                     if flags % 2 == 1 and record ~= '' then
                       takeID(number)
-                      ids[#ids + 1] = struct.pack('<I4', id)
+                      ids[#ids + 1] = id
                     end
                     if math.floor(flags / 2) % 2 == 1 and record ~= '' then
                       gen = gen + 1
@@ -231,7 +231,8 @@ enum RegistryScripts {
               for _, number in ipairs(touched) do
                 fields[#fields + 1] = 'SET'
                 fields[#fields + 1] = 'u32'
-                fields[#fields + 1] = '#' .. number
+                -- The bit offset as a number: Redis formats it, Lua makes no string of it.
+                fields[#fields + 1] = 32 * number
                 fields[#fields + 1] = bucketSequences[number]
               end
               redis.call('BITFIELD', KEYS[3], unpack(fields))
@@ -262,7 +263,13 @@ enum RegistryScripts {
               end
             end
             out[2] = table.concat(statuses)
-            out[3] = table.concat(ids)
+            -- The ids packed a thousand at a time, not one string each.
+            local packedIDs = {}
+            for first = 1, #ids, 1000 do
+              local last = math.min(first + 999, #ids)
+              packedIDs[#packedIDs + 1] = struct.pack('<' .. string.rep('I4', last - first + 1), unpack(ids, first, last))
+            end
+            out[3] = table.concat(packedIDs)
             return out
             """
     )
