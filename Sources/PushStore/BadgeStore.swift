@@ -209,7 +209,7 @@ enum BadgeScripts {
           markers[#markers + 1] = 'SET'
           markers[#markers + 1] = 'u1'
           markers[#markers + 1] = ARGV[3 + k]
-          markers[#markers + 1] = 1
+          markers[#markers + 1] = '1'
         end
         local before = redis.call('BITFIELD', KEYS[2], unpack(markers))
         if ARGV[1] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
@@ -220,12 +220,12 @@ enum BadgeScripts {
             operations[#operations + 1] = 'INCRBY'
             operations[#operations + 1] = 'u16'
             operations[#operations + 1] = at
-            operations[#operations + 1] = amount
+            operations[#operations + 1] = ARGV[3]
           elseif before[k] == 0 then
             operations[#operations + 1] = 'SET'
             operations[#operations + 1] = 'u16'
             operations[#operations + 1] = at
-            operations[#operations + 1] = amount
+            operations[#operations + 1] = ARGV[3]
           else
             operations[#operations + 1] = 'GET'
             operations[#operations + 1] = 'u16'
@@ -258,7 +258,7 @@ enum BadgeScripts {
           markers[#markers + 1] = 'SET'
           markers[#markers + 1] = 'u1'
           markers[#markers + 1] = ARGV[k]
-          markers[#markers + 1] = 0
+          markers[#markers + 1] = '0'
         end
         local before = redis.call('BITFIELD', KEYS[2], unpack(markers))
         local operations, revoked = {'OVERFLOW', 'SAT'}, 0

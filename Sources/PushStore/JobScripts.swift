@@ -94,7 +94,8 @@ enum JobScripts {
     /// are set by one `BITFIELD` per 900 outcomes (its `SET`s run in order and answer each
     /// bit's previous value), not one `SETBIT` each: a command call costs Redis more than a bit.
     /// 900, not more: with the refused bits a call has up to 7,200 arguments, and Lua's `unpack`
-    /// takes fewer than 8,000. (A settle batch holds at most 250 outcomes.)
+    /// takes fewer than 8,000. (A settle batch holds at most 250 outcomes.) The bits' values go to
+    /// `BITFIELD` as strings: Redis 7.0 formats every number a script passes with `snprintf`.
     ///
     /// An outcome other than APNs's acceptance (flag `0` or `1`) also sets the position's refused
     /// bit, at offset 65,536 + its marker's, in the same `BITFIELD`; an accepted one (flag `2`)
@@ -120,7 +121,7 @@ enum JobScripts {
             operations[#operations + 1] = 'SET'
             operations[#operations + 1] = 'u1'
             operations[#operations + 1] = ARGV[2 + 3 * k]
-            operations[#operations + 1] = 1
+            operations[#operations + 1] = '1'
           end
           local answers = last - first + 1
           for k = first, last do
@@ -128,7 +129,7 @@ enum JobScripts {
               operations[#operations + 1] = 'SET'
               operations[#operations + 1] = 'u1'
               operations[#operations + 1] = 65536 + tonumber(ARGV[2 + 3 * k])
-              operations[#operations + 1] = 1
+              operations[#operations + 1] = '1'
               answers = answers + 1
               refused[k] = answers
             end
@@ -152,7 +153,7 @@ enum JobScripts {
               repairs[#repairs + 1] = 'SET'
               repairs[#repairs + 1] = 'u1'
               repairs[#repairs + 1] = 65536 + tonumber(ARGV[i])
-              repairs[#repairs + 1] = 0
+              repairs[#repairs + 1] = '0'
             end
           end
           if #repairs > 0 then

@@ -227,15 +227,25 @@ enum RegistryScripts {
               end
             end
             if #touched > 0 then
-              local fields = {}
+              -- The sequences written again whole, each touched one packed in its place and the
+              -- bytes between copied (zeros past the old end): no number is formatted, as a
+              -- BITFIELD of offsets and values would (Redis 7.0 formats each with snprintf).
+              table.sort(touched)
+              local pieces, copied = {}, 0
               for _, number in ipairs(touched) do
-                fields[#fields + 1] = 'SET'
-                fields[#fields + 1] = 'u32'
-                -- The bit offset as a number: Redis formats it, Lua makes no string of it.
-                fields[#fields + 1] = 32 * number
-                fields[#fields + 1] = bucketSequences[number]
+                local offset = 4 * number
+                if offset > copied then
+                  local kept = string.sub(stored, copied + 1, offset)
+                  pieces[#pieces + 1] = kept
+                  if #kept < offset - copied then
+                    pieces[#pieces + 1] = string.rep('\\0', offset - copied - #kept)
+                  end
+                end
+                pieces[#pieces + 1] = struct.pack('>I4', bucketSequences[number])
+                copied = offset + 4
               end
-              redis.call('BITFIELD', KEYS[3], unpack(fields))
+              pieces[#pieces + 1] = string.sub(stored, copied + 1)
+              redis.call('SET', KEYS[3], table.concat(pieces))
             end
             if sequence ~= firstSequence then
               redis.call('HSET', KEYS[1], sequenceField, sequence)
