@@ -33,8 +33,8 @@ struct RegistryUpdateRound {
     private var outcomes: [RecordUpdate?]
     /// The indexes (in ``tokens``) of the devices without an outcome yet.
     private(set) var pending: [Int]
-    /// The records pending devices were last found as.
-    /// Where each pending token's record was found, by index (`nil`: not read yet).
+    /// Where each pending device's record was last found, by index in ``tokens`` (`nil`: not
+    /// read yet).
     private var current: [Located?]
 
     /// A round over `tokens`; with `absentIn`, every token is taken as not registered in that
