@@ -275,7 +275,7 @@ extension DeviceRegistry {
             if let known = setsByCounted[counted] {
                 set = known
             } else {
-                let changes = Self.countChanges(from: patch.old, to: new)
+                let changes = Self.countChanges(from: counted.old, to: counted.new)
                 if !changes.isEmpty {
                     if let known = sets[changes] {
                         set = known
@@ -331,7 +331,7 @@ extension DeviceRegistry {
     }
 
     /// What of a record its shard's counters count: its environment, whether it is suspect,
-    /// its tags (``countChanges(from:to:)`` reads nothing else).
+    /// its tags.
     struct Counted: Hashable {
         var environment: APNsEnvironment
         var isSuspect: Bool
@@ -352,11 +352,11 @@ extension DeviceRegistry {
 
     /// How a shard's counters change when a device's record goes from `old` to `new`: its
     /// environment's count (or its suspect count), and its tags' counts.
-    static func countChanges(from old: PackedDevice?, to new: PackedDevice?) -> [CountChange] {
+    static func countChanges(from old: Counted?, to new: Counted?) -> [CountChange] {
         var changes: [CountChange] = []
-        func count(_ device: PackedDevice?, _ sign: Int) {
+        func count(_ device: Counted?, _ sign: Int) {
             guard let device else { return }
-            let field = device.suspicion == nil ? device.environment.rawValue : "suspect:\(device.environment.rawValue)"
+            let field = device.isSuspect ? "suspect:\(device.environment.rawValue)" : device.environment.rawValue
             add("n:" + field, sign)
             for tag in device.tags {
                 add("t:" + String(tag), sign)

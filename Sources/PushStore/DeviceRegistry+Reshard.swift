@@ -179,7 +179,7 @@ extension DeviceRegistry {
             var sums: [String: Int] = [:]
             for device in moving {
                 arguments += [.bytes(device.token.markerBytes), .bytes(device.bytes)]
-                for change in Self.countChanges(from: device.record, to: nil) {
+                for change in Self.countChanges(from: Counted(device.record), to: nil) {
                     sums[change.target, default: 0] += change.amount
                 }
             }

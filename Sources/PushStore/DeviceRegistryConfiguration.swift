@@ -54,8 +54,14 @@ package struct DeviceRegistryConfiguration: Sendable {
         shardCountOverrides[app] ?? defaultShardCount
     }
 
-    /// FNV-1a, 32 bits: offset basis 2166136261, prime 16777619.
+    /// FNV-1a, 32 bits: offset basis 2166136261, prime 16777619. Contiguous bytes (an array, a
+    /// native string's UTF-8) are read as a buffer: a token's home and bucket are hashed for
+    /// every device an import writes.
     static func fnv1a32(_ bytes: some Sequence<UInt8>) -> UInt32 {
+        bytes.withContiguousStorageIfAvailable(fnv1a32(buffer:)) ?? Array(bytes).withUnsafeBufferPointer(fnv1a32(buffer:))
+    }
+
+    private static func fnv1a32(buffer bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         var hash: UInt32 = 2_166_136_261
         for byte in bytes {
             hash ^= UInt32(byte)

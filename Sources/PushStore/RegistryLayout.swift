@@ -120,10 +120,7 @@ package struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func shard(of token: DeviceToken, among count: Int) -> Int {
-        let hash =
-            token.hex.utf8.withContiguousStorageIfAvailable(DeviceRegistryConfiguration.fnv1a32)
-            ?? DeviceRegistryConfiguration.fnv1a32(token.hex.utf8)
-        return Int(hash % UInt32(count))
+        Int(DeviceRegistryConfiguration.fnv1a32(token.hex.utf8) % UInt32(count))
     }
 
     /// The layout stored in `fields` (`shards`, `epoch`, `ids`, `base`, `from`); `nil` when a
