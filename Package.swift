@@ -76,6 +76,8 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // Linux's epoll and eventfd, for the Redis connections' event loop.
+        .systemLibrary(name: "CEpoll"),
 
         .target(
             name: "Kafka",
@@ -128,6 +130,7 @@ let package = Package(
             dependencies: [
                 "FlowControl",
                 "CHiredis",
+                "CEpoll",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -76,14 +76,21 @@ public final class BlockingCall<Value: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func finish(_ result: Result<Value, any Error>) -> Finish {
-        let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+        guard let waiting = detachCaller() else { return .abandoned }
+        waiting.resume(with: result)
+        return .delivered
+    }
+
+    /// Ends the call and returns its waiting caller for the result to be handed over later, or
+    /// `nil` when the caller stopped waiting: for a call whose owner has to put things in order
+    /// (decided by whether anyone still waits) before the caller runs again.
+    @inlinable
+    public func detachCaller() -> CheckedContinuation<Value, any Error>? {
+        state.withLock { state -> CheckedContinuation<Value, any Error>? in
             guard case .waiting(let continuation) = state else { return nil }
             state = .finished
             return continuation
         }
-        guard let waiting else { return .abandoned }
-        waiting.resume(with: result)
-        return .delivered
     }
 
     /// Runs `body` on `queue` and returns its result, or throws `CancellationError` as soon as

@@ -1,5 +1,6 @@
 /// Commands encoded as RESP multi-bulk requests (`*argc\r\n$len\r\narg\r\n…`) in one contiguous
-/// buffer, handed to hiredis with a single `redisAppendFormattedCommand`.
+/// buffer: written to the socket as it is (``RedisExchange``), or handed to hiredis with a single
+/// `redisAppendFormattedCommand` (the handshake's blocking calls).
 ///
 /// This is the array form of hiredis's command API, like `redisAppendCommandArgv`, minus its
 /// per-command cost: `redisAppendCommandArgv` formats every command into a fresh `sds` with
@@ -7,7 +8,8 @@
 /// the client's CPU time in pipelined batches. Encoding here is binary safe by construction:
 /// every argument is length-prefixed.
 struct HiredisCommandBuffer {
-    private let bytes: [UInt8]
+    /// The encoded commands.
+    let bytes: [UInt8]
 
     /// The number of commands (and so of replies to read).
     let count: Int

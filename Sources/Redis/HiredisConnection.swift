@@ -10,16 +10,17 @@ import Synchronization
     import Darwin
 #endif
 
-/// One hiredis `redisContext` and the serial queue it is confined to: the only type in the module
-/// that touches a C handle.
+/// One hiredis `redisContext`: the only type in the module that touches a C handle.
 ///
-/// `@unchecked Sendable` because every access to the mutable state (`context`) happens on
-/// `queue`: the async entry points (``connect()``, ``execute(_:)``, ``close()``) hop onto it with
-/// a continuation, and the `blocking…` methods run only there. hiredis's synchronous calls, the
-/// reconnect backoff included, therefore block this queue's thread, never a thread of Swift's
-/// cooperative pool. The exceptions, each under `socket`'s lock: ``close()`` shuts the live
-/// socket down from outside the queue, so that a read blocked on a silent server returns at
-/// once, and the queue publishes each new context's descriptor there before using it.
+/// One call at a time holds the context, through a lease (``RedisLeases`` of one; concurrent
+/// callers queue in arrival order). A batch on a live context is written from the caller's
+/// thread and its replies read by ``RedisEventLoop``, whose thread ends the call; connecting
+/// (hiredis's blocking calls, the reconnect backoff included) runs on the connection's serial
+/// queue, never on a thread of Swift's cooperative pool. Whoever holds the lease touches
+/// `context` (the caller's thread, the queue, then the event loop, one after the other), and
+/// the lease passes on only once the context is free for the next call. `@unchecked Sendable`
+/// for that reason. Outside the lease, under `socket`'s lock: ``close()`` and a cancelled
+/// caller shut the live socket down, so that a call waiting on a silent server ends at once.
 ///
 /// A caller whose task is cancelled stops waiting at once (`CancellationError`): a command not
 /// yet started is skipped, one already on the wire is cut off (the socket is shut down), and
@@ -27,20 +28,33 @@ import Synchronization
 /// `ASKING`) reaches the next command; the next call reconnects. Like a timeout, a cancelled
 /// command may or may not have run on the server.
 final class HiredisConnection: @unchecked Sendable {
+    /// What a ``RedisLeases`` of one hands out: the right to use the context.
+    private struct Turn: Sendable {}
+
     let configuration: RedisConfiguration
     private let logger: Logger
     private let queue: DispatchQueue
+    private let turns: RedisLeases<Turn>
     /// The live context, or `nil` before the first connect and after a failure that desynchronised it.
     private var context: UnsafeMutablePointer<redisContext>?
-    /// The live context's socket, and whether the connection was closed by the client: read
-    /// and written on the queue and by ``close()``, so that a close can shut the socket down
-    /// while a call blocks on it, and the queue never uses a context after a close.
+    /// The live context's socket, and whether the connection was closed by the client: so that
+    /// a close or a cancelled caller can shut the socket down while a call waits on it, and no
+    /// call uses a context after a close.
     private let socket = Mutex<(descriptor: Int32?, isClosed: Bool)>((nil, false))
 
     init(configuration: RedisConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.queue = DispatchQueue(label: "pushfleet.redis.connection(\(configuration.endpoint))")
+        let endpoint = configuration.endpoint
+        self.turns = RedisLeases(capacity: 1) {
+            RedisClientError(.connectionClosed, message: "the connection to \(endpoint) was closed by the client", isRetryable: false)
+        }
+    }
+
+    /// Callers queued for their turn behind the call that holds the context.
+    var waitingCallers: Int {
+        turns.waiterCount
     }
 
     deinit {
@@ -51,50 +65,122 @@ final class HiredisConnection: @unchecked Sendable {
 
     /// Connects now (with the reconnect policy) unless already connected.
     func connect() async throws {
-        try await perform { connection, call in
-            _ = try connection.blockingConnectedContext(call)
-        }
+        _ = try await execute(HiredisCommandBuffer([]))
     }
 
     /// Sends `commands` in one write and reads one reply per command. Error replies are returned
     /// as ``RedisReply/error(_:)``; transport failures throw and drop the context, so the next
-    /// call reconnects.
+    /// call reconnects. An empty batch only connects.
     func execute(_ commands: HiredisCommandBuffer) async throws -> [RedisReply] {
-        try await perform { connection, call in
-            try connection.blockingExecute(commands, call)
+        _ = try await turns.acquire()
+        // From here every path ends in exactly one `finish(_:_:)`, which passes the turn on.
+        let call = BlockingCall<[RedisReply]>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard call.start(continuation) else {
+                    passTurnOn()
+                    return
+                }
+                begin(commands, call)
+            }
+        } onCancel: {
+            call.cancel()
+            socket.withLock { Self.abort($0.descriptor) }
         }
     }
 
     /// Closes the connection; later calls throw ``RedisClientError/Code/connectionClosed``. A
-    /// call blocked on the socket (a server that stopped answering) fails at once with
-    /// `connectionClosed` instead of waiting for its timeout, so the close never waits longer
-    /// than a connection attempt under way (``RedisConfiguration/connectTimeout``).
+    /// call waiting on the socket (a server that stopped answering) fails at once with
+    /// `connectionClosed` instead of waiting for its timeout; the context is freed now, or by
+    /// the call holding it when it ends.
     func close() async {
         socket.withLock { socket in
             socket.isClosed = true
             Self.abort(socket.descriptor)
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                self.dropContext()
-                continuation.resume()
+        if !turns.shutDown().isEmpty {
+            dropContext()
+        }
+    }
+
+    /// Sends on the live context from the caller's thread, or connects first on the queue.
+    private func begin(_ commands: HiredisCommandBuffer, _ call: BlockingCall<[RedisReply]>) {
+        if let context, !socket.withLock({ $0.isClosed }), Self.isIdleAndOpen(context) {
+            transmit(commands, on: context, call)
+            return
+        }
+        queue.async {
+            do {
+                let context = try self.blockingConnectedContext(call)
+                self.transmit(commands, on: context, call)
+            } catch {
+                self.finish(call, .failure(error))
             }
         }
     }
 
-    /// Runs `body` on the queue and hands its result to the caller, who stops waiting when its
-    /// task is cancelled: the socket is shut down then, so that a command blocked on it ends at
-    /// once and frees the queue, and the abandoned call's context is discarded (see the type's
-    /// documentation).
-    private func perform<Value: Sendable>(
-        _ body: @escaping @Sendable (HiredisConnection, BlockingCall<Value>) throws -> Value
-    ) async throws -> Value {
-        try await withTaskCancellationHandler {
-            try await BlockingCall.run(on: queue, onAbandoned: { self.dropContext() }) { call in
-                try body(self, call)
+    /// Hands the batch to the event loop, which ends the call with its replies.
+    private func transmit(
+        _ commands: HiredisCommandBuffer, on context: UnsafeMutablePointer<redisContext>, _ call: BlockingCall<[RedisReply]>
+    ) {
+        guard commands.count > 0, !call.isCancelled else {
+            // Nothing sent: a connect only, or a caller that stopped waiting meanwhile (whose
+            // context `finish` discards, as for any abandoned call).
+            finish(call, call.isCancelled ? .failure(CancellationError()) : .success([]))
+            return
+        }
+        let exchange = RedisExchange(
+            descriptor: context.pointee.fd,
+            reader: context.pointee.reader,
+            output: commands.bytes,
+            expected: commands.count,
+            timeout: configuration.commandTimeout
+        ) { outcome in
+            switch outcome {
+            case .replies(let replies, let isReusable):
+                if !isReusable {
+                    self.dropContext()
+                }
+                self.finish(call, .success(replies))
+            case .closedByPeer, .failed, .protocolError, .timedOut:
+                self.dropContext()
+                self.finish(call, .failure(self.transportError(outcome)))
             }
-        } onCancel: {
-            socket.withLock { Self.abort($0.descriptor) }
+        }
+        RedisEventLoop.shared.start(exchange)
+    }
+
+    /// Ends the call: a caller that stopped waiting leaves its context behind (it may be in the
+    /// middle of a sequence), then the turn passes on, then the caller resumes.
+    private func finish(_ call: BlockingCall<[RedisReply]>, _ result: Result<[RedisReply], any Error>) {
+        let caller = call.detachCaller()
+        if caller == nil {
+            dropContext()
+        }
+        passTurnOn()
+        caller?.resume(with: result)
+    }
+
+    private func passTurnOn() {
+        if turns.release(Turn()) != nil {
+            // Closed meanwhile: nobody will use the context again.
+            dropContext()
+        }
+    }
+
+    /// The error for a batch the event loop could not finish.
+    private func transportError(_ outcome: RedisExchangeOutcome) -> RedisClientError {
+        let endpoint = configuration.endpoint
+        switch outcome {
+        case .timedOut:
+            let limit = configuration.commandTimeout.map { "\($0)" } ?? "the timeout"
+            return RedisClientError(.timeout, message: "no reply from \(endpoint) within \(limit)")
+        case .closedByPeer, .replies:
+            return RedisClientError(.connectionClosed, message: "connection to \(endpoint) lost: the server closed it")
+        case .failed(let errorNumber):
+            return RedisClientError(.connectionClosed, message: "connection to \(endpoint) lost: \(String(cString: strerror(errorNumber)))")
+        case .protocolError(let reason):
+            return RedisClientError(.protocolError, message: "malformed reply from \(endpoint): \(reason)")
         }
     }
 
@@ -107,16 +193,6 @@ final class HiredisConnection: @unchecked Sendable {
     }
 
     // MARK: - On the queue
-
-    private func blockingExecute<Value>(_ commands: HiredisCommandBuffer, _ call: BlockingCall<Value>) throws -> [RedisReply] {
-        let context = try blockingConnectedContext(call)
-        do {
-            return try Self.roundTrip(commands, on: context, configuration: configuration)
-        } catch {
-            dropContext()
-            throw error
-        }
-    }
 
     /// The live context; reconnects first if there is none or the server has closed it.
     private func blockingConnectedContext<Value>(_ call: BlockingCall<Value>) throws -> UnsafeMutablePointer<redisContext> {

@@ -2,8 +2,8 @@ import Logging
 
 /// One connection to a Redis server.
 ///
-/// Commands run one at a time, in call order, on the connection's own serial queue (hiredis is
-/// synchronous); the async methods suspend the caller until the reply arrives. The connection is
+/// Commands run one at a time, in call order: a batch is written from the caller's thread and its
+/// replies read by ``RedisEventLoop``; the async methods suspend the caller until they arrive. The connection is
 /// opened by ``connect(configuration:logger:)`` and re-opened transparently, with the configured
 /// backoff, by the first command after the server has gone away. A command that was already on
 /// the wire when the connection broke throws a retryable ``RedisClientError`` and is never resent.

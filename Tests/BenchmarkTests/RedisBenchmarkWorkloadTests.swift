@@ -48,6 +48,14 @@ import Testing
         }
     }
 
+    @Test func everyWorkloadRunsOnBothExecutorsAgainstTheSameReference() {
+        let workloads = RedisBenchmark.onBothExecutors(RedisBenchmark.workloads(pipelineDepth: 100, tags: nil))
+        #expect(workloads.map(\.name) == ["SET", "SADD", "SET on the loop", "SADD on the loop"])
+        #expect(workloads.map(\.onEventLoop) == [false, false, true, true])
+        #expect(workloads.map(\.reference) == ["SET", "SADD", "SET", "SADD"])
+        #expect(workloads[0].batches == workloads[2].batches)
+    }
+
     @Test func oneServerGetsRedisBenchmarksDefaultCommands() {
         let workloads = RedisBenchmark.workloads(pipelineDepth: 100, tags: nil)
         #expect(workloads.map(\.name) == ["SET", "SADD"])

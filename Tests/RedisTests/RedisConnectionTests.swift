@@ -234,18 +234,4 @@ struct RedisConnectionTests {
         }
         Issue.record("client \(clientID) still connected")
     }
-
-    /// Polls `CLIENT LIST` until the client is blocked in a command (flag `b`), at most 5 s.
-    private func waitUntilBlocked(clientID: Int64, admin: RedisConnection) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(5)
-        while clock.now < deadline {
-            let line = try await admin.send("CLIENT", "LIST", "ID", .integer(Int(clientID))).string ?? ""
-            if line.split(separator: " ").contains("flags=b") {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        Issue.record("client \(clientID) never blocked")
-    }
 }

@@ -28,3 +28,17 @@ func redisError<Value>(
     }
     return nil
 }
+
+/// Polls `CLIENT LIST` until the client is blocked in a command (flag `b`), at most 5 s.
+func waitUntilBlocked(clientID: Int64, admin: RedisConnection) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(5)
+    while clock.now < deadline {
+        let line = try await admin.send("CLIENT", "LIST", "ID", .integer(Int(clientID))).string ?? ""
+        if line.split(separator: " ").contains("flags=b") {
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    Issue.record("client \(clientID) never blocked")
+}

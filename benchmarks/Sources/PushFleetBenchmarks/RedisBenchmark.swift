@@ -21,7 +21,10 @@ import Spawn
 /// batch over `connections` connections (`-c`, `-P`). The wrapper side runs one task per
 /// connection through a ``RedisClient`` pool of that size, each sending prebuilt batches with
 /// `pipeline(_:)` and checking that no reply is an error. Each round measures both sides back to
-/// back; medians over rounds damp noise from other load on the machine.
+/// back; medians over rounds damp noise from other load on the machine. Every workload is
+/// measured twice: with the tasks on Swift's global executor, and with the tasks preferring
+/// ``RedisEventLoop`` as their executor (`… on the loop`), as `redis-benchmark` runs its clients
+/// on the thread that reads their replies.
 struct RedisBenchmark {
     /// What to run.
     struct Settings: Sendable {
@@ -101,6 +104,21 @@ struct RedisBenchmark {
         var name: String
         var reference: String
         var batches: [[[[RedisArgument]]]]
+        /// Whether the sending tasks prefer ``RedisEventLoop`` as their executor (their
+        /// continuations resume on the loop's thread) instead of Swift's global executor.
+        var onEventLoop = false
+    }
+
+    /// `workloads` as they are, then each again with its tasks on the event loop (named
+    /// "… on the loop"): both ways of running the wrapper, set against the same reference.
+    static func onBothExecutors(_ workloads: [Workload]) -> [Workload] {
+        workloads
+            + workloads.map { workload in
+                var onLoop = workload
+                onLoop.name += " on the loop"
+                onLoop.onEventLoop = true
+                return onLoop
+            }
     }
 
     /// `redis-benchmark -t set,sadd`'s commands (`SET key:__rand_int__ xxx`, `SADD myset
@@ -157,7 +175,7 @@ struct RedisBenchmark {
                 }
                 let tags = masterTags(try RedisClusterTopology(clusterShards: shards))
                 let result = try await measure(
-                    settings, workloads: workloads(pipelineDepth: settings.pipelineDepth, tags: tags), client: client,
+                    settings, workloads: onBothExecutors(workloads(pipelineDepth: settings.pipelineDepth, tags: tags)), client: client,
                     reference: ["--cluster", "-h", seed.host, "-p", "\(seed.port)"], directory: cluster.nodes[0].server.directory)
                 await client.shutdown()
                 return result
@@ -169,7 +187,7 @@ struct RedisBenchmark {
             configuration.poolSize = settings.connections
             let client = RedisClient(configuration: configuration)
             let result = try await measure(
-                settings, workloads: workloads(pipelineDepth: settings.pipelineDepth, tags: nil), client: client,
+                settings, workloads: onBothExecutors(workloads(pipelineDepth: settings.pipelineDepth, tags: nil)), client: client,
                 reference: ["-h", server.host, "-p", "\(server.port)"], directory: server.directory)
             await client.shutdown()
             await server.stop()
@@ -219,7 +237,7 @@ struct RedisBenchmark {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<settings.connections {
                 let batches = workload.batches[task % workload.batches.count]
-                group.addTask {
+                group.addTask(executorPreference: workload.onEventLoop ? RedisEventLoop.shared : nil) {
                     if let single = client as? RedisClient {
                         try await single.withConnection { connection in
                             for round in 0..<batchesPerConnection {
