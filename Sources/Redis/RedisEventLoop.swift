@@ -222,20 +222,21 @@ public final class RedisEventLoop: TaskExecutor, @unchecked Sendable {
             exchange.complete(outcome)
             return
         }
-        let wake = registry.withLock { registry in
-            registry.exchanges[ObjectIdentifier(exchange)] = exchange
-            return registry.isSleeping && registry.plan.needsWake(for: exchange.deadline)
-        }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | (exchange.hasOutput ? EPOLLOUT.rawValue : 0)
         event.data.u64 = UInt64(UInt(bitPattern: Unmanaged.passUnretained(exchange).toOpaque()))
-        guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, exchange.descriptor, &event) == 0 else {
-            let errorNumber = errno
-            registry.withLock { _ = $0.exchanges.removeValue(forKey: ObjectIdentifier(exchange)) }
-            exchange.complete(.failed(errorNumber: errorNumber))
-            return
+        // Registered and added to the set in one step, so that the loop never sees a deadline
+        // of an exchange not yet in the set, nor ends one before it is.
+        let registration = registry.withLock { registry -> (wake: Bool, errorNumber: Int32?) in
+            guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, exchange.descriptor, &event) == 0 else {
+                return (false, errno)
+            }
+            registry.exchanges[ObjectIdentifier(exchange)] = exchange
+            return (registry.isSleeping && registry.plan.needsWake(for: exchange.deadline), nil)
         }
-        if wake {
+        if let errorNumber = registration.errorNumber {
+            exchange.complete(.failed(errorNumber: errorNumber))
+        } else if registration.wake {
             _ = eventfd_write(wakeDescriptor, 1)
         }
     }
