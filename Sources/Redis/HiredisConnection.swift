@@ -144,7 +144,7 @@ final class HiredisConnection: @unchecked Sendable {
                 self.finish(call, .success(replies))
             case .closedByPeer, .failed, .protocolError, .timedOut:
                 self.dropContext()
-                self.finish(call, .failure(self.transportError(outcome)))
+                self.finish(call, .failure(Self.transportError(outcome, configuration: self.configuration)))
             }
         }
         RedisEventLoop.shared.start(exchange)
@@ -165,22 +165,6 @@ final class HiredisConnection: @unchecked Sendable {
         if turns.release(Turn()) != nil {
             // Closed meanwhile: nobody will use the context again.
             dropContext()
-        }
-    }
-
-    /// The error for a batch the event loop could not finish.
-    private func transportError(_ outcome: RedisExchangeOutcome) -> RedisClientError {
-        let endpoint = configuration.endpoint
-        switch outcome {
-        case .timedOut:
-            let limit = configuration.commandTimeout.map { "\($0)" } ?? "the timeout"
-            return RedisClientError(.timeout, message: "no reply from \(endpoint) within \(limit)")
-        case .closedByPeer, .replies:
-            return RedisClientError(.connectionClosed, message: "connection to \(endpoint) lost: the server closed it")
-        case .failed(let errorNumber):
-            return RedisClientError(.connectionClosed, message: "connection to \(endpoint) lost: \(String(cString: strerror(errorNumber)))")
-        case .protocolError(let reason):
-            return RedisClientError(.protocolError, message: "malformed reply from \(endpoint): \(reason)")
         }
     }
 
@@ -359,14 +343,14 @@ final class HiredisConnection: @unchecked Sendable {
             redisAppendFormattedCommand(context, bytes, count)
         }
         guard appended == REDIS_OK else {
-            throw transportError(context, errorNumber: errno, configuration: configuration)
+            throw transportError(failure(of: context, errorNumber: errno), configuration: configuration)
         }
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
         for _ in 0..<commands.count {
             var raw: UnsafeMutableRawPointer?
             guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
-                throw transportError(context, errorNumber: errno, configuration: configuration)
+                throw transportError(failure(of: context, errorNumber: errno), configuration: configuration)
             }
             replies.append(RedisReply(hiredis: raw.assumingMemoryBound(to: redisReply.self)))
             freeReplyObject(raw)
@@ -374,25 +358,31 @@ final class HiredisConnection: @unchecked Sendable {
         return replies
     }
 
-    /// Maps hiredis's error state after a failed call. A read or write that hit `SO_RCVTIMEO` /
-    /// `SO_SNDTIMEO` fails with `EAGAIN`, which is the command timeout.
-    private static func transportError(
-        _ context: UnsafeMutablePointer<redisContext>,
-        errorNumber: Int32,
-        configuration: RedisConfiguration
-    ) -> RedisClientError {
-        let endpoint = configuration.endpoint
-        let reason = errorText(context)
+    /// hiredis's error state after a failed blocking call (the handshake), in the event loop's
+    /// terms. A read or write that hit `SO_RCVTIMEO` / `SO_SNDTIMEO` fails with `EAGAIN`, which
+    /// is the command timeout.
+    private static func failure(of context: UnsafeMutablePointer<redisContext>, errorNumber: Int32) -> RedisExchangeOutcome {
         switch context.pointee.err {
-        case REDIS_ERR_IO where errorNumber == EAGAIN || errorNumber == EWOULDBLOCK:
+        case REDIS_ERR_IO where errorNumber == EAGAIN || errorNumber == EWOULDBLOCK: .timedOut
+        case REDIS_ERR_IO, REDIS_ERR_EOF: .failed(reason: errorText(context))
+        case REDIS_ERR_PROTOCOL: .protocolError(errorText(context))
+        default: .failed(reason: "hiredis: " + errorText(context))
+        }
+    }
+
+    /// The error for a batch that did not finish, on the event loop or in a blocking call.
+    private static func transportError(_ outcome: RedisExchangeOutcome, configuration: RedisConfiguration) -> RedisClientError {
+        let endpoint = configuration.endpoint
+        switch outcome {
+        case .timedOut:
             let limit = configuration.commandTimeout.map { "\($0)" } ?? "the timeout"
             return RedisClientError(.timeout, message: "no reply from \(endpoint) within \(limit)")
-        case REDIS_ERR_IO, REDIS_ERR_EOF:
+        case .closedByPeer, .replies:
+            return RedisClientError(.connectionClosed, message: "connection to \(endpoint) lost: the server closed it")
+        case .failed(let reason):
             return RedisClientError(.connectionClosed, message: "connection to \(endpoint) lost: \(reason)")
-        case REDIS_ERR_PROTOCOL:
+        case .protocolError(let reason):
             return RedisClientError(.protocolError, message: "malformed reply from \(endpoint): \(reason)")
-        default:
-            return RedisClientError(.connectionClosed, message: "hiredis failed on \(endpoint): \(reason)")
         }
     }
 

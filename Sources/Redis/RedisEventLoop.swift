@@ -14,12 +14,17 @@ enum RedisExchangeOutcome {
     case replies([RedisReply], isReusable: Bool)
     /// The server closed the connection before the last reply.
     case closedByPeer
-    /// A socket read or write failed with this `errno`.
-    case failed(errorNumber: Int32)
+    /// A socket read or write failed, for this reason.
+    case failed(reason: String)
     /// hiredis could not parse the replies.
     case protocolError(String)
     /// Neither a byte written nor a byte read within the command timeout.
     case timedOut
+
+    /// A socket read or write failed with this `errno`.
+    static func failed(errorNumber: Int32) -> Self {
+        .failed(reason: String(cString: strerror(errorNumber)))
+    }
 }
 
 /// One pipelined batch on the wire: the encoded commands still to write, the replies read so
