@@ -169,7 +169,7 @@ struct ConfigurationParser {
             throw section.error("location-precision-km", "must be at most 100, got \(precision)")
         }
         return RegistrySettings(
-            shards: try section.integer("shards", default: 16, minimum: 1, maximum: 1024),
+            shards: try section.integer("shards", default: 16, minimum: 1, maximum: 2048),
             probesOtherEnvironment: try section.bool("probe-other-environment", default: true),
             locationPrecisionKilometres: precision,
             locationDays: try section.integer("location-ttl-days", default: 7, minimum: 1, maximum: 30))

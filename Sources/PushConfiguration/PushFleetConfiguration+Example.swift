@@ -40,7 +40,7 @@ extension PushFleetConfiguration {
           binary-quiet-period-ms: 500            # default 500, ≥ 1: a binary frame no error response named within this counts as taken
           feedback-interval-seconds: 3600        # default 3600, ≥ 1: how often feedback workers read the feedback service of binary apps
         registry:
-          shards: 16                             # default 16, 1...1024: a new app's shard count, stored with its first device (grow it with pushfleet registry reshard)
+          shards: 16                             # default 16, 1...2048: a new app's shard count, stored with its first device (grow it with pushfleet registry reshard)
           probe-other-environment: true          # default true: a BadDeviceToken token is tried once (silent background push) in the app's other environment and moved there if APNs accepts it
           location-precision-km: 1               # default 1, 0.01...100: a device's reported location is kept to cells this wide
           location-ttl-days: 7                   # default 7, 1...30: a reported location is forgotten this many days after the day (UTC) of its last report

@@ -1,6 +1,6 @@
 /// Device-token registry settings (`registry:`).
 public struct RegistrySettings: Sendable, Equatable {
-    /// Number of registry shards of a new app (`shards`), 1...1024; default 16. An app's count is
+    /// Number of registry shards of a new app (`shards`), 1...2048; default 16. An app's count is
     /// stored with its first device and wins from then on; `pushfleet registry reshard` grows it.
     public var shards: Int
     /// Whether the feedback worker checks a token APNs called `BadDeviceToken` in the app's

@@ -41,7 +41,7 @@ struct RegistryCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Raise the app's shard count (how many shard tasks a broadcast fans out to) on a live registry.",
             discussion: """
-                The new count must be a multiple of the current one, at most 1,024. Devices move to their new shards \
+                The new count must be a multiple of the current one, at most 2,048. Devices move to their new shards \
                 bucket by bucket while workers send: a campaign running meanwhile reaches every device once, and \
                 writes to a bucket wait while it moves (a few milliseconds). Broadcasts published from then on fan \
                 out to the new count once the reshard finished. If it is interrupted, run it again with the same \

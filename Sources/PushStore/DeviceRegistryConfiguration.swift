@@ -36,7 +36,7 @@ package struct DeviceRegistryConfiguration: Sendable {
     ) {
         precondition(defaultShardCount > 0, "defaultShardCount must be positive")
         precondition(shardCountOverrides.values.allSatisfy { $0 > 0 }, "shard counts must be positive")
-        precondition(([defaultShardCount] + shardCountOverrides.values).allSatisfy { $0 <= RegistryLayout.maxShards }, "at most 1,024 shards")
+        precondition(([defaultShardCount] + shardCountOverrides.values).allSatisfy { $0 <= RegistryLayout.maxShards }, "at most 2,048 shards")
         precondition(bulkBatchSize > 0, "bulkBatchSize must be positive")
         precondition(bulkConcurrency > 0, "bulkConcurrency must be positive")
         precondition(locationPrecisionKilometres > 0, "locationPrecisionKilometres must be positive")

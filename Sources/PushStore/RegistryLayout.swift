@@ -25,7 +25,7 @@ package struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     package var migratingFrom: Int?
 
     /// The most shards an app may have.
-    package static let maxShards = 1_024
+    package static let maxShards = 2_048
 
     package init(shards: Int, epoch: Int = 0, ids: DeviceIDForm = .bucketed, idBase: UInt32 = 0, migratingFrom: Int? = nil) {
         self.shards = shards
@@ -45,6 +45,27 @@ package struct RegistryLayout: Hashable, Sendable, CustomStringConvertible {
     /// The shard `token` belongs in.
     package func home(of token: DeviceToken) -> Int {
         Self.shard(of: token, among: shards)
+    }
+
+    /// The indices of `tokens` shard by shard (their homes, ascending), in their given order
+    /// within a shard: how a bulk bind lines up devices before it cuts them into batches, so that
+    /// a batch's script calls (one per shard it touches) each carry many devices.
+    package func indicesByHome(_ tokens: [DeviceToken]) -> [Int] {
+        let homes = tokens.map(home(of:))
+        // Counting sort: where each shard's run starts, then every index in its shard's run.
+        var starts = [Int](repeating: 0, count: shards + 1)
+        for home in homes {
+            starts[home + 1] += 1
+        }
+        for shard in 0..<shards {
+            starts[shard + 1] += starts[shard]
+        }
+        var order = [Int](repeating: 0, count: tokens.count)
+        for (index, home) in homes.enumerated() {
+            order[starts[home]] = index
+            starts[home] += 1
+        }
+        return order
     }
 
     /// While a reshard runs, the shard `token` may still be in when it moves; `nil` when it

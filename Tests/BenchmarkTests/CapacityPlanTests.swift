@@ -6,12 +6,13 @@ import Testing
 /// bucket compact, and `push.deliveries` partitions that hold what the expansion publishes ahead
 /// of the sending in the mock cluster (5 MB each).
 @Suite struct CapacityPlanTests {
-    @Test func shardsKeepBucketsAt128DevicesOrFewer() {
+    @Test func shardsKeepBucketsAt64DevicesOrFewer() {
         #expect(PipelineBenchmarkCommand.compactShards(devices: 100_000) == 16)
         #expect(PipelineBenchmarkCommand.compactShards(devices: 1_000_000) == 16)
-        #expect(PipelineBenchmarkCommand.compactShards(devices: 10_000_000) == 128)
-        #expect(PipelineBenchmarkCommand.compactShards(devices: 100_000_000) == 1_024)
-        #expect(PipelineBenchmarkCommand.compactShards(devices: 1_000_000_000) == 1_024, "at most 1,024")
+        #expect(PipelineBenchmarkCommand.compactShards(devices: 1_048_577) == 32)
+        #expect(PipelineBenchmarkCommand.compactShards(devices: 10_000_000) == 256)
+        #expect(PipelineBenchmarkCommand.compactShards(devices: 100_000_000) == 2_048)
+        #expect(PipelineBenchmarkCommand.compactShards(devices: 1_000_000_000) == 2_048, "at most 2,048")
     }
 
     @Test func deliveryPartitionsHoldTheWholeAudienceAhead() {

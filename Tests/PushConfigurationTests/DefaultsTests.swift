@@ -85,7 +85,7 @@ import Testing
               request-timeout-ms: 2500
               event-loops: 3
               credential-suspension-seconds: 15
-            registry: {shards: 1024}
+            registry: {shards: 2048}
             worker: {chunk-size: 1, chunks-in-flight: 2, expansions-in-flight: 6, notifications-in-flight: 3, permit-block: 4, resend-poll-ms: 5, settle-patience-ms: 7}
             resend: {max-attempts: 1, base-delay-ms: 0, max-delay-ms: 0, max-age-seconds: 1, lease-ms: 1}
             jobs: {recall-window-hours: 48}
@@ -125,7 +125,7 @@ import Testing
             connectionsPerPool: 5, minConnectionsPerPool: 2, streamsPerConnection: 250, requestTimeout: .milliseconds(2500), eventLoops: 3)
         apns.credentialSuspension = .seconds(15)
         #expect(configuration.apns == apns)
-        #expect(configuration.registry.shards == 1024)
+        #expect(configuration.registry.shards == 2048)
         #expect(
             configuration.worker
                 == WorkerSettings(

@@ -73,7 +73,7 @@ struct DeviceRegistryReshardTests {
 
             // Reshard to the same count: nothing to do. Bad targets are refused, naming the field.
             #expect(try await registry.reshard(app: app, to: 16).bucketsMoved == 0)
-            for bad in [24, 8, 2_048] {
+            for bad in [24, 8, 4_096] {
                 let error = await registryError { try await registry.reshard(app: app, to: bad) }
                 #expect(error?.field == "shards", "\(bad)")
             }

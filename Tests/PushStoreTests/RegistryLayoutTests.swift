@@ -14,6 +14,25 @@ struct RegistryLayoutTests {
         #expect(waits.reduce(.zero, +) < .seconds(8))
     }
 
+    @Test func aBulkBindLinesDevicesUpShardByShardKeepingTheirOrderWithinAShard() {
+        let layout = RegistryLayout(shards: 64)
+        // Token 7 listed three times among 5,000: its entries must stay in their order.
+        var tokens = (0..<5_000).map(token)
+        tokens[1_000] = token(7)
+        tokens[4_000] = token(7)
+        let order = layout.indicesByHome(tokens)
+        #expect(order.sorted() == Array(tokens.indices), "every index once")
+        let homes = order.map { layout.home(of: tokens[$0]) }
+        #expect(homes == homes.sorted(), "shard by shard")
+        for shard in 0..<64 {
+            let indices = order.filter { layout.home(of: tokens[$0]) == shard }
+            #expect(indices == indices.sorted(), "shard \(shard) in the given order")
+        }
+        #expect(order.filter { tokens[$0] == token(7) } == [7, 1_000, 4_000])
+        #expect(RegistryLayout(shards: 1).indicesByHome(tokens) == Array(tokens.indices))
+        #expect(layout.indicesByHome([]) == [])
+    }
+
     @Test func aTokensChildrenAreItsShardsChildren() {
         let before = RegistryLayout(shards: 8)
         let during = RegistryLayout(shards: 32, epoch: 1, migratingFrom: 8)
@@ -59,7 +78,7 @@ struct RegistryLayoutTests {
         try RegistryLayout.checkGrowth(from: 16, to: 32)
         try RegistryLayout.checkGrowth(from: 16, to: 256)
         try RegistryLayout.checkGrowth(from: 3, to: 9)
-        for (current, target) in [(16, 16), (16, 8), (16, 24), (16, 2_048), (512, 1_536)] {
+        for (current, target) in [(16, 16), (16, 8), (16, 24), (16, 4_096), (1_024, 3_072)] {
             #expect(throws: StoreError.self, "\(current) → \(target)") { try RegistryLayout.checkGrowth(from: current, to: target) }
             do {
                 try RegistryLayout.checkGrowth(from: current, to: target)

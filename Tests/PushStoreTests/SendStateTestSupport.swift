@@ -65,15 +65,17 @@ extension RedisCommands {
     }
 
     /// How many calls of `command` (lowercase) the server, or every master of a cluster, has run
-    /// (`INFO commandstats`).
-    func commandCalls(_ command: String) async throws -> Int {
-        let prefix = "cmdstat_\(command):"
+    /// (`INFO commandstats`); `failed`: only those that answered an error (`failed_calls`, such
+    /// as an `EVALSHA` of a script the server did not know yet).
+    func commandCalls(_ command: String, failed: Bool = false) async throws -> Int {
+        let line = "cmdstat_\(command):"
+        let field = failed ? "failed_calls=" : "calls="
         return try await sendToEveryNode(["INFO", "commandstats"]).map { $0.string ?? "" }.reduce(0) { total, info in
-            guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix(prefix) }) else {
+            guard let stats = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix(line) }) else {
                 return total
             }
-            let calls = line.split(separator: ",").first { $0.hasPrefix(prefix + "calls=") }
-            return total + (calls.flatMap { Int($0.dropFirst((prefix + "calls=").count)) } ?? 0)
+            let value = stats.dropFirst(line.count).split(separator: ",").first { $0.hasPrefix(field) }
+            return total + (value.flatMap { Int($0.dropFirst(field.count)) } ?? 0)
         }
     }
 
