@@ -39,8 +39,14 @@ struct DevicesCommand: AsyncParsableCommand {
         @Option(help: "The environment of lines that name none (sandbox or production).")
         var environment: String?
 
-        @Option(help: "Devices per batch.")
-        var batchSize = 10_000
+        @Option(
+            help: """
+                Devices per batch. A batch is lined up shard by shard and written with one script call per shard \
+                it touches, so an app of many shards wants large batches (100,000 over 1,024 shards: about 100 \
+                devices per call).
+                """
+        )
+        var batchSize = 100_000
 
         @Option(help: "Batches written at once while the next ones are read.")
         var concurrency = 3
