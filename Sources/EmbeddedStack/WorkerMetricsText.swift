@@ -17,13 +17,24 @@ public enum WorkerMetricsText {
     /// The partitions the worker holds per consumer group:
     /// `pushfleet_kafka_assigned_partitions{group="…"}`.
     public static func assignedPartitions(_ body: some Collection<UInt8>) -> [String: Int] {
-        let prefix = #"pushfleet_kafka_assigned_partitions{group=""#
-        var assigned: [String: Int] = [:]
+        byGroup(body, metric: "pushfleet_kafka_assigned_partitions").mapValues { Int($0) }
+    }
+
+    /// Whether the worker's member of each consumer group takes part in a rebalance:
+    /// `pushfleet_kafka_group_rebalancing{group="…"}`; a group not reported yet is missing.
+    public static func groupRebalancing(_ body: some Collection<UInt8>) -> [String: Bool] {
+        byGroup(body, metric: "pushfleet_kafka_group_rebalancing").mapValues { $0 != 0 }
+    }
+
+    /// The value of `metric`'s series by their one label, `group`.
+    private static func byGroup(_ body: some Collection<UInt8>, metric: String) -> [String: Double] {
+        let prefix = metric + #"{group=""#
+        var values: [String: Double] = [:]
         for line in String(decoding: body, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
             let rest = line.dropFirst(prefix.count)
             guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
-            assigned[String(rest[..<quote])] = Int(value)
+            values[String(rest[..<quote])] = value
         }
-        return assigned
+        return values
     }
 }

@@ -39,16 +39,27 @@ public final class KafkaConsumer: Service, Sendable {
     public var messages: KafkaConsumerMessages { KafkaConsumerMessages(consumer: self) }
 
     /// Creates the consumer, subscribes and starts fetching.
+    ///
+    /// - Parameters:
+    ///   - onRebalance: partitions assigned and revoked, on the poll thread.
+    ///   - onGroupState: the member's group state, every
+    ///     ``KafkaConsumerConfiguration/groupStateInterval``, on the poll thread.
     public init(
         configuration: KafkaConsumerConfiguration,
         logger: Logger,
-        onRebalance: (@Sendable (KafkaRebalanceEvent) -> Void)? = nil
+        onRebalance: (@Sendable (KafkaRebalanceEvent) -> Void)? = nil,
+        onGroupState: (@Sendable (KafkaGroupState) -> Void)? = nil
     ) throws(KafkaError) {
         let router = RebalanceRouter()
         let callbacks = RDKafkaCallbacks(
             logger: logger,
             onRebalance: { handle, err, partitions in
                 router.consumer?.rebalance(handle: handle, err: err, partitions: partitions)
+            },
+            onStatistics: onGroupState.map { onGroupState in
+                { report in
+                    if let state = KafkaGroupState(statistics: report) { onGroupState(state) }
+                }
             })
         self.client = try RDKafkaClient(
             kind: .consumer, properties: configuration.rdKafkaProperties, callbacks: callbacks)

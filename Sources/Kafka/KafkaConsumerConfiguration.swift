@@ -1,3 +1,5 @@
+import FlowControl
+
 /// How a ``KafkaConsumer`` joins its group and hands messages to the application.
 public struct KafkaConsumerConfiguration: Sendable {
     /// `bootstrap.servers`: comma-separated `host:port` list.
@@ -31,6 +33,9 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// When partitions are revoked, how long the rebalance waits for their messages already
     /// handed to the application, before committing and letting the next owner take them.
     public var revokeGracePeriod: Duration
+    /// `statistics.interval.ms`: how often librdkafka reports the member's group state to a
+    /// consumer's `onGroupState` (``KafkaGroupState``); `nil`, never.
+    public var groupStateInterval: Duration?
     /// Any librdkafka property; these win over the fields above.
     public var properties: KafkaConfigurationProperties
 
@@ -47,6 +52,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         commitInterval: Duration = .milliseconds(500),
         shutdownGracePeriod: Duration = .seconds(10),
         revokeGracePeriod: Duration = .seconds(10),
+        groupStateInterval: Duration? = nil,
         properties: KafkaConfigurationProperties = [:]
     ) {
         self.bootstrapServers = bootstrapServers
@@ -61,6 +67,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         self.commitInterval = commitInterval
         self.shutdownGracePeriod = shutdownGracePeriod
         self.revokeGracePeriod = revokeGracePeriod
+        self.groupStateInterval = groupStateInterval
         self.properties = properties
     }
 
@@ -68,6 +75,14 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// librdkafka's default of 3 s; a member that misses one heartbeat keeps its partitions.
     static func heartbeatIntervalMilliseconds(sessionTimeout: Int) -> Int {
         min(max(sessionTimeout / 3, 1), 3_000)
+    }
+
+    /// How long after a member stops answering (a killed process) every live member of its
+    /// group has heard of the rebalance that drops it: its session times out, the coordinator
+    /// notices at the next request of the group (a heartbeat comes from each live member every
+    /// heartbeat interval), and each live member hears of the round at its next heartbeat.
+    public static func lostMemberNoticed(sessionTimeoutMilliseconds: Int) -> Duration {
+        .milliseconds(sessionTimeoutMilliseconds + 2 * heartbeatIntervalMilliseconds(sessionTimeout: sessionTimeoutMilliseconds))
     }
 
     var rdKafkaProperties: KafkaConfigurationProperties {
@@ -91,6 +106,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "queued.min.messages": "1000000",
         ]
         if let groupInstanceID { base["group.instance.id"] = groupInstanceID }
+        if let groupStateInterval { base["statistics.interval.ms"] = String(max(groupStateInterval.roundedUpMilliseconds, 1)) }
         return base.merging(properties)
     }
 }

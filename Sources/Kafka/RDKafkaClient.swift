@@ -65,6 +65,16 @@ package final class RDKafkaClient: @unchecked Sendable {
                     .onRebalance?(handle, err, partitions)
             }
         }
+        if callbacks.onStatistics != nil {
+            // Served by the thread that polls (a consumer's poll thread); librdkafka frees the
+            // report when the callback returns 0.
+            rd_kafka_conf_set_stats_cb(conf) { handle, json, length, opaque in
+                guard let json, let opaque else { return 0 }
+                let report = UnsafeRawBufferPointer(start: json, count: length).bindMemory(to: UInt8.self)
+                Unmanaged<RDKafkaCallbacks>.fromOpaque(opaque).takeUnretainedValue().onStatistics?(report)
+                return 0
+            }
+        }
 
         var errorText = [CChar](repeating: 0, count: 512)
         guard let handle = rd_kafka_new(kind.cValue, conf, &errorText, errorText.count) else {
@@ -124,17 +134,21 @@ package final class RDKafkaCallbacks: @unchecked Sendable {
     /// Producers: deliver reports as batched events instead of one callback per message.
     let deliveryReportsAsEvents: Bool
     let onRebalance: ((OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
+    /// The statistics report (JSON), every `statistics.interval.ms`; valid during the call.
+    let onStatistics: ((UnsafeBufferPointer<UInt8>) -> Void)?
 
     package init(
         logger: Logger,
         deliveryReportsAsEvents: Bool = false,
         onRebalance: (
             (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void
-        )? = nil
+        )? = nil,
+        onStatistics: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil
     ) {
         self.logger = logger
         self.deliveryReportsAsEvents = deliveryReportsAsEvents
         self.onRebalance = onRebalance
+        self.onStatistics = onStatistics
     }
 
     /// librdkafka speaks syslog levels. This is library code: nothing above info.

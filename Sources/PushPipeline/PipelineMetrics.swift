@@ -17,6 +17,7 @@ final class PipelineMetrics: Sendable {
     /// `pushfleet_notifications_in_flight`: handed to the APNs client, not answered yet.
     private let inFlight = CoreMetrics.Meter(label: "pushfleet_notifications_in_flight")
     private let assigned = Mutex<[String: CoreMetrics.Meter]>([:])
+    private let rebalancing = Mutex<[String: CoreMetrics.Gauge]>([:])
 
     /// `count` notifications were handed to the APNs client.
     func sendStarted(_ count: Int = 1) {
@@ -48,6 +49,15 @@ final class PipelineMetrics: Sendable {
         case .assigned(let partitions): meter.increment(by: Double(partitions.count))
         case .revoked(let partitions): meter.decrement(by: Double(partitions.count))
         }
+    }
+
+    /// `pushfleet_kafka_group_rebalancing{group}`: 1 while this worker's member of the consumer
+    /// group takes part in a rebalance (joining, syncing, handing partitions over), 0 when it is
+    /// steady; as of librdkafka's last statistics report (``WorkerGroups/groupStateInterval``).
+    func groupState(group: String, _ state: KafkaGroupState) {
+        cached(in: rebalancing, key: group) {
+            CoreMetrics.Gauge(label: "pushfleet_kafka_group_rebalancing", dimensions: [("group", group)])
+        }.record(state.isSteady ? 0 : 1)
     }
 
     /// `pushfleet_notifications_total{app, outcome, reason}`: final and retryable outcomes.

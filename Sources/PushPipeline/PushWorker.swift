@@ -265,9 +265,11 @@ public final class PushWorker: Service, Sendable {
                 assignmentStrategy: kafka.assignmentStrategy,
                 groupInstanceID: kafka.groupInstanceID.map { "\($0).\(role.rawValue)" },
                 bufferCapacity: buffer,
+                groupStateInterval: WorkerGroups.groupStateInterval,
                 properties: properties),
             logger: logger,
-            onRebalance: { metrics.rebalanced(group: group, $0) })
+            onRebalance: { metrics.rebalanced(group: group, $0) },
+            onGroupState: { metrics.groupState(group: group, $0) })
     }
 
     /// What the send stage's consumer fetches ahead of its work: 16 MB, about 220 chunks of

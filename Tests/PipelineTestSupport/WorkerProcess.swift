@@ -25,7 +25,7 @@ package final class WorkerProcess: Sendable {
     }
 
     /// Starts a worker with every role; `environment` adds `PUSHFLEET__…` overrides, and
-    /// `observable` gives it a metrics port (``assignedPartitions()``).
+    /// `observable` gives it a metrics port (``groupView()``).
     package static func start(stack: PipelineStack, environment: [String: String] = [:], observable: Bool = false) throws -> WorkerProcess {
         var environment = environment
         let metricsPort = observable ? try LocalRedisServer.freePort() : nil
@@ -41,13 +41,17 @@ package final class WorkerProcess: Sendable {
         return WorkerProcess(process: process, log: log, metricsPort: metricsPort)
     }
 
-    /// The partitions this worker holds, per consumer group (`pushfleet_kafka_assigned_partitions`
-    /// on its `/metrics`); empty until its endpoint answers. Needs `observable`.
-    package func assignedPartitions() async throws -> [String: Int] {
+    /// The partitions this worker holds and whether its members are in a rebalance, per consumer
+    /// group (`pushfleet_kafka_assigned_partitions`, `pushfleet_kafka_group_rebalancing` on its
+    /// `/metrics`); empty until its endpoint answers. Needs `observable`.
+    package func groupView() async throws -> WorkerGroupView {
         let port = try #require(metricsPort, "the worker was not started observable")
         let endpoint = PushAPIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiKey: nil)
-        guard let response = try? await endpoint.request("GET", "/metrics"), response.status == 200 else { return [:] }
-        return WorkerMetricsText.assignedPartitions(response.body)
+        guard let response = try? await endpoint.request("GET", "/metrics"), response.status == 200 else {
+            return WorkerGroupView(assigned: [:], rebalancing: [:])
+        }
+        return WorkerGroupView(
+            assigned: WorkerMetricsText.assignedPartitions(response.body), rebalancing: WorkerMetricsText.groupRebalancing(response.body))
     }
 
     package func kill() {
@@ -109,21 +113,27 @@ package final class WorkerProcess: Sendable {
 
 extension WorkerProcess {
     /// Waits until `workers` (started `observable`) hold their three consumer groups settled
-    /// (``WorkerGroups/areSettled(_:)``): every partition held, by each of them where there are
-    /// enough to go round, so no rebalance moves work between them once a campaign starts.
-    package static func awaitGroups(_ workers: [WorkerProcess], stack: PipelineStack) async throws {
+    /// (``SettledGroupsWatch``): every partition held, by each of them where there are enough
+    /// to go round, and none of their members in a rebalance, so no rebalance moves work between
+    /// them once a campaign starts and none is under way when one of them stops. After a worker
+    /// was killed, `notBefore` is when its groups have all noticed (``SettledGroupsWatch``).
+    package static func awaitGroups(
+        _ workers: [WorkerProcess], stack: PipelineStack, notBefore: ContinuousClock.Instant? = nil
+    ) async throws {
         let options = stack.stack.options
-        let groups = WorkerGroups(
-            prefix: stack.configuration.kafka.groupPrefix, jobPartitions: Int(options.jobPartitions),
-            deliveryPartitions: Int(options.deliveryPartitions), feedbackPartitions: EmbeddedStack.feedbackPartitions)
-        _ = try await eventually("\(workers.count) worker(s) to hold every partition") {
-            var each: [[String: Int]] = []
+        var watch = SettledGroupsWatch(
+            groups: WorkerGroups(
+                prefix: stack.configuration.kafka.groupPrefix, jobPartitions: Int(options.jobPartitions),
+                deliveryPartitions: Int(options.deliveryPartitions), feedbackPartitions: EmbeddedStack.feedbackPartitions),
+            notBefore: notBefore)
+        _ = try await eventually("\(workers.count) worker(s) to hold every partition, out of any rebalance") {
+            var views: [WorkerGroupView] = []
             for worker in workers {
-                each.append(try await worker.assignedPartitions())
+                views.append(try await worker.groupView())
             }
-            return each
+            return (views, ContinuousClock.now)
         } until: {
-            groups.areSettled($0)
+            watch.observe($0.0, at: $0.1)
         }
     }
 }

@@ -83,7 +83,7 @@ struct WorkerOperationsTests {
             #expect(value(#"pushfleet_kafka_assigned_partitions{group="pushfleet.feedback"}"#) == Double(EmbeddedStack.feedbackPartitions))
             #expect(text.contains(#"pushfleet_consumer_lag{group="pushfleet.send",topic="push.deliveries",partition="0"}"#))
             // Offsets are committed every 500 ms and the pool gauges sampled every 2 s.
-            _ = try await eventually("lag 0 on every partition and the pool's connections counted") {
+            _ = try await eventually("lag 0 on every partition, the pool's connections counted and every group steady") {
                 String(decoding: try await endpoints.request("GET", "/metrics").body, as: UTF8.self)
             } until: { latest in
                 let lags = latest.split(separator: "\n").filter { $0.hasPrefix("pushfleet_consumer_lag{") }
@@ -101,6 +101,10 @@ struct WorkerOperationsTests {
                     && open >= 1 && open <= Double(stack.configuration.apns.connectionsPerPool)
                     && target >= open
                     && (gauge("pushfleet_apns_round_trip_seconds") ?? 0) > 0
+                    // Its member of each group reports, from librdkafka's statistics, that it
+                    // takes part in no rebalance.
+                    && WorkerMetricsText.groupRebalancing(Array(latest.utf8))
+                        == ["pushfleet.expand": false, "pushfleet.send": false, "pushfleet.feedback": false]
             }
             #expect(!text.contains(tokens[0].hex), "labels never carry a token")
             #expect(!text.contains("observed"), "labels never carry a job id")

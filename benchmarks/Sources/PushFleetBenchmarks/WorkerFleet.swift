@@ -135,25 +135,28 @@ final class WorkerFleet: Sendable {
         }
     }
 
-    /// Waits until the consumer groups are settled: every running worker reports its share of
-    /// each group's partitions (`pushfleet_kafka_assigned_partitions`) and the shares add up to
-    /// `partitions[group]`. A campaign published before that would pay for the fleet's own
-    /// start-up rebalances (a late member's join moves partitions for seconds), and a baseline
-    /// that did would not be a baseline.
+    /// Waits until the consumer groups are settled (``SettledGroupsWatch``): every running worker
+    /// reports its share of each group's partitions (`pushfleet_kafka_assigned_partitions`), the
+    /// shares add up to `partitions[group]`, and no worker's member is in a rebalance
+    /// (`pushfleet_kafka_group_rebalancing`), unchanged over two of the workers' group-state
+    /// reports. A campaign published before that would pay for the fleet's own start-up
+    /// rebalances (a late member's join moves partitions for seconds), and a baseline that did
+    /// would not be a baseline.
     func awaitSettled(_ groups: WorkerGroups, timeout: Duration = .seconds(120)) async throws {
         let deadline = ContinuousClock.now + timeout
-        var shares: [[String: Int]] = []
+        var watch = SettledGroupsWatch(groups: groups)
+        var views: [WorkerGroupView] = []
         while ContinuousClock.now < deadline {
             let urls = state.withLock { state in state.running.compactMap { state.metricsURLs[$0.processIdentifier] } }
-            shares = []
+            views = []
             for url in urls {
-                shares.append((try? await Self.assignedPartitions(url)) ?? [:])
+                views.append((try? await Self.groupView(url)) ?? WorkerGroupView(assigned: [:], rebalancing: [:]))
             }
-            if groups.areSettled(shares) { return }
+            if watch.observe(views, at: .now) { return }
             try await Task.sleep(for: .milliseconds(200))
         }
         throw BenchmarkError.failed(
-            "the workers' consumer groups did not settle within \(timeout): partitions held \(shares), expected \(groups.partitions)")
+            "the workers' consumer groups did not settle within \(timeout): workers report \(views), expected \(groups.partitions)")
     }
 
     /// The value of each series of the running workers' `/metrics` whose line starts with one
@@ -169,9 +172,10 @@ final class WorkerFleet: Sendable {
         return values
     }
 
-    /// The worker's `pushfleet_kafka_assigned_partitions` series, by group.
-    private static func assignedPartitions(_ url: URL) async throws -> [String: Int] {
-        WorkerMetricsText.assignedPartitions(try await BenchmarkHTTP.get(url))
+    /// The worker's consumer groups as its `/metrics` say.
+    private static func groupView(_ url: URL) async throws -> WorkerGroupView {
+        let body = try await BenchmarkHTTP.get(url)
+        return WorkerGroupView(assigned: WorkerMetricsText.assignedPartitions(body), rebalancing: WorkerMetricsText.groupRebalancing(body))
     }
 
     /// SIGKILLs the `index`-th running worker (modulo their count) and waits for it.
