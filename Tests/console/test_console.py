@@ -15,6 +15,7 @@ ones the README shows).
 import csv
 import datetime
 import decimal
+import json
 import os
 import pathlib
 import sys
@@ -271,11 +272,21 @@ def test_the_campaign_list_filters_and_the_report_exports(server, browser, state
         assert reason in text(browser, "job-reasons") and f"{count:,}" in text(browser, "job-reasons")
     browser.find_element(By.ID, "job-export-csv").click()
     exported = downloads / f"{state['job']}.csv"
-    until(browser, exported.exists, "the CSV export is downloaded")
-    rows = dict(csv.reader(exported.read_text(encoding="utf-8").splitlines()))
-    assert rows["job"] == state["job"] and int(rows["accepted"]) == status["accepted"]
+    until(browser, lambda: downloaded(exported), "the CSV export is downloaded")
+    content = exported.read_text(encoding="utf-8")
+    rows = dict(csv.reader(content.splitlines()))
+    assert rows.get("job") == state["job"] and int(rows["accepted"]) == status["accepted"], content
     browser.find_element(By.ID, "job-export-json").click()
-    until(browser, (downloads / f"{state['job']}.json").exists, "the JSON export is downloaded")
+    exported = downloads / f"{state['job']}.json"
+    until(browser, lambda: downloaded(exported), "the JSON export is downloaded")
+    assert json.loads(exported.read_text(encoding="utf-8"))["job"] == state["job"]
+
+
+def downloaded(path):
+    """Whether Chromium has finished downloading `path`. It creates the file empty when a download
+    starts, writes `<name>.crdownload` beside it and renames that over it at the end (seen on
+    Debian's chromium, 2026-12-05): the file existing is not enough."""
+    return path.exists() and path.stat().st_size > 0 and not path.with_name(path.name + ".crdownload").exists()
 
 
 def to_fixed(value, digits):

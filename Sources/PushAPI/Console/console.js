@@ -650,6 +650,11 @@ async function jobPage(jobID) {
   showPage("job");
   $("job-heading").textContent = `Campaign ${jobID}`;
   $("job-id").textContent = "";
+  // Nothing of the last report shown stays up while this one loads, and there is nothing to
+  // export until it has.
+  $("job-percent").textContent = "";
+  $("job-export-json").disabled = true;
+  $("job-export-csv").disabled = true;
   $("job-error").textContent = "";
   $("job-recall-confirm").hidden = true;
   $("job-recall-error").textContent = "";
@@ -662,6 +667,8 @@ async function jobPage(jobID) {
 
   const render = (status) => {
     latest = status;
+    $("job-export-json").disabled = false;
+    $("job-export-csv").disabled = false;
     // A named campaign is headed by its name, its id beneath.
     $("job-heading").textContent = status.name || `Campaign ${jobID}`;
     $("job-id").textContent = status.name ? `Campaign ${jobID}` : "";
