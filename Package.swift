@@ -368,6 +368,7 @@ let package = Package(
                 "LocalRedis",
                 "PushConfiguration",
                 "PushCore",
+                "PushJobs",
                 "Redis",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,5 @@
+import PushJobs
+
 /// What a `pushfleet worker`'s (or gateway's) `/metrics` (Prometheus text) says, for the test
 /// rigs and benchmarks that run them on the stack.
 public enum WorkerMetricsText {
@@ -14,16 +16,14 @@ public enum WorkerMetricsText {
         return values
     }
 
-    /// The partitions the worker holds per consumer group:
-    /// `pushfleet_kafka_assigned_partitions{group="…"}`.
-    public static func assignedPartitions(_ body: some Collection<UInt8>) -> [String: Int] {
-        byGroup(body, metric: "pushfleet_kafka_assigned_partitions").mapValues { Int($0) }
-    }
-
-    /// Whether the worker's member of each consumer group takes part in a rebalance:
-    /// `pushfleet_kafka_group_rebalancing{group="…"}`; a group not reported yet is missing.
-    public static func groupRebalancing(_ body: some Collection<UInt8>) -> [String: Bool] {
-        byGroup(body, metric: "pushfleet_kafka_group_rebalancing").mapValues { $0 != 0 }
+    /// The worker's consumer groups: the partitions it holds
+    /// (`pushfleet_kafka_assigned_partitions{group="…"}`) and whether its member takes part in a
+    /// rebalance (`pushfleet_kafka_group_rebalancing{group="…"}`), by group; a group not reported
+    /// yet is missing.
+    package static func groupView(_ body: some Collection<UInt8>) -> WorkerGroupView {
+        WorkerGroupView(
+            assigned: byGroup(body, metric: "pushfleet_kafka_assigned_partitions").mapValues { Int($0) },
+            rebalancing: byGroup(body, metric: "pushfleet_kafka_group_rebalancing").mapValues { $0 != 0 })
     }
 
     /// The value of `metric`'s series by their one label, `group`.

@@ -50,8 +50,7 @@ package final class WorkerProcess: Sendable {
         guard let response = try? await endpoint.request("GET", "/metrics"), response.status == 200 else {
             return WorkerGroupView(assigned: [:], rebalancing: [:])
         }
-        return WorkerGroupView(
-            assigned: WorkerMetricsText.assignedPartitions(response.body), rebalancing: WorkerMetricsText.groupRebalancing(response.body))
+        return WorkerMetricsText.groupView(response.body)
     }
 
     package func kill() {

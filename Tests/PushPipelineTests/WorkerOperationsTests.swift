@@ -103,7 +103,7 @@ struct WorkerOperationsTests {
                     && (gauge("pushfleet_apns_round_trip_seconds") ?? 0) > 0
                     // Its member of each group reports, from librdkafka's statistics, that it
                     // takes part in no rebalance.
-                    && WorkerMetricsText.groupRebalancing(Array(latest.utf8))
+                    && WorkerMetricsText.groupView(Array(latest.utf8)).rebalancing
                         == ["pushfleet.expand": false, "pushfleet.send": false, "pushfleet.feedback": false]
             }
             #expect(!text.contains(tokens[0].hex), "labels never carry a token")

@@ -174,8 +174,7 @@ final class WorkerFleet: Sendable {
 
     /// The worker's consumer groups as its `/metrics` say.
     private static func groupView(_ url: URL) async throws -> WorkerGroupView {
-        let body = try await BenchmarkHTTP.get(url)
-        return WorkerGroupView(assigned: WorkerMetricsText.assignedPartitions(body), rebalancing: WorkerMetricsText.groupRebalancing(body))
+        WorkerMetricsText.groupView(try await BenchmarkHTTP.get(url))
     }
 
     /// SIGKILLs the `index`-th running worker (modulo their count) and waits for it.
