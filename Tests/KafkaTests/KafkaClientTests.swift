@@ -427,7 +427,9 @@ import Testing
         await producer.close()
 
         let admin = try KafkaAdmin(bootstrapServers: kafka.bootstrapServers, logger: KafkaTestSupport.logger)
-        #expect(try await admin.highWatermarks(topic: topic) == [0: 51], "each message stored once")
+        // The figure itself in the message: a CI run saw this fail once (2026-12-05) without it.
+        let watermarks = try await admin.highWatermarks(topic: topic)
+        #expect(watermarks == [0: 51], "each message stored once: \(watermarks)")
     }
 
     @Test func sendersAtAFullWindowWaitInsteadOfOverflowingLibrdkafkasQueue() async throws {
