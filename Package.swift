@@ -522,6 +522,7 @@ let package = Package(
         .testTarget(
             name: "EmbeddedStackTests",
             dependencies: [
+                "EmbeddedKafka",
                 "EmbeddedStack",
                 "APNsSimulator",
                 "PushConfiguration",

@@ -34,6 +34,10 @@ public final class EmbeddedStack: Sendable {
         public var workerSettings: [String] = ["chunks-in-flight: 4"]
         /// YAML lines under `breaker` (the campaign circuit breaker); default its defaults.
         public var breakerSettings: [String] = []
+        /// More librdkafka properties for the workers (`kafka.properties`), e.g.
+        /// ``EmbeddedKafkaCluster/producerPropertiesForInjectedErrors`` for a run that injects
+        /// produce errors.
+        public var kafkaProperties: [String: String] = [:]
         /// Whether the simulator knows the app's signing key (false: it refuses every request
         /// with InvalidProviderToken).
         public var simulatorTrustsKey = true
@@ -290,6 +294,7 @@ public final class EmbeddedStack: Sendable {
               properties:
                 # The mock cluster holds a fetch for the whole wait time; keep it short.
                 fetch.wait.max.ms: 10
+            \(section(options.kafkaProperties.sorted { $0.key < $1.key }.map { "\($0.key): \"\($0.value)\"" }, indent: 4, emptyValue: "# no more"))
             redis:
             \(redisSection)
               pool-size: 8

@@ -1,4 +1,5 @@
 import APNsSimulator
+import EmbeddedKafka
 import EmbeddedStack
 import Foundation
 import Logging
@@ -16,10 +17,13 @@ struct EmbeddedStackTests {
     func configurationDescribesTheStack() async throws {
         var logger = Logger(label: "pushfleet.test.embedded-stack")
         logger.logLevel = .error
-        let stack = try await EmbeddedStack.start(EmbeddedStack.Options(), logger: logger)
+        var options = EmbeddedStack.Options()
+        options.kafkaProperties = EmbeddedKafkaCluster.producerPropertiesForInjectedErrors
+        let stack = try await EmbeddedStack.start(options, logger: logger)
         let loaded = try PushFleetConfiguration.load(path: stack.configurationPath)
         #expect(loaded == stack.configuration)
         #expect(loaded.apps.keys.contains(EmbeddedStack.app))
+        #expect(loaded.kafka.properties == ["fetch.wait.max.ms": "10", "max.in.flight.requests.per.connection": "1"])
 
         let admin = try loaded.kafka.makeAdmin(logger: logger)
         let findings = try await loaded.kafka.auditTopics(admin: admin, layout: loaded.kafka.topics)

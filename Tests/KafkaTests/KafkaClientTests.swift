@@ -417,20 +417,15 @@ import Testing
 
     @Test(.enabled(if: KafkaTestSupport.kind == .embedded, "injects produce errors into the mock brokers"))
     func idempotentProducerSurvivesRetriableBrokerErrorsWithoutDuplicates() async throws {
-        // One request in flight, as in the outage test below, for a like reason: the mock checks
-        // sequence numbers only for transactional producers. When the 50 messages leave in two
-        // requests (a loaded machine: the linger passes before all are queued), the first gets
-        // the injected error and the second, which a broker would refuse as out of order, is
-        // stored; librdkafka then takes the second's acknowledgement as proof that the first was
-        // stored too and reports its messages delivered. Sent as 50 single sends with no linger
-        // (many requests), 3 runs of 20 stored 48, 49 and 50 of 51 with 5 requests in flight
-        // and 20 of 20 stored 51 with 1 (2026-12-05; a CI run had failed on this test).
+        // One request in flight (EmbeddedKafkaCluster.producerPropertiesForInjectedErrors): when
+        // the 50 messages left in two requests on a loaded machine, the mock stored the second
+        // after failing the first, and a CI run lost messages.
         let topic = KafkaTestSupport.uniqueName("retries")
         try await kafka.createTopic(topic, partitions: 1)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 bootstrapServers: kafka.bootstrapServers, lingerMilliseconds: 1,
-                properties: ["max.in.flight.requests.per.connection": "1"]),
+                properties: KafkaConfigurationProperties(EmbeddedKafkaCluster.producerPropertiesForInjectedErrors)),
             logger: KafkaTestSupport.logger)
         _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: -1))
         try #require(kafka.embeddedCluster).injectRequestErrors(.produce, errors: [.notLeaderOrFollower, .requestTimedOut, .notEnoughReplicas])
@@ -551,7 +546,7 @@ import Testing
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 bootstrapServers: kafka.bootstrapServers, lingerMilliseconds: 1,
-                properties: ["max.in.flight.requests.per.connection": "1"]),
+                properties: KafkaConfigurationProperties(EmbeddedKafkaCluster.producerPropertiesForInjectedErrors)),
             logger: KafkaTestSupport.logger)
         _ = try await producer.send(KafkaTestSupport.message(topic: topic, index: 0))
         try #require(kafka.embeddedCluster).injectRequestErrors(.produce, errors: Array(repeating: .transport, count: 6))

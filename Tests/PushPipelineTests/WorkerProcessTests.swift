@@ -142,12 +142,7 @@ struct WorkerStopTests {
                 for api in [KafkaAPIKey.produce, .fetch, .offsetCommit, .heartbeat] { stack.cluster.clearRequestErrors(api) }
             },
             expecting: [ProcessStop.ExitStatus.stopped.code, ProcessStop.ExitStatus.stoppedAtDeadline.code],
-            // One produce request in flight: the mock stores a request that follows a failed one
-            // (it checks no sequence numbers for an idempotent producer), and librdkafka then
-            // reports the failed one's chunks delivered (KafkaClientTests,
-            // idempotentProducerSurvivesRetriableBrokerErrorsWithoutDuplicates). A real broker
-            // refuses such a request as out of order; the mock would lose chunks.
-            workerEnvironment: ["PUSHFLEET__KAFKA__PROPERTIES__MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION": "1"])
+            kafkaProperties: EmbeddedKafkaCluster.producerPropertiesForInjectedErrors)
     }
 
     /// A throttled broadcast under way on one worker; `fault`, then SIGTERM: the worker must end
@@ -158,12 +153,14 @@ struct WorkerStopTests {
         fault: (Stack) async throws -> Void,
         repair: (Stack) async throws -> Void,
         expecting statuses: Set<Int32>,
-        workerEnvironment: [String: String] = [:]
+        kafkaProperties: [String: String] = [:]
     ) async throws {
         let tokens = (0..<total).map(Stack.token)
-        try await Stack.with(simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
+        var options = Stack.Options()
+        options.kafkaProperties = kafkaProperties
+        try await Stack.with(options, simulator: { $0.latency = .uniform(.milliseconds(2), .milliseconds(6)) }) { stack in
             try await stack.register(tokens)
-            let overrides = workerEnvironment.merging(["PUSHFLEET__WORKER__SHUTDOWN_DEADLINE_SECONDS": "\(deadline.components.seconds)"]) { $1 }
+            let overrides = ["PUSHFLEET__WORKER__SHUTDOWN_DEADLINE_SECONDS": "\(deadline.components.seconds)"]
             let worker = try WorkerProcess.start(stack: stack, environment: overrides)
             defer { worker.forceStop() }
             try await stack.publish(Stack.job(id: jobID, audience: .broadcast, throttle: ThrottleOverride(ratePerSecond: 2_000)))

@@ -232,6 +232,10 @@ struct FaultRun {
         if scenario == .kafkaBrokerDown {
             options.kafkaBrokers = 3
         }
+        if scenario == .kafkaErrors {
+            // The mock would lose chunks under injected produce errors otherwise (docs/faults.md).
+            options.kafkaProperties = EmbeddedKafkaCluster.producerPropertiesForInjectedErrors
+        }
         if plan.roundTrip > .zero {
             // At a distance the pools size themselves (the default), as a worker facing Apple's would.
             options.apnsConnectionsPerPool = nil
@@ -242,18 +246,12 @@ struct FaultRun {
             if plan.roundTrip > .zero { $0.behaveLikeApple(roundTrip: plan.roundTrip) }
         }
         defer { try? FileManager.default.removeItem(at: stack.directory) }
-        var environment = [
-            "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection),
-            "PUSHFLEET__APNS__CREDENTIAL_SUSPENSION_SECONDS": String(plan.credentialSuspensionSeconds),
-        ]
-        if scenario == .kafkaErrors {
-            // One produce request in flight while the mock fails requests: it checks no sequence
-            // numbers for an idempotent producer, so it stores a request that follows a failed one,
-            // and librdkafka then reports the failed one's chunks delivered. A real broker refuses
-            // that request as out of order (docs/faults.md, "Kafka errors on the mock").
-            environment["PUSHFLEET__KAFKA__PROPERTIES__MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION"] = "1"
-        }
-        let fleet = WorkerFleet(binary: pushfleet, stack: stack, logLevel: workerLogLevel, environment: environment)
+        let fleet = WorkerFleet(
+            binary: pushfleet, stack: stack, logLevel: workerLogLevel,
+            environment: [
+                "PUSHFLEET__APNS__STREAMS_PER_CONNECTION": String(plan.streamsPerConnection),
+                "PUSHFLEET__APNS__CREDENTIAL_SUSPENSION_SECONDS": String(plan.credentialSuspensionSeconds),
+            ])
         return try await CampaignHarness.withClients(stack: stack, fleet: fleet, logger: logger) { producer, redis in
             try await CampaignHarness.register(plan.devices, shards: stack.options.registryShards, redis: redis)
             return try await campaign(stack: stack, fleet: fleet, producer: producer, redis: redis)
